@@ -1,0 +1,160 @@
+// Command atlas-reproduce reproduces, audits and extends the published census
+// of MCP servers: it downloads and verifies the archived snapshot, classifies
+// every tool input schema with the five gg: parameter risk classes, and
+// reports its counts beside the published table.
+//
+// This package only parses flags and calls the packages that do the work.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand. Each lives in its own file and registers itself
+// in init, so adding one never touches this file.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cmdEnv, args []string) error
+}
+
+// cmdEnv carries the process's streams so that subcommands can be run from
+// tests without touching os.Std*.
+type cmdEnv struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	// stderrIsTerminal decides whether progress bars are drawn.
+	stderrIsTerminal bool
+}
+
+var commands = map[string]command{}
+
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("duplicate subcommand " + c.name)
+	}
+	commands[c.name] = c
+}
+
+// usageError marks a bad invocation: exit status 2 instead of 1.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// Exit statuses. 130 and 143 follow the shell convention of 128+signal.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+	exitSIGINT  = 130
+	exitSIGTERM = 143
+)
+
+func main() {
+	env := &cmdEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, stderrIsTerminal: isTerminal(os.Stderr)}
+	os.Exit(runMain(context.Background(), env, os.Args[1:], true))
+}
+
+// runMain dispatches to a subcommand and maps its outcome to an exit status.
+// With handleSignals, SIGINT and SIGTERM cancel the context so that every
+// stage stops and temporary outputs are removed before the process exits.
+func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals bool) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(env.stderr)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.stderr, "atlas-reproduce: unknown command %q\n\n", args[0])
+		printUsage(env.stderr)
+		return exitUsage
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	if handleSignals {
+		sigs := make(chan os.Signal, 2)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		go func() {
+			select {
+			case s := <-sigs:
+				cancel(signalError{s.(syscall.Signal)})
+			case <-ctx.Done():
+			}
+		}()
+	}
+	err := c.run(ctx, env, args[1:])
+	if err == nil {
+		return exitOK
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	var sig signalError
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintf(env.stderr, "atlas-reproduce %s: interrupted by %v; no outputs were published\n", c.name, sig.sig)
+		if sig.sig == syscall.SIGTERM {
+			return exitSIGTERM
+		}
+		return exitSIGINT
+	}
+	fmt.Fprintf(env.stderr, "atlas-reproduce %s: %v\n", c.name, err)
+	var ue usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
+	return exitFailure
+}
+
+// signalError is the cancellation cause recorded when a signal arrives.
+type signalError struct{ sig syscall.Signal }
+
+func (e signalError) Error() string { return "interrupted by " + e.sig.String() }
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: atlas-reproduce <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun 'atlas-reproduce <command> --help' for a command's flags.")
+}
+
+// newFlagSet returns a FlagSet whose --help prints the command's synopsis and
+// flags to stderr and whose errors are returned, not fatal.
+func newFlagSet(env *cmdEnv, name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "usage: atlas-reproduce %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args and turns a parse failure into a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	return nil
+}
