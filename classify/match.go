@@ -1,0 +1,224 @@
+package classify
+
+// The fast matcher. Every bounded form consists only of boundary-class
+// characters, so (?<![a-z0-9_])form(?![a-z0-9_]) matches exactly when some
+// maximal run of boundary-class characters, folded to the pattern characters
+// they match, equals the form. Likewise \b(amount in|monetary|currency
+// code)\b matches exactly when a maximal run of \w characters that are all in
+// the class equals "monetary", or equals "amount" ("currency") and is followed
+// by one U+0020 and then such a run equal to "in" ("code"). So one pass over
+// the haystack, collecting runs and looking each up, decides every label.
+
+// maxForm is the length of the longest form ("destination_path"); a longer
+// run can match nothing.
+const maxForm = 16
+
+type formEntry struct {
+	form string
+	bits Set
+}
+
+// formIndex holds the forms by length and first letter: a run is compared
+// with the zero to three forms that share both.
+var formIndex [maxForm + 1][26][]formEntry
+
+func init() {
+	for _, r := range Rules {
+		for _, f := range r.Forms {
+			if len(f) > maxForm || f[0] < 'a' || f[0] > 'z' {
+				panic("classify: form outside the matcher's assumptions: " + f)
+			}
+			bucket := &formIndex[len(f)][f[0]-'a']
+			found := false
+			for i := range *bucket {
+				if (*bucket)[i].form == f {
+					(*bucket)[i].bits |= r.Bit
+					found = true
+				}
+			}
+			if !found {
+				*bucket = append(*bucket, formEntry{f, r.Bit})
+			}
+		}
+	}
+}
+
+// Phrase states: a pure word run has just ended as "amount" or "currency"
+// (wordAmount, wordCurrency), or that run was followed by one space
+// (spaceAmount, spaceCurrency).
+const (
+	phraseNone uint8 = iota
+	wordAmount
+	wordCurrency
+	spaceAmount
+	spaceCurrency
+)
+
+// matcher carries the state of one pass across the three pieces of the
+// haystack (name, " : ", description) without concatenating them.
+type matcher struct {
+	run    [maxForm]byte
+	runLen int  // length of the current boundary-class run (may exceed maxForm)
+	inWord bool // inside a run of \w characters
+	pure   bool // that \w run holds only boundary-class characters
+	phrase uint8
+	set    Set
+}
+
+// endClassRun looks up the boundary-class run that has just ended.
+func (m *matcher) endClassRun() {
+	n := m.runLen
+	m.runLen = 0
+	if n == 0 || n > maxForm || m.run[0] < 'a' || m.run[0] > 'z' {
+		return
+	}
+	for _, e := range formIndex[n][m.run[0]-'a'] {
+		if e.form == string(m.run[:n]) {
+			m.set |= e.bits
+		}
+	}
+}
+
+// endWordRun handles a \w run ended by a non-word character, before the
+// class run (which then ends at the same place) is reset. Only pure runs of
+// length 2, 4, 6 or 8 can be a phrase word: in, code, amount, currency,
+// monetary.
+func (m *matcher) endWordRun() {
+	m.inWord = false
+	prev := m.phrase
+	m.phrase = phraseNone
+	n := m.runLen
+	if !m.pure || n > 8 || n&1 != 0 || n == 0 {
+		return
+	}
+	w := m.run[:n]
+	switch n {
+	case 2:
+		if prev == spaceAmount && string(w) == "in" {
+			m.set |= MoneyAmount
+		}
+	case 4:
+		if prev == spaceCurrency && string(w) == "code" {
+			m.set |= MoneyAmount
+		}
+	case 6:
+		if string(w) == "amount" {
+			m.phrase = wordAmount
+		}
+	case 8:
+		if string(w) == "monetary" {
+			m.set |= MoneyAmount
+		} else if string(w) == "currency" {
+			m.phrase = wordCurrency
+		}
+	}
+}
+
+// nonWord handles a character outside \w (space reports U+0020). It is
+// small enough to inline: the word-ending work sits in endWord.
+func (m *matcher) nonWord(space bool) {
+	if m.inWord {
+		m.endWord(space)
+		return
+	}
+	// A second non-word character in a row breaks any phrase.
+	m.phrase = phraseNone
+}
+
+func (m *matcher) endWord(space bool) {
+	m.endWordRun()
+	m.endClassRun()
+	if space && m.phrase != phraseNone {
+		m.phrase += spaceAmount - wordAmount
+		return
+	}
+	m.phrase = phraseNone
+}
+
+// cell feeds one non-ASCII cell.
+func (m *matcher) cell(c cell) {
+	switch {
+	case c.fold != 0:
+		if !m.inWord {
+			m.inWord, m.pure = true, true
+		}
+		if m.runLen < maxForm {
+			m.run[m.runLen] = c.fold
+		}
+		m.runLen++
+	case c.word:
+		// A word character outside the class ends the class run but not
+		// the \w run, which is no longer pure.
+		m.endClassRun()
+		m.inWord = true
+		m.pure = false
+	default:
+		m.nonWord(c.space)
+	}
+}
+
+func feed[T ~string | ~[]byte](m *matcher, s T) {
+	var buf [2]cell
+	for i := 0; i < len(s); {
+		c := s[i]
+		f := asciiFold[c]
+		switch {
+		case f == 0:
+			m.nonWord(c == ' ')
+			i++
+		case f != 0xFF:
+			// An ASCII class run, consumed in bulk: this loop is where
+			// nearly all the bytes of real schemas go. Only a run short
+			// enough to be a form is folded into the buffer.
+			if !m.inWord {
+				m.inWord, m.pure = true, true
+			}
+			j := i + 1
+			for j < len(s) && asciiFold[s[j]]-1 < 0xFE {
+				j++
+			}
+			n := m.runLen
+			if n+j-i <= maxForm {
+				for k := i; k < j; k++ {
+					m.run[n] = asciiFold[s[k]]
+					n++
+				}
+			} else {
+				n += j - i
+			}
+			m.runLen = n
+			i = j
+		default:
+			r, size := decodeRune(s[i:])
+			i += size
+			for _, c := range lowerCells(buf[:0], r) {
+				m.cell(c)
+			}
+		}
+	}
+}
+
+func (m *matcher) finish() Set {
+	m.nonWord(false)
+	return m.set
+}
+
+func property[T ~string | ~[]byte](name, description T) Set {
+	var m matcher
+	feed(&m, name)
+	m.nonWord(true)
+	m.nonWord(false) // ':'
+	m.nonWord(true)
+	feed(&m, description)
+	return m.finish()
+}
+
+// Property returns the labels (classes and buckets) of one parameter
+// property: those whose Python pattern matches str.lower(name + " : " +
+// description) under re.IGNORECASE. Strings are UTF-8; invalid bytes, and
+// lone surrogates carried as WTF-8, count as non-word characters, as a
+// surrogate does in Python.
+func Property(name, description string) Set { return property(name, description) }
+
+// PropertyBytes is Property for byte slices, without allocating.
+func PropertyBytes(name, description []byte) Set { return property(name, description) }
