@@ -1,0 +1,141 @@
+// Package hashverify holds the pinned SHA-256 hashes of the frozen census
+// files and verifies files against them, or against a sha256sum manifest,
+// on the same read that consumes the bytes.
+package hashverify
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path"
+	"strings"
+)
+
+// Snapshot file names, in the order the spec lists them.
+const (
+	ServersFile    = "servers.jsonl.gz"
+	ToolsFile      = "server_tools.jsonl.gz"
+	CandidatesFile = "candidates_remotes.jsonl"
+)
+
+// SnapshotFiles are the three files a run reads and verifies.
+var SnapshotFiles = []string{ServersFile, ToolsFile, CandidatesFile}
+
+// Manifest maps a file's base name to its lowercase hex SHA-256.
+type Manifest map[string]string
+
+// Pinned is the manifest the spec pins for the 2026-10-12 snapshot.
+var Pinned = Manifest{
+	ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
+	ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
+	CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
+}
+
+// IsPinned reports whether m holds exactly the pinned hashes of the three
+// snapshot files (a verdict of REPRODUCED needs them).
+func (m Manifest) IsPinned() bool {
+	for _, name := range SnapshotFiles {
+		if m[name] != Pinned[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseSHA256Sums reads a manifest in the format sha256sum writes:
+// "<64 hex>  <name>" or "<64 hex> *<name>" per line; blank lines and lines
+// starting with '#' are ignored. Names are reduced to their base name. src
+// names the manifest in errors.
+func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
+	m := Manifest{}
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		sum, name, ok := strings.Cut(line, " ")
+		name = strings.TrimPrefix(strings.TrimPrefix(name, " "), "*")
+		if !ok || len(sum) != 64 || name == "" {
+			return nil, fmt.Errorf("%s:%d: not a sha256sum line (want \"<64 hex digits>  <name>\")", src, n)
+		}
+		if _, err := hex.DecodeString(sum); err != nil {
+			return nil, fmt.Errorf("%s:%d: %q is not hexadecimal", src, n, sum)
+		}
+		base := path.Base(strings.ReplaceAll(name, `\`, "/"))
+		if prev, dup := m[base]; dup && prev != strings.ToLower(sum) {
+			return nil, fmt.Errorf("%s:%d: %s is listed twice with different hashes", src, n, base)
+		}
+		m[base] = strings.ToLower(sum)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", src, err)
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("%s: no hashes in the manifest", src)
+	}
+	return m, nil
+}
+
+// ReadSHA256Sums reads a manifest file.
+func ReadSHA256Sums(file string) (Manifest, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseSHA256Sums(f, file)
+}
+
+// Reader hashes what is read through it, so that verification rides on the
+// read that decompresses or copies the bytes: no second pass over a file.
+type Reader struct {
+	r io.Reader
+	h hash.Hash
+	n int64
+}
+
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader { return &Reader{r: r, h: sha256.New()} }
+
+// Read implements io.Reader.
+func (r *Reader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.h.Write(p[:n])
+	r.n += int64(n)
+	return n, err
+}
+
+// N is the number of bytes read so far.
+func (r *Reader) N() int64 { return r.n }
+
+// Sum is the lowercase hex SHA-256 of the bytes read so far.
+func (r *Reader) Sum() string { return hex.EncodeToString(r.h.Sum(nil)) }
+
+// MismatchError reports a file whose hash is not the expected one.
+type MismatchError struct {
+	Name, Expected, Actual string
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s: SHA-256 mismatch: expected %s, got %s", e.Name, e.Expected, e.Actual)
+}
+
+// Check compares the hash of name with the manifest's. A name the manifest
+// does not list is an error too: an unverifiable input is not verified.
+func (m Manifest) Check(name, actual string) error {
+	want, ok := m[name]
+	if !ok {
+		return fmt.Errorf("%s: the manifest lists no SHA-256 for it", name)
+	}
+	if want != actual {
+		return &MismatchError{Name: name, Expected: want, Actual: actual}
+	}
+	return nil
+}
