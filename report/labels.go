@@ -1,0 +1,141 @@
+package report
+
+import "unicode/utf8"
+
+// ToolLabels is the classification of one tool: one line of the classify
+// command's output (keys exactly as documented) and one SARIF source.
+type ToolLabels struct {
+	// ServerID is null when the record carries no usable server id.
+	ServerID *string `json:"server_id"`
+	// Tool is null when the tool has no string name.
+	Tool            *string          `json:"tool"`
+	Classes         []string         `json:"classes"`
+	RequiredClasses []string         `json:"required_classes"`
+	Buckets         []string         `json:"buckets"`
+	Properties      []PropertyLabels `json:"properties"`
+}
+
+// PropertyLabels is the classification of one enumerated property.
+type PropertyLabels struct {
+	Name string `json:"name"`
+	// Where is "properties", "definitions/<key>" or "$defs/<key>".
+	Where    string   `json:"where"`
+	Required bool     `json:"required"`
+	Classes  []string `json:"classes"`
+	Buckets  []string `json:"buckets"`
+}
+
+// Origin says where a tool was read, for SARIF locations and messages.
+type Origin struct {
+	// File is the input's name, or "-" for standard input.
+	File string
+	// Line is the 1-based line of the record holding the tool.
+	Line int64
+}
+
+// AppendJSON appends t as one line of JSON (with its newline) in the key
+// order of the classify output. Strings are the decoder's WTF-8: a lone
+// surrogate is written as its \udXXX escape, as Python's json writes it, and
+// any other invalid byte as \ufffd.
+func (t *ToolLabels) AppendJSON(b []byte) []byte {
+	b = append(b, `{"server_id": `...)
+	b = appendOptString(b, t.ServerID)
+	b = append(b, `, "tool": `...)
+	b = appendOptString(b, t.Tool)
+	b = append(b, `, "classes": `...)
+	b = appendStrings(b, t.Classes)
+	b = append(b, `, "required_classes": `...)
+	b = appendStrings(b, t.RequiredClasses)
+	b = append(b, `, "buckets": `...)
+	b = appendStrings(b, t.Buckets)
+	b = append(b, `, "properties": [`...)
+	for i := range t.Properties {
+		p := &t.Properties[i]
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, `{"name": `...)
+		b = AppendJSONString(b, p.Name)
+		b = append(b, `, "where": `...)
+		b = AppendJSONString(b, p.Where)
+		if p.Required {
+			b = append(b, `, "required": true`...)
+		} else {
+			b = append(b, `, "required": false`...)
+		}
+		b = append(b, `, "classes": `...)
+		b = appendStrings(b, p.Classes)
+		b = append(b, `, "buckets": `...)
+		b = appendStrings(b, p.Buckets)
+		b = append(b, '}')
+	}
+	return append(b, "]}\n"...)
+}
+
+func appendOptString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return AppendJSONString(b, *s)
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = AppendJSONString(b, s)
+	}
+	return append(b, ']')
+}
+
+// AppendJSONString appends s as a JSON string. UTF-8 is kept as is (like
+// Python's ensure_ascii=False); a lone surrogate in WTF-8 becomes \udXXX.
+func AppendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+			i++
+		case c < 0x20:
+			switch c {
+			case '\n':
+				b = append(b, `\n`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\t':
+				b = append(b, `\t`...)
+			case '\b':
+				b = append(b, `\b`...)
+			case '\f':
+				b = append(b, `\f`...)
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
+			}
+			i++
+		case c < utf8.RuneSelf:
+			b = append(b, c)
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r != utf8.RuneError || n > 1 {
+				b = append(b, s[i:i+n]...)
+				i += n
+				continue
+			}
+			if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
+				u := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+				b = append(b, '\\', 'u', hex[u>>12], hex[u>>8&15], hex[u>>4&15], hex[u&15])
+				i += 3
+				continue
+			}
+			b = append(b, `\ufffd`...)
+			i++
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,218 @@
+// Package report holds the published census table and the run's results,
+// and writes them as report.json, report.md and Parquet.
+//
+// A Report holds no timing, path of the output folder or worker count: the
+// outputs of a run are byte-identical for any number of workers.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/atlas-reproduce/atlas-reproduce/classify"
+)
+
+// Published is the census as the spec publishes it (snapshot 2026-10-12).
+var Published = struct {
+	Snapshot string
+	Tools    int64
+	Servers  int64
+	// Classes maps a class id to its published row.
+	Classes map[string]Row
+	// Buckets maps a bucket id to its published tool count.
+	Buckets map[string]int64
+}{
+	Snapshot: "2026-10-12",
+	Tools:    229539,
+	Servers:  13089,
+	Classes: map[string]Row{
+		"gg:url-endpoint":     {Tools: 31880, Percent: 13.889, Required: 22891},
+		"gg:command-string":   {Tools: 23847, Percent: 10.389, Required: 13619},
+		"gg:money-amount":     {Tools: 15229, Percent: 6.635, Required: 4449},
+		"gg:credential-value": {Tools: 14753, Percent: 6.427, Required: 3418},
+		"gg:filesystem-path":  {Tools: 5569, Percent: 2.426, Required: 1690},
+	},
+	Buckets: map[string]int64{
+		"raw_content_blob": 44429,
+		"account_identity": 117085,
+	},
+}
+
+// Row is one line of a class table.
+type Row struct {
+	Tools    int64   `json:"tools"`
+	Percent  float64 `json:"percent"`
+	Required int64   `json:"required"`
+}
+
+// Class is our count for one class beside the published one.
+type Class struct {
+	Row
+	Published     Row   `json:"published"`
+	DeltaTools    int64 `json:"delta_tools"`
+	DeltaRequired int64 `json:"delta_required"`
+}
+
+// Bucket is our count for one non-normative bucket beside the published one.
+type Bucket struct {
+	Tools            int64   `json:"tools"`
+	Percent          float64 `json:"percent"`
+	Published        int64   `json:"published"`
+	PublishedPercent float64 `json:"published_percent"`
+	DeltaTools       int64   `json:"delta_tools"`
+	// NonNormative is always true: the buckets are not risk classes.
+	NonNormative bool `json:"non_normative"`
+}
+
+// Input is one of the snapshot's files as the run read it.
+type Input struct {
+	Name string `json:"name"`
+	// Location says where it was read: a path, or zip!member.
+	Location string `json:"location"`
+	Bytes    int64  `json:"bytes"`
+	SHA256   string `json:"sha256"`
+	// Expected is the manifest's hash; empty when verification was off.
+	Expected string `json:"expected"`
+	OK       bool   `json:"ok"`
+	// Records is the number of non-blank lines.
+	Records int64 `json:"records"`
+}
+
+// SkippedLine is a line passed over with --skip-bad.
+type SkippedLine struct {
+	File  string `json:"file"`
+	Line  int64  `json:"line"`
+	Error string `json:"error"`
+}
+
+// Skipped counts the lines passed over and keeps the first few.
+type Skipped struct {
+	Count int64         `json:"count"`
+	First []SkippedLine `json:"first"`
+}
+
+// Surface is one tool-surface figure (non-normative): our count beside the
+// published one, with the rule that produced it.
+type Surface struct {
+	ID               string  `json:"id"`
+	Title            string  `json:"title"`
+	Rule             string  `json:"rule"`
+	Tools            int64   `json:"tools"`
+	Percent          float64 `json:"percent"`
+	Servers          int64   `json:"servers,omitempty"`
+	Published        int64   `json:"published"`
+	PublishedPercent float64 `json:"published_percent,omitempty"`
+	PublishedServers int64   `json:"published_servers,omitempty"`
+	NonNormative     bool    `json:"non_normative"`
+}
+
+// Report is the result of one run: the content of report.json.
+type Report struct {
+	// Verdict is REPRODUCED only when the inputs are the pinned snapshot and
+	// every count equals the published one; NOT REPRODUCED or UNVERIFIED
+	// otherwise, with the reasons in Differences.
+	Verdict     string   `json:"verdict"`
+	Differences []string `json:"differences"`
+	Verified    bool     `json:"verified"`
+	// Manifest names where the expected hashes came from: "pinned" (the
+	// spec) or the --sha256sums file's base name; empty when unverified.
+	Manifest   string            `json:"manifest"`
+	Snapshot   string            `json:"published_snapshot"`
+	Tools      int64             `json:"tools"`
+	Servers    int64             `json:"servers"`
+	Properties int64             `json:"properties"`
+	Inputs     []Input           `json:"inputs"`
+	Shapes     map[string]int64  `json:"shapes"`
+	Classes    map[string]Class  `json:"classes"`
+	Buckets    map[string]Bucket `json:"buckets"`
+	Surface    []Surface         `json:"surface,omitempty"`
+	Skipped    Skipped           `json:"skipped_lines"`
+	// ClassOrder is the published table's row order, for readers of the
+	// JSON that want to lay the classes out as the spec does.
+	ClassOrder []string `json:"class_order"`
+}
+
+// Percent is n of total as a percentage rounded to three decimals, as the
+// published table gives it.
+func Percent(n, total int64) float64 {
+	if total == 0 {
+		return 0
+	}
+	return math.Round(float64(n)*100000/float64(total)) / 1000
+}
+
+// ClassOrder returns the class ids in the published table's row order.
+func ClassOrder() []string {
+	ids := make([]string, len(classify.PublishedOrder))
+	for i, b := range classify.PublishedOrder {
+		ids[i] = classify.RuleOf(b).ID
+	}
+	return ids
+}
+
+// WriteJSON writes r as indented JSON.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// ReadJSON reads a report.json.
+func ReadJSON(rd io.Reader) (*Report, error) {
+	var r Report
+	dec := json.NewDecoder(rd)
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("not a report.json: %w", err)
+	}
+	if r.Classes == nil {
+		return nil, fmt.Errorf("not a report.json: no \"classes\"")
+	}
+	return &r, nil
+}
+
+// Judge sets the verdict: REPRODUCED only when the inputs were verified
+// against the pinned snapshot hashes, no line was skipped, and every count
+// equals the published one. pinned reports that the manifest used was the
+// pinned one.
+func (r *Report) Judge(pinned bool) {
+	var diffs []string
+	if !r.Verified {
+		diffs = append(diffs, "input hashes not verified")
+	} else if !pinned {
+		diffs = append(diffs, "inputs verified against "+r.Manifest+", not the pinned snapshot hashes")
+	}
+	if r.Skipped.Count > 0 {
+		diffs = append(diffs, fmt.Sprintf("%d bad lines skipped", r.Skipped.Count))
+	}
+	if r.Tools != Published.Tools {
+		diffs = append(diffs, fmt.Sprintf("tools %d, published %d", r.Tools, Published.Tools))
+	}
+	if r.Servers != Published.Servers {
+		diffs = append(diffs, fmt.Sprintf("servers %d, published %d", r.Servers, Published.Servers))
+	}
+	for _, id := range r.ClassOrder {
+		c := r.Classes[id]
+		if c.DeltaTools != 0 || c.DeltaRequired != 0 {
+			diffs = append(diffs, fmt.Sprintf("%s %d/%d required, published %d/%d", id, c.Tools, c.Required, c.Published.Tools, c.Published.Required))
+		}
+	}
+	for _, id := range sortedKeys(r.Buckets) {
+		if b := r.Buckets[id]; b.DeltaTools != 0 {
+			diffs = append(diffs, fmt.Sprintf("%s %d, published %d", id, b.Tools, b.Published))
+		}
+	}
+	r.Differences = diffs
+	switch {
+	case !r.Verified:
+		r.Verdict = VerdictUnverified
+	case len(diffs) == 0:
+		r.Verdict = VerdictReproduced
+	default:
+		r.Verdict = VerdictNotReproduced
+	}
+	if r.Differences == nil {
+		r.Differences = []string{}
+	}
+}
