@@ -16,7 +16,19 @@ const maxForm = 16
 type formEntry struct {
 	form string
 	bits Set
+	// phrase marks the words of \b(amount in|monetary|currency code)\b:
+	// they are looked up with the forms, so a word's end costs one lookup.
+	phrase uint8
 }
+
+// Phrase words.
+const (
+	phAmount uint8 = iota + 1
+	phCurrency
+	phMonetary
+	phIn
+	phCode
+)
 
 // formIndex holds the forms by length and first letter: a run is compared
 // with the zero to three forms that share both.
@@ -37,19 +49,29 @@ func init() {
 				}
 			}
 			if !found {
-				*bucket = append(*bucket, formEntry{f, r.Bit})
+				*bucket = append(*bucket, formEntry{form: f, bits: r.Bit})
 			}
+		}
+	}
+	for w, ph := range map[string]uint8{"amount": phAmount, "currency": phCurrency, "monetary": phMonetary, "in": phIn, "code": phCode} {
+		bucket := &formIndex[len(w)][w[0]-'a']
+		found := false
+		for i := range *bucket {
+			if (*bucket)[i].form == w {
+				(*bucket)[i].phrase = ph
+				found = true
+			}
+		}
+		if !found {
+			*bucket = append(*bucket, formEntry{form: w, phrase: ph})
 		}
 	}
 }
 
-// Phrase states: a pure word run has just ended as "amount" or "currency"
-// (wordAmount, wordCurrency), or that run was followed by one space
-// (spaceAmount, spaceCurrency).
+// Phrase states: a pure word run "amount" or "currency" has just been
+// ended by one U+0020 (spaceAmount, spaceCurrency).
 const (
 	phraseNone uint8 = iota
-	wordAmount
-	wordCurrency
 	spaceAmount
 	spaceCurrency
 )
@@ -65,53 +87,28 @@ type matcher struct {
 	set    Set
 }
 
-// endClassRun looks up the boundary-class run that has just ended.
-func (m *matcher) endClassRun() {
+// lookup returns the index entry equal to the current class run, or nil.
+func (m *matcher) lookup() *formEntry {
 	n := m.runLen
-	m.runLen = 0
-	if n == 0 || n > maxForm || m.run[0] < 'a' || m.run[0] > 'z' {
-		return
+	if n == 0 || n > maxForm || m.run[0]-'a' >= 26 {
+		return nil
 	}
-	for _, e := range formIndex[n][m.run[0]-'a'] {
-		if e.form == string(m.run[:n]) {
-			m.set |= e.bits
+	bucket := formIndex[n][m.run[0]-'a']
+	for i := range bucket {
+		if bucket[i].form == string(m.run[:n]) {
+			return &bucket[i]
 		}
 	}
+	return nil
 }
 
-// endWordRun handles a \w run ended by a non-word character, before the
-// class run (which then ends at the same place) is reset. Only pure runs of
-// length 2, 4, 6 or 8 can be a phrase word: in, code, amount, currency,
-// monetary.
-func (m *matcher) endWordRun() {
-	m.inWord = false
-	prev := m.phrase
-	m.phrase = phraseNone
-	n := m.runLen
-	if !m.pure || n > 8 || n&1 != 0 || n == 0 {
-		return
+// endClassRun ends a class run inside a \w run (a word character outside
+// the class follows): the run can be a form but not a phrase word.
+func (m *matcher) endClassRun() {
+	if e := m.lookup(); e != nil {
+		m.set |= e.bits
 	}
-	w := m.run[:n]
-	switch n {
-	case 2:
-		if prev == spaceAmount && string(w) == "in" {
-			m.set |= MoneyAmount
-		}
-	case 4:
-		if prev == spaceCurrency && string(w) == "code" {
-			m.set |= MoneyAmount
-		}
-	case 6:
-		if string(w) == "amount" {
-			m.phrase = wordAmount
-		}
-	case 8:
-		if string(w) == "monetary" {
-			m.set |= MoneyAmount
-		} else if string(w) == "currency" {
-			m.phrase = wordCurrency
-		}
-	}
+	m.runLen = 0
 }
 
 // nonWord handles a character outside \w (space reports U+0020). It is
@@ -125,14 +122,41 @@ func (m *matcher) nonWord(space bool) {
 	m.phrase = phraseNone
 }
 
+// endWord ends a \w run and the class run that ends with it. A pure run
+// (all of it in the class) is a whole word, so it may be a phrase word.
 func (m *matcher) endWord(space bool) {
-	m.endWordRun()
-	m.endClassRun()
-	if space && m.phrase != phraseNone {
-		m.phrase += spaceAmount - wordAmount
+	prev := m.phrase
+	m.phrase = phraseNone
+	m.inWord = false
+	e := m.lookup()
+	m.runLen = 0
+	if e == nil {
 		return
 	}
-	m.phrase = phraseNone
+	m.set |= e.bits
+	if e.phrase == 0 || !m.pure {
+		return
+	}
+	switch e.phrase {
+	case phMonetary:
+		m.set |= MoneyAmount
+	case phIn:
+		if prev == spaceAmount {
+			m.set |= MoneyAmount
+		}
+	case phCode:
+		if prev == spaceCurrency {
+			m.set |= MoneyAmount
+		}
+	case phAmount:
+		if space {
+			m.phrase = spaceAmount
+		}
+	case phCurrency:
+		if space {
+			m.phrase = spaceCurrency
+		}
+	}
 }
 
 // cell feeds one non-ASCII cell.
