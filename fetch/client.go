@@ -1,0 +1,252 @@
+package fetch
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// client holds one Download's resolved options and HTTP machinery.
+type client struct {
+	base      string
+	http      *http.Client
+	ownHTTP   bool
+	retries   int
+	timeout   time.Duration
+	backoff   func(int) time.Duration
+	sleep     func(context.Context, time.Duration) error
+	userAgent string
+	progress  Progress
+	logf      func(string, ...any)
+	buf       []byte
+}
+
+func newClient(o Options) (*client, error) {
+	c := &client{
+		base:      o.BaseURL,
+		http:      o.HTTPClient,
+		retries:   o.Retries,
+		timeout:   o.Timeout,
+		backoff:   o.Backoff,
+		sleep:     o.Sleep,
+		userAgent: o.UserAgent,
+		progress:  o.Progress,
+		logf:      o.Logf,
+		buf:       make([]byte, 256<<10),
+	}
+	if c.base == "" {
+		c.base = DefaultBaseURL
+	}
+	c.base = strings.TrimRight(c.base, "/")
+	if _, err := recordsAPIURL(c.base, "1"); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	switch {
+	case c.timeout == 0:
+		c.timeout = DefaultTimeout
+	case c.timeout < 0:
+		c.timeout = 0
+	}
+	if c.backoff == nil {
+		c.backoff = DefaultBackoff
+	}
+	if c.sleep == nil {
+		c.sleep = sleep
+	}
+	if c.userAgent == "" {
+		c.userAgent = "atlas-reproduce-fetch"
+	}
+	if c.logf == nil {
+		c.logf = func(string, ...any) {}
+	}
+	if c.http == nil {
+		// A private transport, so that its idle connections (and their
+		// goroutines) can be closed when Download returns.
+		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		c.ownHTTP = true
+	}
+	return c, nil
+}
+
+func (c *client) close() {
+	if c.ownHTTP {
+		c.http.CloseIdleConnections()
+	}
+}
+
+// DefaultBackoff waits 1s before the first retry and doubles up to 1 minute.
+// There is no jitter: a single client has no herd to spread out.
+func DefaultBackoff(retry int) time.Duration {
+	if retry < 1 {
+		retry = 1
+	}
+	if retry > 7 {
+		return time.Minute
+	}
+	return min(time.Second<<(retry-1), time.Minute)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// retryable marks a failure that another attempt may cure.
+type retryable struct {
+	err error
+	// after is the server's Retry-After, zero when it gave none.
+	after time.Duration
+}
+
+func (r *retryable) Error() string { return r.err.Error() }
+func (r *retryable) Unwrap() error { return r.err }
+
+// retry runs attempt until it succeeds, fails for good, or the retry budget
+// is spent. attempt reports whether it made progress, which restores the
+// budget: a long download over a flaky link should not fail just because the
+// link dropped six times in an hour.
+func (c *client) retry(ctx context.Context, what string, attempt func() (progressed bool, err error)) error {
+	failures := 0
+	for {
+		progressed, err := attempt()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var r *retryable
+		if !errors.As(err, &r) {
+			return err
+		}
+		if progressed {
+			failures = 0
+		}
+		failures++
+		if failures > c.retries {
+			if c.retries == 0 {
+				return r.err
+			}
+			return fmt.Errorf("giving up after %d %s: %w", c.retries, plural(c.retries, "retry", "retries"), r.err)
+		}
+		if r.after > MaxRetryAfter {
+			return fmt.Errorf("the server asked to retry after %v, longer than the %v this tool waits; try again later: %w", r.after, MaxRetryAfter, r.err)
+		}
+		wait := max(c.backoff(failures), r.after)
+		c.logf("%s: %v; retry %d of %d in %v", what, r.err, failures, c.retries, wait.Round(time.Millisecond))
+		if err := c.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// errStalled is the cancellation cause when a server goes quiet.
+var errStalled = errors.New("stalled")
+
+// watchdog returns a context for one attempt that is cancelled when nothing
+// arrives for c.timeout, and kick, which the attempt calls whenever bytes
+// arrive. One idle limit covers connecting, waiting for headers and reading
+// the body, without capping a long but live transfer.
+func (c *client) watchdog(ctx context.Context) (actx context.Context, kick func(), stop func()) {
+	actx, cancel := context.WithCancelCause(ctx)
+	if c.timeout <= 0 {
+		return actx, func() {}, func() { cancel(nil) }
+	}
+	t := time.AfterFunc(c.timeout, func() { cancel(errStalled) })
+	return actx, func() { t.Reset(c.timeout) }, func() { t.Stop(); cancel(nil) }
+}
+
+// netError classifies a failure to talk to the server during an attempt.
+func (c *client) netError(ctx, actx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(context.Cause(actx), errStalled) {
+		return &retryable{err: fmt.Errorf("no data from the server for %v", c.timeout)}
+	}
+	// A certificate the system does not trust will not become trusted by
+	// asking again.
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &cv) {
+		return err
+	}
+	return &retryable{err: err}
+}
+
+// statusError turns a failed HTTP answer into an error, retryable for 429
+// and 5xx.
+func statusError(req *http.Request, resp *http.Response) error {
+	if resp.Request != nil {
+		// Name the URL that failed, which after a redirect is not the one asked.
+		req = resp.Request
+	}
+	se := &StatusError{Method: req.Method, URL: req.URL.String(), StatusCode: resp.StatusCode, Status: resp.Status}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+		return &retryable{err: se, after: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	}
+	return se
+}
+
+// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date; an
+// absent or unreadable value is zero.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n > int64(24*time.Hour/time.Second) {
+			return 24 * time.Hour
+		}
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0)
+	}
+	return 0
+}
+
+// kickReader feeds a watchdog as bytes arrive.
+type kickReader struct {
+	r    io.Reader
+	kick func()
+}
+
+func (k kickReader) Read(p []byte) (int, error) {
+	n, err := k.r.Read(p)
+	if n > 0 {
+		k.kick()
+	}
+	return n, err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,326 @@
+package fetch
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// file brings path to the verified content of f, resuming path.part.
+func (c *client) file(ctx context.Context, f File, path string) (r Result, err error) {
+	start := time.Now()
+	r = Result{File: f, Path: path}
+	defer func() { r.Elapsed = time.Since(start) }()
+
+	done, err := c.complete(ctx, f, path)
+	if err != nil || done {
+		r.Skipped = done
+		return r, err
+	}
+
+	p, err := openPart(ctx, path+".part", f)
+	if err != nil {
+		return r, err
+	}
+	defer p.close()
+	r.Resumed = p.have
+	if c.progress != nil {
+		c.progress.Start(f, p.have)
+	}
+	err = c.retry(ctx, f.Key, func() (bool, error) {
+		before := p.high
+		err := c.transfer(ctx, f, p, &r.Transferred)
+		return p.high > before, err
+	})
+	if err != nil {
+		return r, err
+	}
+	return r, p.commit(path, f)
+}
+
+// complete reports whether path already holds f, verified by size and MD5.
+func (c *client) complete(ctx context.Context, f File, path string) (bool, error) {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.Mode().IsRegular() {
+		return false, fmt.Errorf("%s exists and is not a regular file", path)
+	}
+	if st.Size() != f.Size {
+		c.logf("%s: existing file has %d bytes, the record lists %d; downloading it again", path, st.Size(), f.Size)
+		return false, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer fh.Close()
+	h := md5.New()
+	if _, err := io.Copy(h, ctxReader{ctx, fh}); err != nil {
+		return false, err
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); sum != f.MD5 {
+		c.logf("%s: existing file has MD5 %s, the record lists %s; downloading it again", path, sum, f.MD5)
+		return false, nil
+	}
+	return true, nil
+}
+
+// part is a NAME.part file being filled, with the MD5 of what it holds so
+// far: hashing rides on the write, so verification needs no second read.
+type part struct {
+	f    *os.File
+	path string
+	// have is the number of bytes in the file and hashed into md5.
+	have int64
+	// high is the largest have ever reached; growth past it is progress.
+	high int64
+	md5  hash.Hash
+}
+
+// openPart opens or creates path and hashes the bytes an earlier attempt left
+// in it, so that the transfer can continue from its end.
+func openPart(ctx context.Context, path string, f File) (*part, error) {
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	p := &part{f: fh, path: path, md5: md5.New()}
+	st, err := fh.Stat()
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	if st.Size() > f.Size {
+		// Longer than the file can be: not a prefix of it.
+		err = p.reset()
+	} else {
+		var n int64
+		n, err = io.Copy(p.md5, ctxReader{ctx, io.LimitReader(fh, st.Size())})
+		p.have, p.high = n, n
+	}
+	if err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// reset empties the part file, for a server that ignores a range request.
+func (p *part) reset() error {
+	if err := p.f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := p.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	p.have = 0
+	p.md5.Reset()
+	return nil
+}
+
+func (p *part) write(b []byte) error {
+	if _, err := p.f.Write(b); err != nil {
+		return err
+	}
+	p.md5.Write(b)
+	p.have += int64(len(b))
+	p.high = max(p.high, p.have)
+	return nil
+}
+
+func (p *part) close() {
+	if p.f != nil {
+		p.f.Close()
+		p.f = nil
+	}
+}
+
+// discard removes a part file whose bytes are known to be wrong: resuming on
+// top of them could never verify.
+func (p *part) discard() {
+	p.close()
+	os.Remove(p.path)
+}
+
+// commit checks the whole file against f and renames it to path. On a
+// mismatch the part file is removed.
+func (p *part) commit(path string, f File) error {
+	if sum := hex.EncodeToString(p.md5.Sum(nil)); p.have != f.Size || sum != f.MD5 {
+		p.discard()
+		return fmt.Errorf("%w: got %d bytes with MD5 %s, the record lists %d bytes with MD5 %s; removed %s", ErrChecksum, p.have, sum, f.Size, f.MD5, p.path)
+	}
+	// The name must never point at bytes that are not on disk yet.
+	if err := p.f.Sync(); err != nil {
+		return err
+	}
+	err := p.f.Close()
+	p.f = nil
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(p.path, path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// syncDir makes a rename durable where the platform allows it; a failure
+// only weakens crash safety, so it is not reported.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// transfer is one attempt at moving the rest of f into p.
+func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int64) error {
+	if p.have == f.Size {
+		return nil
+	}
+	actx, kick, stop := c.watchdog(ctx)
+	defer stop()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, f.URL, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	// Offsets must count the stored bytes, not a compressed encoding of them.
+	req.Header.Set("Accept-Encoding", "identity")
+	if p.have > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", p.have))
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.netError(ctx, actx, err)
+	}
+	defer resp.Body.Close()
+
+	switch resp.StatusCode {
+	case http.StatusOK:
+		if p.have > 0 {
+			c.logf("%s: the server ignored the range request; restarting from byte 0", f.Key)
+			if err := p.reset(); err != nil {
+				return err
+			}
+			c.update(f, p.have)
+		}
+	case http.StatusPartialContent:
+		from, total, err := parseContentRange(resp.Header.Get("Content-Range"))
+		if err != nil || from != p.have {
+			// Bytes from elsewhere in the file cannot be appended; start over
+			// with a plain request.
+			if err := p.reset(); err != nil {
+				return err
+			}
+			c.update(f, p.have)
+			return &retryable{err: fmt.Errorf("asked for bytes from %d, the server answered Content-Range %q", from, resp.Header.Get("Content-Range"))}
+		}
+		if total >= 0 && total != f.Size {
+			return fmt.Errorf("%w: the server's file has %d bytes, the record lists %d", ErrChecksum, total, f.Size)
+		}
+	case http.StatusRequestedRangeNotSatisfiable:
+		if p.have > 0 {
+			if err := p.reset(); err != nil {
+				return err
+			}
+			c.update(f, p.have)
+			return &retryable{err: errors.New("the server refused to resume (416); restarting from byte 0")}
+		}
+		return statusError(req, resp)
+	default:
+		return statusError(req, resp)
+	}
+	if want := f.Size - p.have; resp.ContentLength >= 0 && resp.ContentLength != want {
+		return fmt.Errorf("%w: the server sends %d bytes from byte %d, the record lists %d in all", ErrChecksum, resp.ContentLength, p.have, f.Size)
+	}
+
+	for {
+		n, rerr := resp.Body.Read(c.buf)
+		if n > 0 {
+			kick()
+			if p.have+int64(n) > f.Size {
+				p.discard()
+				return fmt.Errorf("%w: the server sent more than the %d bytes the record lists; removed %s", ErrChecksum, f.Size, p.path)
+			}
+			if err := p.write(c.buf[:n]); err != nil {
+				return err
+			}
+			*transferred += int64(n)
+			c.update(f, p.have)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return c.netError(ctx, actx, fmt.Errorf("connection lost at byte %d of %d: %w", p.have, f.Size, rerr))
+		}
+	}
+	if p.have < f.Size {
+		return &retryable{err: fmt.Errorf("connection closed after byte %d of %d", p.have, f.Size)}
+	}
+	return nil
+}
+
+func (c *client) update(f File, have int64) {
+	if c.progress != nil {
+		c.progress.Update(f, have)
+	}
+}
+
+// parseContentRange reads "bytes FROM-TO/TOTAL"; total is -1 for "*".
+func parseContentRange(v string) (from, total int64, err error) {
+	bad := fmt.Errorf("malformed Content-Range %q", v)
+	rest, ok := strings.CutPrefix(v, "bytes ")
+	if !ok {
+		return 0, 0, bad
+	}
+	span, tot, ok := strings.Cut(rest, "/")
+	if !ok {
+		return 0, 0, bad
+	}
+	a, _, ok := strings.Cut(span, "-")
+	if !ok {
+		return 0, 0, bad
+	}
+	if from, err = strconv.ParseInt(strings.TrimSpace(a), 10, 64); err != nil {
+		return 0, 0, bad
+	}
+	if tot == "*" {
+		return from, -1, nil
+	}
+	if total, err = strconv.ParseInt(strings.TrimSpace(tot), 10, 64); err != nil {
+		return 0, 0, bad
+	}
+	return from, total, nil
+}
+
+// ctxReader stops a long local read when the run is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,247 @@
+// Package fetch downloads Zenodo records safely: it asks the records API for
+// each record's files, downloads every file to DEST/<key> through DEST/<key>.part
+// with HTTP Range resume, verifies size and MD5 on the same pass that writes the
+// bytes, and renames the file into place only once it verifies.
+//
+// Without explicit records it fetches the two records of the frozen census
+// snapshot and holds the API's metadata to the published pins, so a record
+// that no longer matches the paper fails before a byte is downloaded.
+//
+// Transient failures (connection errors, stalls, 429, 5xx) are retried with
+// exponential backoff, honouring Retry-After; a 404 or any other 4xx stops at
+// once. A file whose bytes fail the MD5 check is an error and its .part file
+// is removed, because resuming on top of wrong bytes can never verify. An
+// existing DEST/<key> that does not verify is downloaded again and replaced
+// only once the new copy verifies.
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DefaultBaseURL is the Zenodo instance asked when Options.BaseURL is empty.
+const DefaultBaseURL = "https://zenodo.org"
+
+// Defaults applied when the corresponding Options field is zero.
+const (
+	// DefaultRetries is the default Options.Retries.
+	DefaultRetries = 5
+	// DefaultTimeout is the default Options.Timeout.
+	DefaultTimeout = 60 * time.Second
+)
+
+// MaxRetryAfter bounds how long a Retry-After header may make a run wait. A
+// server asking for longer is reported as an error, so that a run never hangs
+// silently for hours.
+const MaxRetryAfter = 10 * time.Minute
+
+// Errors that callers may test with errors.Is.
+var (
+	// ErrRecordChanged: a record's API metadata no longer matches a pin.
+	ErrRecordChanged = errors.New("the record changed")
+	// ErrChecksum: downloaded bytes do not match the record's size or MD5.
+	ErrChecksum = errors.New("download does not verify")
+)
+
+// Options configure Download. The zero value, apart from Dest, fetches the
+// frozen snapshot from zenodo.org with the default policy.
+type Options struct {
+	// Dest is the directory the files are written to; it is created if needed.
+	Dest string
+	// Records are the Zenodo record IDs to fetch, in any form ParseRecordID
+	// accepts. Empty means the records of the pinned snapshot.
+	Records []string
+	// Pins are held against the API metadata of every record they name,
+	// whether it was chosen explicitly or by default. Nil means SnapshotPins().
+	Pins []Pin
+	// BaseURL is the Zenodo instance; empty means DefaultBaseURL.
+	BaseURL string
+	// Retries bounds consecutive failed attempts per request after the first.
+	// An attempt that extends a partial file further than before resets the
+	// count, so a long download over a flaky link completes while a server
+	// that never makes progress is given up on. Zero means DefaultRetries; a
+	// negative value disables retries.
+	Retries int
+	// Timeout is how long to wait for a server to accept a connection, answer
+	// a request, or send more bytes before the attempt is abandoned and
+	// retried. It is not a limit on a whole download, which may take hours.
+	// Zero means DefaultTimeout; negative disables it.
+	Timeout time.Duration
+	// Backoff returns the wait before retry n (1-based). Nil means
+	// DefaultBackoff. A Retry-After header lengthens the wait, never shortens it.
+	Backoff func(retry int) time.Duration
+	// Sleep waits between attempts and must return early with ctx's error.
+	// Nil means a timer; replacing it lets a caller observe or shorten waits.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// HTTPClient makes the requests. Nil means a private client whose idle
+	// connections are closed when Download returns.
+	HTTPClient *http.Client
+	// UserAgent is sent with every request; empty means "atlas-reproduce-fetch".
+	UserAgent string
+	// Progress, if set, is told about each file's transfer.
+	Progress Progress
+	// Logf, if set, receives one-line notices such as retries and restarts.
+	Logf func(format string, args ...any)
+}
+
+// Progress receives the state of each file's transfer, from the goroutine
+// that called Download, one file at a time.
+type Progress interface {
+	// Start is called before f is requested; have bytes of it are already in
+	// its .part file from an earlier attempt or run.
+	Start(f File, have int64)
+	// Update reports that have bytes of f are now on disk. It can decrease
+	// when a server ignores a range request and the file restarts from zero.
+	Update(f File, have int64)
+	// Finish is called once per file, whether it was downloaded, found
+	// complete, or failed; Start may not have preceded it.
+	Finish(r Result, err error)
+}
+
+// File is one file of a record as the records API lists it.
+type File struct {
+	// Record is the record ID the file belongs to.
+	Record string
+	// Key is the file name; it is checked to be a plain name.
+	Key string
+	// Size is the length in bytes.
+	Size int64
+	// MD5 is the lower-case hex digest.
+	MD5 string
+	// URL is the absolute download URL (links.self resolved against the API URL).
+	URL string
+}
+
+// Result describes a file that Download verified, or tried to.
+type Result struct {
+	File
+	// Path is DEST/<key>; once Download succeeds it holds verified bytes.
+	Path string
+	// Skipped reports that Path was already complete and verified, so nothing
+	// was downloaded.
+	Skipped bool
+	// Resumed is how many bytes of an earlier partial download were kept.
+	Resumed int64
+	// Transferred is how many bytes were received in this run.
+	Transferred int64
+	// Elapsed is the wall time spent on the file, including verification.
+	Elapsed time.Duration
+}
+
+// StatusError is an HTTP answer that is neither success nor redirect.
+// Statuses 429 and 5xx are retried and reach the caller only once retries
+// are spent; any other 4xx is returned at once.
+type StatusError struct {
+	// Method and URL identify the request (after redirects, the last one).
+	Method string
+	URL    string
+	// StatusCode and Status are the answer's, e.g. 404 and "404 Not Found".
+	StatusCode int
+	Status     string
+}
+
+// Error names the request and the status.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s %s: server answered %s", e.Method, e.URL, e.Status)
+}
+
+// Download fetches every file of every record in opts and returns one Result
+// per file, in record order then API order. All records' metadata is read and
+// checked against the pins before any file is downloaded. It stops at the
+// first failure, returning the results of the files already done with the
+// error; a partial file is kept as DEST/<key>.part for the next run unless its
+// bytes were found to be wrong.
+func Download(ctx context.Context, opts Options) ([]Result, error) {
+	if opts.Dest == "" {
+		return nil, errors.New("no destination directory")
+	}
+	c, err := newClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+
+	ids := opts.Records
+	if len(ids) == 0 {
+		ids = SnapshotRecordIDs()
+	}
+	pins := opts.Pins
+	if pins == nil {
+		pins = SnapshotPins()
+	}
+
+	var files []File
+	seenRecord := map[string]bool{}
+	seenKey := map[string]string{}
+	for _, raw := range ids {
+		id, err := ParseRecordID(raw)
+		if err != nil {
+			return nil, err
+		}
+		if seenRecord[id] {
+			continue
+		}
+		seenRecord[id] = true
+		fs, err := c.record(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkPins(id, fs, pins); err != nil {
+			return nil, err
+		}
+		for _, f := range fs {
+			// Two records may not write the same name: the second would
+			// silently replace the first in DEST.
+			if other, dup := seenKey[strings.ToLower(f.Key)]; dup {
+				return nil, fmt.Errorf("record %s: file %q clashes with a file of record %s in the destination directory", id, f.Key, other)
+			}
+			seenKey[strings.ToLower(f.Key)] = id
+		}
+		files = append(files, fs...)
+	}
+
+	if err := os.MkdirAll(opts.Dest, 0o755); err != nil {
+		return nil, err
+	}
+	results := make([]Result, 0, len(files))
+	for _, f := range files {
+		r, err := c.file(ctx, f, filepath.Join(opts.Dest, f.Key))
+		if c.progress != nil {
+			c.progress.Finish(r, err)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return results, ctx.Err()
+			}
+			return results, fmt.Errorf("record %s: %s: %w", f.Record, f.Key, err)
+		}
+		results = append(results, r)
+	}
+	return results, nil
+}
+
+// Snapshot downloads the frozen census snapshot (the records of SnapshotPins,
+// held to those pins) into opts.Dest: the one call a caller needs to obtain
+// the published archives. opts.Records and opts.Pins are ignored; the other
+// fields apply as in Download.
+func Snapshot(ctx context.Context, opts Options) ([]Result, error) {
+	opts.Records = nil
+	opts.Pins = nil
+	return Download(ctx, opts)
+}
+
+// Paths returns the Path of each result, in order.
+func Paths(results []Result) []string {
+	ps := make([]string, len(results))
+	for i, r := range results {
+		ps[i] = r.Path
+	}
+	return ps
+}
