@@ -1,0 +1,372 @@
+package report
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Chart geometry, in SVG user units (CSS pixels at the natural size). The
+// chart is drawn at a fixed size so that it reads the same in every browser
+// and in print; CSS only lets it shrink to narrow windows.
+const (
+	chartWidth   = 1000
+	chartLabelW  = 190 // class ids, right-aligned before the bars
+	chartBarX    = 200
+	chartBarMaxW = 560 // leaves room for the value text after the longest bar
+	chartTop     = 40  // the legend
+	chartRowH    = 64
+	chartBarH    = 20
+	chartAxisH   = 28
+)
+
+// Bar colours: a light shade for all tools and a dark one for the part with
+// a required labelled property, blue for our count and orange for the
+// published one.
+const (
+	colourOurs              = "#6b9bd1"
+	colourOursRequired      = "#1d4e89"
+	colourPublished         = "#f2a541"
+	colourPublishedRequired = "#a65a00"
+)
+
+type htmlBar struct {
+	Series, Fill string
+	X, Y, W, H   string
+	Value        int64
+}
+
+type htmlChartRow struct {
+	ID                  string
+	LabelY              string
+	Bars                []htmlBar
+	OursText, PubText   string
+	OursTextX, PubTextX string
+	OursTextY, PubTextY string
+}
+
+type htmlTick struct {
+	X, Label string
+}
+
+type htmlChart struct {
+	Width, Height       int
+	LabelX              int
+	Rows                []htmlChartRow
+	Ticks               []htmlTick
+	GridTop, GridBottom int
+	AxisLabelY          int
+	Legend              []htmlLegend
+}
+
+type htmlLegend struct {
+	X, TextX     int
+	Fill, Label  string
+	Series       string
+	SwatchY, TxY int
+}
+
+type htmlClassRow struct {
+	ID string
+	Class
+}
+
+type htmlBucketRow struct {
+	ID string
+	Bucket
+}
+
+type htmlShape struct {
+	Name  string
+	Count int64
+}
+
+type htmlView struct {
+	R            *Report
+	VerdictClass string
+	Published    struct{ Tools, Servers int64 }
+	Chart        htmlChart
+	Classes      []htmlClassRow
+	Buckets      []htmlBucketRow
+	Shapes       []htmlShape
+}
+
+// WriteHTML writes report.html: one self-contained page (inline CSS and SVG,
+// no script, no external resource; a Content-Security-Policy forbids any)
+// with the verdict first, our counts beside the published ones as a chart
+// and as tables, the inputs and their hashes, and the non-normative figures
+// marked as such.
+func (r *Report) WriteHTML(w io.Writer) error {
+	v := htmlView{R: r, Chart: buildChart(r)}
+	v.Published.Tools, v.Published.Servers = Published.Tools, Published.Servers
+	switch {
+	case !r.Verified || r.Verdict == VerdictUnverified:
+		v.VerdictClass = "warn"
+	case r.Verdict == VerdictReproduced:
+		v.VerdictClass = "ok"
+	default:
+		v.VerdictClass = "bad"
+	}
+	for _, id := range htmlClassOrder(r) {
+		v.Classes = append(v.Classes, htmlClassRow{id, r.Classes[id]})
+	}
+	for _, id := range sortedKeys(r.Buckets) {
+		v.Buckets = append(v.Buckets, htmlBucketRow{id, r.Buckets[id]})
+	}
+	for _, k := range sortedKeys(r.Shapes) {
+		v.Shapes = append(v.Shapes, htmlShape{k, r.Shapes[k]})
+	}
+	return htmlTemplate.Execute(w, &v)
+}
+
+// htmlClassOrder is the report's class order, or the published one for a
+// report that records none.
+func htmlClassOrder(r *Report) []string {
+	if len(r.ClassOrder) > 0 {
+		return r.ClassOrder
+	}
+	return ClassOrder()
+}
+
+func buildChart(r *Report) htmlChart {
+	ids := htmlClassOrder(r)
+	c := htmlChart{Width: chartWidth, Height: chartTop + len(ids)*chartRowH + chartAxisH, LabelX: chartLabelW}
+	c.GridTop, c.GridBottom = chartTop-6, chartTop+len(ids)*chartRowH
+	c.AxisLabelY = c.GridBottom + 18
+	var top int64 = 1
+	for _, id := range ids {
+		cl := r.Classes[id]
+		top = max(top, cl.Tools, cl.Published.Tools)
+	}
+	step := niceStep(top)
+	top = (top + step - 1) / step * step
+	scale := func(n int64) float64 {
+		// Counts read from a report.json could be negative; a negative
+		// width is an SVG error, so they are drawn as empty bars.
+		return float64(max(n, 0)) * chartBarMaxW / float64(top)
+	}
+	f := func(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
+	for x := int64(0); x <= top; x += step {
+		c.Ticks = append(c.Ticks, htmlTick{X: f(chartBarX + scale(x)), Label: group(x)})
+	}
+	for i, id := range ids {
+		cl := r.Classes[id]
+		y := float64(chartTop + i*chartRowH)
+		oursY, pubY := y+6, y+6+chartBarH+4
+		row := htmlChartRow{ID: id, LabelY: f(y + 6 + chartBarH + 2)}
+		bar := func(series, fill string, yy float64, n int64) htmlBar {
+			return htmlBar{Series: series, Fill: fill, X: f(chartBarX), Y: f(yy), W: f(scale(n)), H: f(chartBarH), Value: n}
+		}
+		row.Bars = []htmlBar{
+			bar("ours", colourOurs, oursY, cl.Tools),
+			bar("ours-required", colourOursRequired, oursY, cl.Required),
+			bar("published", colourPublished, pubY, cl.Published.Tools),
+			bar("published-required", colourPublishedRequired, pubY, cl.Published.Required),
+		}
+		row.OursText = fmt.Sprintf("ours %s (%s required)", group(cl.Tools), group(cl.Required))
+		row.PubText = fmt.Sprintf("published %s (%s required)", group(cl.Published.Tools), group(cl.Published.Required))
+		row.OursTextX, row.OursTextY = f(chartBarX+scale(cl.Tools)+6), f(oursY+14)
+		row.PubTextX, row.PubTextY = f(chartBarX+scale(cl.Published.Tools)+6), f(pubY+14)
+		c.Rows = append(c.Rows, row)
+	}
+	legend := []struct{ series, fill, label string }{
+		{"ours", colourOurs, "ours: tools"},
+		{"ours-required", colourOursRequired, "ours: ≥1 required"},
+		{"published", colourPublished, "published: tools"},
+		{"published-required", colourPublishedRequired, "published: ≥1 required"},
+	}
+	x := chartBarX
+	for _, l := range legend {
+		c.Legend = append(c.Legend, htmlLegend{X: x, TextX: x + 20, Fill: l.fill, Label: l.label, Series: l.series, SwatchY: 8, TxY: 21})
+		x += 180
+	}
+	return c
+}
+
+// niceStep is the smallest gridline interval of 1, 2 or 5 times a power of
+// ten that reaches top in at most seven intervals: the longest bar then
+// spans most of the chart.
+func niceStep(top int64) int64 {
+	for step := int64(1); ; step *= 10 {
+		for _, m := range []int64{1, 2, 5} {
+			if s := step * m; (top+s-1)/s <= 7 {
+				return s
+			}
+		}
+	}
+}
+
+// group writes n with thousands separators, as the published table does.
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+func signed(n int64) string {
+	if n > 0 {
+		return "+" + group(n)
+	}
+	if n == 0 {
+		return "±0"
+	}
+	return group(n)
+}
+
+var htmlTemplate = template.Must(template.New("report.html").Funcs(template.FuncMap{
+	"num":    group,
+	"signed": signed,
+	"pct":    func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) },
+	// Published figures are shown with the precision the spec gives.
+	"asGiven": func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) },
+}).Parse(htmlSource))
+
+const htmlSource = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Census reproduction report: {{.R.Verdict}}</title>
+<style>
+:root { color-scheme: light; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #ffffff; color: #1b1f24; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+.wrap { max-width: 1060px; margin: 0 auto; padding: 16px 24px 40px; }
+h1 { font-size: 1.6rem; margin: 8px 0 12px; }
+h2 { font-size: 1.2rem; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
+.banner { background: #b3261e; color: #ffffff; padding: 14px 24px; font-size: 1.15rem; }
+.banner strong { font-size: 1.35rem; letter-spacing: 0.04em; margin-right: 8px; }
+.verdict { border-left: 10px solid; padding: 12px 16px; margin: 8px 0 16px; }
+.verdict .word { font-size: 1.7rem; font-weight: 700; letter-spacing: 0.03em; }
+.verdict.ok { border-color: #1a7f37; background: #e9f6ec; }
+.verdict.bad { border-color: #b3261e; background: #fbeaea; }
+.verdict.warn { border-color: #bf6a02; background: #fff4e0; }
+.verdict ul { margin: 6px 0 0; padding-left: 20px; }
+.totals { margin: 4px 0 0; }
+.chart { display: block; max-width: 100%; height: auto; }
+.chart text { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill: #1b1f24; }
+.chart .tick { fill: #57606a; font-size: 12px; }
+.chart .grid { stroke: #e4e8ec; stroke-width: 1; }
+table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; font-size: 0.92rem; }
+th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f3f5f7; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 0.85rem; }
+.hash { word-break: break-all; min-width: 17em; }
+.loc { color: #57606a; word-break: break-all; }
+.id { white-space: nowrap; }
+.good { color: #1a7f37; font-weight: 600; }
+.badv { color: #b3261e; font-weight: 700; }
+.warnv { color: #bf6a02; font-weight: 700; }
+.badge { display: inline-block; background: #6e7781; color: #ffffff; border-radius: 4px; padding: 1px 7px; font-size: 0.75rem; font-weight: 600; vertical-align: middle; letter-spacing: 0.03em; text-transform: uppercase; }
+.note { color: #57606a; }
+.nonnormative { border: 1px dashed #8c959f; padding: 4px 14px 10px; margin-top: 16px; background: #fafbfc; }
+.rule { font-size: 0.85rem; color: #424a53; }
+footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
+@media print { .banner { -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
+</style>
+</head>
+<body>
+{{if not .R.Verified}}<div class="banner" id="unverified" role="alert"><strong>UNVERIFIED</strong> The input hashes were not checked against a manifest. These counts are not a reproduction of the published census.</div>
+{{end}}<div class="wrap">
+<h1>Census reproduction report</h1>
+<section class="verdict {{.VerdictClass}}" id="verdict">
+<div>Verdict: <span class="word">{{.R.Verdict}}</span></div>
+{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties); published: {{num .Published.Tools}} tools on {{num .Published.Servers}} servers, snapshot {{.R.Snapshot}}.</p>
+</section>
+
+<h2>Parameter risk classes: ours against the published table</h2>
+<p class="note">A tool counts under a class when at least one of its properties carries the label; the dark part of each bar is the tools where such a property is also required. Percentages are of live tools.</p>
+<svg id="class-chart" class="chart" role="img" aria-labelledby="class-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{.Chart.Width}}" height="{{.Chart.Height}}" viewBox="0 0 {{.Chart.Width}} {{.Chart.Height}}">
+<title id="class-chart-title">Tools per parameter risk class, ours beside the published count, with the part that has a required labelled property</title>
+<rect x="0" y="0" width="{{.Chart.Width}}" height="{{.Chart.Height}}" fill="#ffffff"/>
+{{range .Chart.Legend}}<rect x="{{.X}}" y="{{.SwatchY}}" width="14" height="14" fill="{{.Fill}}" data-legend="{{.Series}}"/><text x="{{.TextX}}" y="{{.TxY}}">{{.Label}}</text>
+{{end}}{{$c := .Chart}}{{range .Chart.Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$c.GridTop}}" y2="{{$c.GridBottom}}"/><text class="tick" x="{{.X}}" y="{{$c.AxisLabelY}}" text-anchor="middle">{{.Label}}</text>
+{{end}}{{range .Chart.Rows}}<g data-class="{{.ID}}">
+<text x="{{$c.LabelX}}" y="{{.LabelY}}" text-anchor="end">{{.ID}}</text>
+{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" data-series="{{.Series}}" data-value="{{.Value}}"><title>{{.Series}}: {{num .Value}}</title></rect>
+{{end}}<text x="{{.OursTextX}}" y="{{.OursTextY}}">{{.OursText}}</text>
+<text x="{{.PubTextX}}" y="{{.PubTextY}}">{{.PubText}}</text>
+</g>
+{{end}}</svg>
+<table id="classes">
+<thead><tr><th>Class</th><th>Tools (≥1 property)</th><th>% of live</th><th>≥1 required</th><th>Published tools</th><th>Published %</th><th>Published ≥1 required</th><th>Δ tools</th><th>Δ required</th></tr></thead>
+<tbody>
+{{range .Classes}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{num .Required}}</td><td class="n">{{num .Published.Tools}}</td><td class="n">{{pct .Published.Percent}}</td><td class="n">{{num .Published.Required}}</td><td class="n">{{signed .DeltaTools}}</td><td class="n">{{signed .DeltaRequired}}</td></tr>
+{{end}}</tbody>
+</table>
+
+<h2>Inputs</h2>
+{{if .R.Verified}}<p>Expected hashes from: <code>{{.R.Manifest}}</code>.</p>
+{{else}}<p class="warnv">Hashes were computed but not checked: no expected values.</p>
+{{end}}<table id="inputs">
+<thead><tr><th>File (read from)</th><th>Bytes</th><th>Records</th><th>SHA-256 (actual)</th><th>SHA-256 (expected)</th><th>Status</th></tr></thead>
+<tbody>
+{{range .R.Inputs}}<tr><td><code>{{.Name}}</code><br><code class="loc">{{.Location}}</code></td><td class="n">{{num .Bytes}}</td><td class="n">{{num .Records}}</td><td class="hash">{{.SHA256}}</td><td class="hash">{{if .Expected}}{{.Expected}}{{else}}(not checked){{end}}</td><td>{{if not .Expected}}<span class="warnv">UNVERIFIED</span>{{else if .OK}}<span class="good">ok</span>{{else}}<span class="badv">MISMATCH</span>{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+
+<h2>Record shapes</h2>
+<table id="shapes">
+<thead><tr><th>Shape</th><th>Records</th></tr></thead>
+<tbody>
+{{range .Shapes}}<tr><td>{{.Name}}</td><td class="n">{{num .Count}}</td></tr>
+{{else}}<tr><td colspan="2" class="note">none recorded</td></tr>
+{{end}}</tbody>
+</table>
+
+<h2>Skipped lines</h2>
+{{if .R.Skipped.Count}}<p><strong>{{num .R.Skipped.Count}}</strong> lines were skipped (<code>--skip-bad</code>){{if .R.Skipped.First}}; the first:{{end}}</p>
+{{if .R.Skipped.First}}<table id="skipped">
+<thead><tr><th>File</th><th>Line</th><th>Error</th></tr></thead>
+<tbody>
+{{range .R.Skipped.First}}<tr><td><code>{{.File}}</code></td><td class="n">{{num .Line}}</td><td>{{.Error}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{else}}<p>None: every line was read.</p>
+{{end}}
+<section class="nonnormative" id="buckets">
+<h2>Contextual buckets <span class="badge">non-normative</span></h2>
+<p class="note">High-recall buckets, reported for comparability only. They are not parameter risk classes and carry no containment semantics.</p>
+<table>
+<thead><tr><th>Bucket</th><th>Tools</th><th>% of live</th><th>Published tools</th><th>Published %</th><th>Δ tools</th></tr></thead>
+<tbody>
+{{range .Buckets}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{num .Published}}</td><td class="n">{{pct .PublishedPercent}}</td><td class="n">{{signed .DeltaTools}}</td></tr>
+{{end}}</tbody>
+</table>
+</section>
+{{if .R.Surface}}
+<section class="nonnormative" id="surface">
+<h2>Tool-surface figures <span class="badge">non-normative</span></h2>
+<p class="note">Our approximation, computed from tool names and descriptions with the rules written below. The published figures come from the archived suite, whose rules are not published; they are not defined by the parameter-class rules.</p>
+<table>
+<thead><tr><th>Figure</th><th>Tools</th><th>% of live</th><th>Servers</th><th>Published tools</th><th>Published %</th><th>Published servers</th></tr></thead>
+<tbody>
+{{range .R.Surface}}<tr><td>{{.Title}}</td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{if .Servers}}{{num .Servers}}{{else}}–{{end}}</td><td class="n">{{num .Published}}</td><td class="n">{{if .PublishedPercent}}{{asGiven .PublishedPercent}}{{else}}–{{end}}</td><td class="n">{{if .PublishedServers}}{{num .PublishedServers}}{{else}}–{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+{{range .R.Surface}}<p class="rule"><strong>{{.Title}}</strong> (<code>{{.ID}}</code>): {{.Rule}}</p>
+{{end}}</section>
+{{end}}
+<footer>Written by atlas-reproduce. Published figures: snapshot {{.R.Snapshot}} of the census of MCP servers, as the parameter risk class specification gives them.</footer>
+</div>
+</body>
+</html>
+`
