@@ -273,7 +273,9 @@ func runChromium(t *testing.T, page string) chromiumResult {
 	if err := os.WriteFile(htmlPath, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	// A generous bound: under a loaded CI machine Chromium alone can take
+	// tens of seconds to start; the bound is only there to end a hung run.
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromiumPath, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -23,6 +23,9 @@ var Published = struct {
 	Classes map[string]Row
 	// Buckets maps a bucket id to its published tool count.
 	Buckets map[string]int64
+	// Surface maps a tool-surface figure id to its published figure; its
+	// ID, Title and Rule are left for the run to fill.
+	Surface map[string]Surface
 }{
 	Snapshot: "2026-10-12",
 	Tools:    229539,
@@ -37,6 +40,10 @@ var Published = struct {
 	Buckets: map[string]int64{
 		"raw_content_blob": 44429,
 		"account_identity": 117085,
+	},
+	Surface: map[string]Surface{
+		"high-consequence-outbound": {Published: 995, PublishedPercent: 0.43},
+		"read-retrieval":            {Published: 67423, PublishedServers: 11520},
 	},
 }
 
