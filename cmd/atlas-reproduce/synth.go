@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
+	"github.com/schollz/progressbar/v3"
+)
+
+func init() {
+	register(command{
+		name:    "synth",
+		summary: "generate a synthetic census with its ground truth",
+		run:     runSynth,
+	})
+}
+
+func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
+	def := synth.DefaultOptions()
+	fs := newFlagSet(env, "synth", "synth --out DIR [flags]\n\n"+
+		"Writes a synthetic census into DIR: "+synth.ServerToolsFile+", "+synth.ServersFile+",\n"+
+		synth.CandidatesFile+", a "+synth.SumsFile+" manifest of the three, and "+synth.TruthFile+",\n"+
+		"the counts `python3 bench/reference.py census` gives for it. The bytes depend only\n"+
+		"on the flags, not on the machine. Existing files of those names are replaced.")
+	out := fs.String("out", "", "write into `DIR` (created if missing; required)")
+	tools := fs.Int("tools", def.Tools, "number of tools")
+	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool)")
+	seed := fs.Uint64("seed", def.Seed, "random seed")
+	shape := fs.String("shape", def.Shape, "record shape of "+synth.ServerToolsFile+": `servers` (one line per server) or tools (one line per tool)")
+	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output is the same for any value")
+	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	case *out == "":
+		return usageError{"--out is required"}
+	case *shape != synth.ShapeServers && *shape != synth.ShapeTools:
+		return usageError{fmt.Sprintf("--shape must be %s or %s, not %q", synth.ShapeServers, synth.ShapeTools, *shape)}
+	case *servers < 1:
+		return usageError{"--servers must be at least 1"}
+	case *tools < *servers:
+		return usageError{fmt.Sprintf("--tools (%d) must be at least --servers (%d): every server has a tool", *tools, *servers)}
+	case *workers < 0:
+		return usageError{"--workers must not be negative"}
+	}
+	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers}
+	var bar *progressbar.ProgressBar
+	if *progress && env.stderrIsTerminal {
+		bar = progressbar.NewOptions(opt.Tools,
+			progressbar.OptionSetWriter(env.stderr),
+			progressbar.OptionSetDescription("synth"),
+			progressbar.OptionSetItsString("tools"),
+			progressbar.OptionShowIts(),
+			progressbar.OptionShowCount(),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionFullWidth(),
+			progressbar.OptionClearOnFinish(),
+			progressbar.OptionSetSpinnerChangeInterval(0),
+			progressbar.OptionSetRenderBlankState(true),
+		)
+		opt.Progress = func(n int) { bar.Set(n) }
+	}
+	start := time.Now()
+	truth, err := synth.Write(ctx, *out, opt)
+	if bar != nil {
+		if err == nil {
+			bar.Finish()
+		}
+		bar.Clear()
+	}
+	if err != nil {
+		return err
+	}
+	var size int64
+	for _, name := range []string{synth.ServerToolsFile, synth.ServersFile, synth.CandidatesFile} {
+		if fi, err := os.Stat(filepath.Join(*out, name)); err == nil {
+			size += fi.Size()
+		}
+	}
+	fmt.Fprintf(env.stderr, "synth: %d tools on %d servers (shape %s, seed %d) in %s, %s written, truth in %s, %.1fs\n",
+		truth.Tools, truth.Servers, opt.Shape, opt.Seed, *out, synthSize(size),
+		filepath.Join(*out, synth.TruthFile), time.Since(start).Seconds())
+	return nil
+}
+
+// synthSize formats a byte count in MB with one decimal, enough for a summary.
+func synthSize(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }

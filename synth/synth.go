@@ -1,0 +1,392 @@
+// Package synth generates a synthetic MCP census with the file layout of the
+// frozen snapshot (server_tools.jsonl.gz, servers.jsonl.gz,
+// candidates_remotes.jsonl and a SHA256SUMS manifest) and its exact ground
+// truth, so that the whole pipeline can be run and checked offline.
+//
+// Property names and descriptions come from an embedded word stock distilled
+// from real tools/list answers; a small fraction of tools carry the
+// malformed-but-valid JSON corners on which a decoder can disagree with
+// Python's json (duplicate keys, values of the wrong type, NaN, escapes,
+// lone surrogates, Unicode case traps). The ground truth, truth.json, is
+// computed from the generator's model of what it wrote, not by decoding the
+// files, and equals what bench/reference.py census prints for them.
+//
+// Output is a function of the options alone: the same bytes for the same
+// seed whatever the number of CPUs.
+package synth
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/klauspost/pgzip"
+	"golang.org/x/sync/errgroup"
+)
+
+// Record shapes of server_tools.jsonl.gz.
+const (
+	// ShapeServers writes one line per server: {"server_id", "tools": [...]}.
+	ShapeServers = "servers"
+	// ShapeTools writes one line per tool: {"server_id", "tool": {...}},
+	// with a few flat tools carrying a server id field themselves.
+	ShapeTools = "tools"
+)
+
+// The files Write creates in its directory: the three of the frozen
+// snapshot's layout, then the manifest and the ground truth.
+const (
+	// ServerToolsFile holds the tools, in the chosen Shape.
+	ServerToolsFile = "server_tools.jsonl.gz"
+	// ServersFile holds one record per server.
+	ServersFile = "servers.jsonl.gz"
+	// CandidatesFile holds the candidate endpoints that led to the
+	// servers, uncompressed like the snapshot's.
+	CandidatesFile = "candidates_remotes.jsonl"
+	// SumsFile is a sha256sum manifest of the three files above.
+	SumsFile = "SHA256SUMS"
+	// TruthFile is the ground truth, in reference.py census's format.
+	TruthFile = "truth.json"
+)
+
+// Census scale of the frozen snapshot, and the default seed (its date).
+const (
+	// DefaultTools is the snapshot's number of live tools.
+	DefaultTools = 229539
+	// DefaultServers is the snapshot's number of reachable servers.
+	DefaultServers = 13089
+	// DefaultSeed is the snapshot date.
+	DefaultSeed = 20261012
+)
+
+// Options says what to generate.
+type Options struct {
+	// Tools and Servers are the totals; every server gets at least one
+	// tool, so Tools >= Servers >= 1.
+	Tools, Servers int
+	// Seed selects the census; equal options give equal bytes.
+	Seed uint64
+	// Shape is ShapeServers or ShapeTools.
+	Shape string
+	// Workers bounds the generating goroutines (0: GOMAXPROCS). It does
+	// not change the output.
+	Workers int
+	// Progress, when not nil, is called from one goroutine with the number
+	// of tools written so far, after every chunk.
+	Progress func(toolsDone int)
+}
+
+// DefaultOptions returns the census scale, the default seed and the
+// one-server-per-line shape.
+func DefaultOptions() Options {
+	return Options{Tools: DefaultTools, Servers: DefaultServers, Seed: DefaultSeed, Shape: ShapeServers}
+}
+
+func (o *Options) validate() error {
+	switch {
+	case o.Shape != ShapeServers && o.Shape != ShapeTools:
+		return fmt.Errorf("synth: unknown shape %q (want %q or %q)", o.Shape, ShapeServers, ShapeTools)
+	case o.Servers < 1:
+		return fmt.Errorf("synth: need at least one server, got %d", o.Servers)
+	case o.Tools < o.Servers:
+		return fmt.Errorf("synth: %d tools cannot cover %d servers (every server has at least one tool)", o.Tools, o.Servers)
+	case o.Tools > math.MaxInt32:
+		return fmt.Errorf("synth: %d tools is too many", o.Tools)
+	}
+	return nil
+}
+
+const (
+	// chunkServers is the unit of parallel generation. It is fixed, not
+	// derived from the CPU count, because each chunk has its own random
+	// stream: changing it changes the output.
+	chunkServers = 128
+	// gzipBlock is pgzip's block size; like chunkServers it shapes the
+	// output bytes and must not depend on the machine.
+	gzipBlock = 1 << 20
+	gzipLevel = pgzip.DefaultCompression
+)
+
+// toolCounts draws the tools-per-server distribution: log-normal weights
+// (a long tail, a few servers with hundreds of tools), scaled to the total,
+// capped, with the remainder spread one by one.
+func toolCounts(tools, servers int, seed uint64) []int32 {
+	rng := rand.New(rand.NewPCG(seed, mix(seed+0x5EED)))
+	w := make([]float64, servers)
+	var sum float64
+	for i := range w {
+		w[i] = math.Exp(1.1 * rng.NormFloat64())
+		sum += w[i]
+	}
+	mean := float64(tools) / float64(servers)
+	limit := int32(min(max(50, 20*mean), math.MaxInt32))
+	extra := tools - servers
+	counts := make([]int32, servers)
+	left := tools
+	for i := range counts {
+		c := 1 + int32(float64(extra)*w[i]/sum)
+		if c > limit {
+			// A ragged cap: the largest servers must not pile up on one
+			// value.
+			c = limit - rng.Int32N(limit/4)
+		}
+		counts[i] = c
+		left -= int(c)
+	}
+	for i := rng.IntN(servers); left > 0; i = (i + 1) % servers {
+		if counts[i] < limit {
+			counts[i]++
+			left--
+		}
+	}
+	return counts
+}
+
+// output is one file being written under a temporary name, hashed as it goes.
+type output struct {
+	name string
+	tmp  *os.File
+	sum  hash.Hash
+	buf  *bufio.Writer
+	gz   *pgzip.Writer // nil for the uncompressed file
+	w    io.Writer     // where records go
+}
+
+func newOutput(dir, name string, compress bool, workers int) (*output, error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	o := &output{name: name, tmp: f, sum: sha256.New()}
+	// CreateTemp's 0600 suits a scratch file, not a data set others read.
+	if err := f.Chmod(0o644); err != nil {
+		return nil, errors.Join(err, o.abort())
+	}
+	o.buf = bufio.NewWriterSize(io.MultiWriter(f, o.sum), 256<<10)
+	o.w = o.buf
+	if compress {
+		o.gz, _ = pgzip.NewWriterLevel(o.buf, gzipLevel)
+		if err := o.gz.SetConcurrency(gzipBlock, max(2, workers)); err != nil {
+			return nil, errors.Join(err, o.abort())
+		}
+		o.w = o.gz
+	}
+	return o, nil
+}
+
+// finish flushes and syncs the file and returns its SHA-256.
+func (o *output) finish() (string, error) {
+	if o.gz != nil {
+		if err := o.gz.Close(); err != nil {
+			return "", err
+		}
+		o.gz = nil
+	}
+	if err := o.buf.Flush(); err != nil {
+		return "", err
+	}
+	if err := o.tmp.Sync(); err != nil {
+		return "", err
+	}
+	if err := o.tmp.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(o.sum.Sum(nil)), nil
+}
+
+// abort stops the compressor and removes the temporary file.
+func (o *output) abort() error {
+	if o.gz != nil {
+		o.gz.Close() // only to stop its goroutines; the file is going
+	}
+	o.tmp.Close()
+	return os.Remove(o.tmp.Name())
+}
+
+type chunkOut struct {
+	st, sv, cand []byte
+	c            counts
+}
+
+var chunkPool = sync.Pool{New: func() any { return new(chunkOut) }}
+
+// Write generates a census into dir (created if need be) and returns its
+// ground truth. Files are written under temporary names and renamed into
+// place only when all of them are complete; on an error or a cancelled ctx
+// the temporaries are removed.
+func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	vocab() // parse once before the workers race for it
+	perServer := toolCounts(opt.Tools, opt.Servers, opt.Seed)
+
+	var outs []*output
+	cleanup := func(err error) error {
+		for _, o := range outs {
+			err = errors.Join(err, ignoreNotExist(o.abort()))
+		}
+		return err
+	}
+	for _, f := range []struct {
+		name     string
+		compress bool
+	}{{ServerToolsFile, true}, {ServersFile, true}, {CandidatesFile, false}} {
+		o, err := newOutput(dir, f.name, f.compress, workers)
+		if err != nil {
+			return nil, cleanup(err)
+		}
+		outs = append(outs, o)
+	}
+	st, sv, cand := outs[0], outs[1], outs[2]
+
+	total, err := generate(ctx, opt, workers, perServer, st.w, sv.w, cand.w)
+	if err != nil {
+		return nil, cleanup(err)
+	}
+	if total.tools != opt.Tools || total.servers != opt.Servers {
+		// The generator's own invariant; a failure here is a bug.
+		return nil, cleanup(fmt.Errorf("synth: generated %d tools on %d servers, want %d on %d",
+			total.tools, total.servers, opt.Tools, opt.Servers))
+	}
+	sums := map[string]string{}
+	for _, o := range outs {
+		h, err := o.finish()
+		if err != nil {
+			return nil, cleanup(fmt.Errorf("%s: %w", o.name, err))
+		}
+		sums[o.name] = h
+	}
+	truth := total.truth()
+
+	manifest := []byte{}
+	for _, name := range sortedKeys(sums) {
+		manifest = fmt.Appendf(manifest, "%s  %s\n", sums[name], name)
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{SumsFile, manifest}, {TruthFile, truth.MarshalPython()}} {
+		o, err := newOutput(dir, f.name, false, workers)
+		if err != nil {
+			return nil, cleanup(err)
+		}
+		outs = append(outs, o)
+		if _, err := o.w.Write(f.data); err != nil {
+			return nil, cleanup(err)
+		}
+		if _, err := o.finish(); err != nil {
+			return nil, cleanup(err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, cleanup(context.Cause(ctx))
+	}
+	for i, o := range outs {
+		if err := os.Rename(o.tmp.Name(), filepath.Join(dir, o.name)); err != nil {
+			return nil, cleanup(errors.Join(err, fmt.Errorf("synth: %d of %d files were renamed into place", i, len(outs))))
+		}
+	}
+	return truth, nil
+}
+
+func ignoreNotExist(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// generate runs the chunks on the workers and writes their output in chunk
+// order, so that the bytes do not depend on scheduling.
+func generate(ctx context.Context, opt Options, workers int, perServer []int32, st, sv, cand io.Writer) (counts, error) {
+	var total counts
+	nChunks := (len(perServer) + chunkServers - 1) / chunkServers
+	type job struct {
+		index int
+		out   chan *chunkOut
+	}
+	eg, ctx := errgroup.WithContext(ctx)
+	jobs := make(chan job)
+	// order bounds the chunks in flight: memory stays flat whatever the
+	// total.
+	order := make(chan chan *chunkOut, 2*workers)
+	eg.Go(func() error {
+		defer close(order)
+		defer close(jobs)
+		for i := range nChunks {
+			ch := make(chan *chunkOut, 1)
+			select {
+			case order <- ch:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+			select {
+			case jobs <- job{i, ch}:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+		}
+		return nil
+	})
+	for range workers {
+		eg.Go(func() error {
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue // drain: the dispatcher is about to stop
+				}
+				first := j.index * chunkServers
+				last := min(first+chunkServers, len(perServer))
+				out := chunkPool.Get().(*chunkOut)
+				g := newGen(opt.Seed, j.index, opt.Shape)
+				out.st, out.sv, out.cand, out.c = g.chunk(first, perServer[first:last], out.st[:0], out.sv[:0], out.cand[:0])
+				j.out <- out
+			}
+			return nil
+		})
+	}
+	eg.Go(func() error {
+		for ch := range order {
+			var out *chunkOut
+			select {
+			case out = <-ch:
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+			for _, w := range []struct {
+				w io.Writer
+				b []byte
+			}{{st, out.st}, {sv, out.sv}, {cand, out.cand}} {
+				if _, err := w.w.Write(w.b); err != nil {
+					return err
+				}
+			}
+			total.add(&out.c)
+			chunkPool.Put(out)
+			if opt.Progress != nil {
+				opt.Progress(total.tools)
+			}
+		}
+		return nil
+	})
+	err := eg.Wait()
+	return total, err
+}
