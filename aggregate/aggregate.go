@@ -62,7 +62,8 @@ func New() *Counters {
 
 // AddTool counts one tool: labels is the union of its properties' labels,
 // required the union over its required properties. server is nil for a tool
-// without a server id.
+// without a server id, or when the caller keeps the server sets elsewhere
+// (see AddServer).
 func (c *Counters) AddTool(labels, required classify.Set, properties int, server *ServerKey) {
 	c.Tools++
 	c.Properties += int64(properties)
@@ -80,18 +81,28 @@ func (c *Counters) AddTool(labels, required classify.Set, properties int, server
 	}
 }
 
-// AddSurface counts one tool under a tool-surface figure.
-func (c *Counters) AddSurface(id string, server *ServerKey) {
-	c.Surface[id]++
-	if server == nil {
-		return
-	}
+// AddServer records a server id without counting a tool. A pipeline adds
+// servers in its one sink goroutine rather than in every worker, so that a
+// run holds one set of server ids instead of one per worker.
+func (c *Counters) AddServer(server ServerKey) { c.Servers[server] = struct{}{} }
+
+// AddSurfaceServer records a server under a tool-surface figure without
+// counting a tool; see AddServer.
+func (c *Counters) AddSurfaceServer(id string, server ServerKey) {
 	set := c.SurfaceServers[id]
 	if set == nil {
 		set = map[ServerKey]struct{}{}
 		c.SurfaceServers[id] = set
 	}
-	set[*server] = struct{}{}
+	set[server] = struct{}{}
+}
+
+// AddSurface counts one tool under a tool-surface figure.
+func (c *Counters) AddSurface(id string, server *ServerKey) {
+	c.Surface[id]++
+	if server != nil {
+		c.AddSurfaceServer(id, *server)
+	}
 }
 
 // Merge adds o into c.

@@ -55,7 +55,7 @@ type parquetFile struct {
 func newParquetFile(w io.Writer, schema *arrow.Schema) (*parquetFile, error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithMaxRowGroupLength(4*batchRows),
+		parquet.WithMaxRowGroupLength(batchRows),
 		parquet.WithCreatedBy("atlas-reproduce"),
 	)
 	fw, err := pqarrow.NewFileWriter(schema, w, props, pqarrow.DefaultWriterProps())
@@ -80,7 +80,9 @@ func (f *parquetFile) flush() error {
 	rec := f.b.NewRecordBatch()
 	defer rec.Release()
 	f.rows = 0
-	return f.fw.WriteBuffered(rec)
+	// Write, not WriteBuffered: each batch becomes a row group at once, so
+	// the writer never holds more than one batch.
+	return f.fw.Write(rec)
 }
 
 func (f *parquetFile) close() error {
