@@ -1,0 +1,988 @@
+package census
+
+// How the fast decoder works.
+//
+// It reads the line once, left to right, and validates every byte as CPython
+// would (UTF-8 included: the string scanner checks every non-ASCII byte, as
+// a valid line holds none outside strings), but builds values only along the
+// paths the reference reads:
+//
+//	record → tools[] / tool → name, description, inputSchema / input_schema
+//	       → properties, required, definitions, $defs
+//	       → their entries' properties and required
+//	       → each property's description
+//
+// Everything else goes through skipValue, an iterative validator that
+// materialises nothing and cannot overflow the stack.
+//
+// Duplicate keys keep the last value at the first position. Each interesting
+// key is therefore parsed where it occurs and its result recorded as a span
+// of the decoder's arenas; a later duplicate simply records a new span, and
+// the spans are put together when the enclosing object closes. Properties
+// are written straight into the output arena in text order; only when a
+// schema's parts arrive out of the enumeration order (say "$defs" before
+// "properties", or a duplicate "properties") are they copied into place.
+
+// retainItems (entries) and retainBytes cap the arenas a Decoder keeps
+// between lines: one huge line must not pin its memory for the rest of the
+// run.
+const (
+	retainItems = 1 << 16
+	retainBytes = 8 << 20
+)
+
+// Decoder decodes census lines. It reuses its memory from line to line, so
+// after the first few lines Decode does not allocate; give each goroutine
+// its own.
+//
+// Its memory grows with the line being decoded: the unescaped strings (no
+// more than the line), 80 bytes per property and per tool, an index for any
+// object of more than 16 properties or definitions. That is well under the
+// line's own size for real schemas; the worst case, a line of nothing but
+// tiny distinct property names, costs about 25 times the line. Arenas larger
+// than 64K entries or 8 MiB are released at the next call, so that one huge
+// line does not keep its arenas for the rest of the run. Between calls the
+// arenas may still refer to the buffers of recent lines. The zero value is
+// ready to use.
+type Decoder struct {
+	data  []byte     // the line being decoded
+	buf   []byte     // unescaped strings that are returned
+	kbuf  []byte     // unescaped keys that are only compared
+	stack []byte     // open containers while skipping
+	out   []Property // every property materialised for the line
+	tools []Tool
+	reqs  [][]byte   // required names of the schema being parsed
+	defs  []defEntry // definitions / $defs entries of the schema being parsed
+	segs  []segment  // a schema's property runs, in enumeration order
+	acc   recAcc     // the record's interesting keys
+	rec   Record
+
+	propIdx byteMap // property names of a large properties object; large required lists
+	defIdx  byteMap // keys of a large definitions / $defs object
+}
+
+// NewDecoder returns a Decoder with empty arenas, the same as new(Decoder).
+func NewDecoder() *Decoder {
+	return &Decoder{}
+}
+
+// kind records what the last value of an interesting key was.
+type kind uint8
+
+const (
+	kAbsent kind = iota // key not seen
+	kNull               // JSON null (tool_schema falls back on it)
+	kMatch              // the type the reference wants there
+	kOther              // any other value
+)
+
+// span is the last value of an interesting key: its kind and, for kMatch,
+// the range it produced in one of the arenas.
+type span struct {
+	kind kind
+	a, b int
+}
+
+// defEntry is one key of a definitions or $defs object.
+type defEntry struct {
+	key   []byte
+	kind  kind // kMatch when the value is an object
+	props span // its last "properties", a range of out
+	req   span // its last "required", a range of reqs
+}
+
+// segment is a run of properties of out with the required list that applies.
+type segment struct {
+	a, b int
+	req  span
+}
+
+// schemaAcc collects the interesting keys of one input schema.
+type schemaAcc struct {
+	props span    // range of out
+	req   span    // range of reqs
+	defs  [2]span // definitions, $defs: ranges of defs
+}
+
+// toolAcc collects the interesting keys of one tool object.
+type toolAcc struct {
+	name, desc       []byte
+	hasName, hasDesc bool
+	schema, alt      span // inputSchema, input_schema: ranges of out
+}
+
+// recAcc collects the interesting keys of the record object.
+type recAcc struct {
+	isObject bool
+	flat     toolAcc // the record read as a tool, for ShapeFlat
+	tools    span    // range of the tools arena
+	toolsBad int     // first element of the last "tools" that is not an object
+	tool     span    // index of the "tool" value in the tools arena
+	sid      [4]sidVal
+}
+
+// sidVal is the last value of one server id alias.
+type sidVal struct {
+	kind kind // kMatch for a string or an integer
+	val  []byte
+}
+
+// Decode decodes one line, given without its trailing newline. The Record
+// and every byte slice in it stay valid only until the next call; they may
+// alias line, which the caller must not change meanwhile. A line Python's
+// json would reject gives a *SyntaxError, a line the reference's tools_of
+// would reject a *RecordError. Call IsBlank first: the reference skips blank
+// lines, while Decode reports them as errors.
+func (d *Decoder) Decode(line []byte) (*Record, error) {
+	d.reset(line)
+	return d.decode()
+}
+
+func (d *Decoder) reset(line []byte) {
+	d.data = line
+	if cap(d.buf) > retainBytes {
+		d.buf = nil
+	}
+	if cap(d.kbuf) > retainBytes {
+		d.kbuf = nil
+	}
+	if cap(d.segs) > retainItems {
+		d.segs = nil
+	}
+	if cap(d.out) > retainItems {
+		d.out = nil
+	}
+	if cap(d.tools) > retainItems {
+		d.tools = nil
+	}
+	if cap(d.reqs) > retainItems {
+		d.reqs = nil
+	}
+	if cap(d.defs) > retainItems {
+		d.defs = nil
+	}
+	d.propIdx.trim(retainItems)
+	d.defIdx.trim(retainItems)
+	d.buf = d.buf[:0]
+	d.out = d.out[:0]
+	d.tools = d.tools[:0]
+}
+
+func (d *Decoder) decode() (*Record, error) {
+	if err := d.parse(); err != nil {
+		// Python decodes the whole line before json sees it, so invalid
+		// UTF-8 anywhere outranks a syntax error before it. A line that
+		// parses needs no such pass: the scanner checked the UTF-8 of every
+		// string, and any non-ASCII byte elsewhere is a syntax error.
+		if uerr := checkUTF8(d.data); uerr != nil {
+			return nil, uerr
+		}
+		return nil, err
+	}
+	return d.finish(&d.acc)
+}
+
+// parse validates the line and collects its interesting keys in acc.
+func (d *Decoder) parse() error {
+	data := d.data
+	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
+		return synErr(0, msgBOM)
+	}
+	d.acc = recAcc{toolsBad: -1}
+	p, err := d.record(skipWS(data, 0), &d.acc)
+	if err != nil {
+		return err
+	}
+	if p = skipWS(data, p); p != len(data) {
+		return synErr(p, msgExtra)
+	}
+	return nil
+}
+
+// finish applies tools_of and server_id to the collected keys. It runs only
+// after the whole line was validated, because json.loads fails before
+// tools_of ever sees a record.
+func (d *Decoder) finish(r *recAcc) (*Record, error) {
+	if !r.isObject {
+		return nil, &RecordError{Msg: msgNotObject}
+	}
+	rec := &d.rec
+	*rec = Record{}
+	for i := range r.sid {
+		if r.sid[i].kind == kMatch {
+			rec.ServerID, rec.HasServerID = r.sid[i].val, true
+			break
+		}
+	}
+	switch {
+	case r.tools.kind != kAbsent:
+		if r.tools.kind != kMatch {
+			return nil, &RecordError{Msg: msgToolsList}
+		}
+		if r.toolsBad >= 0 {
+			return nil, &RecordError{Msg: toolsElemMsg(r.toolsBad)}
+		}
+		rec.Shape = ShapeServer
+		rec.Tools = d.tools[r.tools.a:r.tools.b:r.tools.b]
+	case r.tool.kind != kAbsent:
+		if r.tool.kind != kMatch {
+			return nil, &RecordError{Msg: msgToolObject}
+		}
+		rec.Shape = ShapeTool
+		rec.Tools = d.tools[r.tool.a:r.tool.b:r.tool.b]
+	default:
+		rec.Shape = ShapeFlat
+		d.tools = append(d.tools, d.finishTool(&r.flat))
+		n := len(d.tools)
+		rec.Tools = d.tools[n-1 : n : n]
+	}
+	return rec, nil
+}
+
+// record parses the line's top-level value. Every function below takes p at
+// the start of a value and the depth of the container holding it (0 for
+// the top level) and returns the index just past the value.
+func (d *Decoder) record(p int, r *recAcc) (int, error) {
+	data := d.data
+	if p >= len(data) || data[p] != '{' {
+		return d.skipValue(p, 0)
+	}
+	r.isObject = true
+	const own = 1
+	p, done := d.objOpen(p)
+	for !done {
+		key, q, err := d.key(p, false)
+		if err != nil {
+			return q, err
+		}
+		p = q
+		switch string(key) {
+		case "tools":
+			if p < len(data) && data[p] == '[' {
+				a := len(d.tools)
+				p, r.toolsBad, err = d.toolList(p, own)
+				r.tools = span{kMatch, a, len(d.tools)}
+			} else {
+				p, err = d.skipValue(p, own)
+				r.tools = span{kind: kOther}
+			}
+		case "tool":
+			if p < len(data) && data[p] == '{' {
+				p, err = d.tool(p, own)
+				r.tool = span{kMatch, len(d.tools) - 1, len(d.tools)}
+			} else {
+				p, err = d.skipValue(p, own)
+				r.tool = span{kind: kOther}
+			}
+		case "server_id":
+			p, err = d.serverID(p, own, &r.sid[0])
+		case "server":
+			p, err = d.serverID(p, own, &r.sid[1])
+		case "server_url":
+			p, err = d.serverID(p, own, &r.sid[2])
+		case "url":
+			p, err = d.serverID(p, own, &r.sid[3])
+		default:
+			p, err = d.toolField(key, p, own, &r.flat)
+		}
+		if err != nil {
+			return p, err
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// serverID records one server id alias: server_id() accepts a str or an
+// int (not a bool, not a float) and passes over anything else.
+func (d *Decoder) serverID(p, depth int, v *sidVal) (int, error) {
+	data := d.data
+	if p < len(data) {
+		switch c := data[p]; {
+		case c == '"':
+			end, esc, err := scanString(data, p)
+			if err != nil {
+				return end, err
+			}
+			*v = sidVal{kMatch, d.str(p, end, esc)}
+			return end, nil
+		case c == '-' || isDigit[c]:
+			end, k, err := scanScalar(data, p)
+			if err != nil {
+				return end, err
+			}
+			if k != scalarInt {
+				*v = sidVal{kind: kOther}
+				return end, nil
+			}
+			// str(int) of the only non-canonical integer JSON allows.
+			if end-p == 2 && data[p] == '-' && data[p+1] == '0' {
+				p++
+			}
+			*v = sidVal{kMatch, data[p:end:end]}
+			return end, nil
+		}
+	}
+	*v = sidVal{kind: kOther}
+	return d.skipValue(p, depth)
+}
+
+// toolList parses the value of "tools", a list, appending each object
+// element to the tools arena. It returns the index of the first element that
+// is not an object (-1 if none), which tools_of reports.
+func (d *Decoder) toolList(p, depth int) (int, int, error) {
+	data := d.data
+	own := depth + 1
+	bad := -1
+	p, done := d.arrOpen(p)
+	var err error
+	for i := 0; !done; i++ {
+		if p < len(data) && data[p] == '{' {
+			p, err = d.tool(p, own)
+		} else {
+			p, err = d.skipValue(p, own)
+			if bad < 0 {
+				bad = i
+			}
+		}
+		if err != nil {
+			return p, bad, err
+		}
+		if p, done, err = d.arrNext(p); err != nil {
+			return p, bad, err
+		}
+	}
+	return p, bad, nil
+}
+
+// tool parses a tool object and appends it to the tools arena.
+func (d *Decoder) tool(p, depth int) (int, error) {
+	own := depth + 1
+	var t toolAcc
+	p, done := d.objOpen(p)
+	for !done {
+		key, q, err := d.key(p, false)
+		if err != nil {
+			return q, err
+		}
+		if p, err = d.toolField(key, q, own, &t); err != nil {
+			return p, err
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return p, err
+		}
+	}
+	d.tools = append(d.tools, d.finishTool(&t))
+	return p, nil
+}
+
+// toolField handles one member of a tool object (or of a record, which may
+// be the tool itself).
+func (d *Decoder) toolField(key []byte, p, depth int, t *toolAcc) (int, error) {
+	switch string(key) {
+	case "name":
+		return d.optString(p, depth, &t.name, &t.hasName)
+	case "description":
+		return d.optString(p, depth, &t.desc, &t.hasDesc)
+	case "inputSchema":
+		return d.schemaValue(p, depth, &t.schema)
+	case "input_schema":
+		return d.schemaValue(p, depth, &t.alt)
+	}
+	return d.skipValue(p, depth)
+}
+
+// finishTool applies tool_schema: inputSchema unless it is absent or null,
+// then input_schema; a schema that is not an object has no properties.
+func (d *Decoder) finishTool(t *toolAcc) Tool {
+	s := t.schema
+	if s.kind == kAbsent || s.kind == kNull {
+		s = t.alt
+	}
+	tool := Tool{Name: t.name, HasName: t.hasName, Description: t.desc, HasDescription: t.hasDesc}
+	if s.kind == kMatch && s.b > s.a {
+		tool.Properties = d.out[s.a:s.b:s.b]
+	}
+	return tool
+}
+
+// optString parses a value that matters only when it is a string.
+func (d *Decoder) optString(p, depth int, s *[]byte, ok *bool) (int, error) {
+	data := d.data
+	if p < len(data) && data[p] == '"' {
+		end, esc, err := scanString(data, p)
+		if err != nil {
+			return end, err
+		}
+		*s, *ok = d.str(p, end, esc), true
+		return end, nil
+	}
+	*s, *ok = nil, false
+	return d.skipValue(p, depth)
+}
+
+// str returns the decoded string whose quotes are at q and end-1: a slice
+// of the line when it has no escape, else a copy unescaped into buf.
+func (d *Decoder) str(q, end int, esc bool) []byte {
+	raw := d.data[q+1 : end-1 : end-1]
+	if !esc {
+		return raw
+	}
+	a := len(d.buf)
+	d.buf = appendUnescaped(d.buf, raw)
+	return d.buf[a:len(d.buf):len(d.buf)]
+}
+
+// schemaValue parses the value of inputSchema or input_schema.
+func (d *Decoder) schemaValue(p, depth int, s *span) (int, error) {
+	data := d.data
+	if p < len(data) {
+		switch data[p] {
+		case '{':
+			a, b, end, err := d.schema(p, depth)
+			*s = span{kMatch, a, b}
+			return end, err
+		case 'n':
+			end, err := d.skipValue(p, depth)
+			*s = span{kind: kNull} // "n" can only start null
+			return end, err
+		}
+	}
+	*s = span{kind: kOther}
+	return d.skipValue(p, depth)
+}
+
+// schema parses an input schema object and returns the range of out that
+// holds its properties in enumeration order.
+func (d *Decoder) schema(p, depth int) (int, int, int, error) {
+	data := d.data
+	own := depth + 1
+	d.reqs = d.reqs[:0]
+	d.defs = d.defs[:0]
+	var s schemaAcc
+	p, done := d.objOpen(p)
+	for !done {
+		key, q, err := d.key(p, false)
+		if err != nil {
+			return 0, 0, q, err
+		}
+		p = q
+		switch string(key) {
+		case "properties":
+			if p < len(data) && data[p] == '{' {
+				a := len(d.out)
+				p, err = d.properties(p, own, WhereProperties, nil)
+				s.props = span{kMatch, a, len(d.out)}
+			} else {
+				p, err = d.skipValue(p, own)
+				s.props = span{kind: kOther}
+			}
+		case "required":
+			p, err = d.requiredValue(p, own, &s.req)
+		case "definitions":
+			p, err = d.defsValue(p, own, WhereDefinitions, &s.defs[0])
+		case "$defs":
+			p, err = d.defsValue(p, own, WhereDefs, &s.defs[1])
+		default:
+			p, err = d.skipValue(p, own)
+		}
+		if err != nil {
+			return 0, 0, p, err
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return 0, 0, p, err
+		}
+	}
+	a, b := d.assemble(&s)
+	return a, b, p, nil
+}
+
+// assemble puts a schema's property runs in iter_properties order (the
+// top-level properties, then definitions entries, then $defs entries), sets
+// Required from each run's own required list, and returns the range of out
+// that holds them.
+func (d *Decoder) assemble(s *schemaAcc) (int, int) {
+	segs := d.segs[:0]
+	if s.props.kind == kMatch {
+		segs = append(segs, segment{s.props.a, s.props.b, s.req})
+	}
+	for _, ds := range s.defs {
+		if ds.kind != kMatch {
+			continue
+		}
+		for _, e := range d.defs[ds.a:ds.b] {
+			if e.kind == kMatch && e.props.kind == kMatch {
+				segs = append(segs, segment{e.props.a, e.props.b, e.req})
+			}
+		}
+	}
+	d.segs = segs
+	first, last, inPlace := -1, -1, true
+	for _, sg := range segs {
+		if sg.a == sg.b {
+			continue
+		}
+		d.markRequired(sg)
+		if first < 0 {
+			first = sg.a
+		} else if sg.a != last {
+			inPlace = false
+		}
+		last = sg.b
+	}
+	if first < 0 {
+		return 0, 0
+	}
+	if inPlace {
+		return first, last
+	}
+	a := len(d.out)
+	for _, sg := range segs {
+		d.out = append(d.out, d.out[sg.a:sg.b]...)
+	}
+	return a, len(d.out)
+}
+
+// markRequired sets Required on a run of properties: the reference keeps the
+// string elements of that schema's required list (when it is a list) and
+// tests membership.
+func (d *Decoder) markRequired(sg segment) {
+	if sg.req.kind != kMatch || sg.req.a == sg.req.b {
+		return
+	}
+	req := d.reqs[sg.req.a:sg.req.b]
+	props := d.out[sg.a:sg.b]
+	if len(req) <= linearMax || len(props) <= linearMax/4 {
+		for i := range props {
+			for _, r := range req {
+				if string(r) == string(props[i].Name) {
+					props[i].Required = true
+					break
+				}
+			}
+		}
+		return
+	}
+	m := &d.propIdx
+	m.reset(len(req))
+	for i, r := range req {
+		if _, ok := bmGet(m, r, reqNames(d.reqs)); !ok {
+			m.put(r, sg.req.a+i)
+		}
+	}
+	for i := range props {
+		_, props[i].Required = bmGet(m, props[i].Name, reqNames(d.reqs))
+	}
+}
+
+// properties parses a "properties" object into out, one Property per
+// distinct name in first-occurrence order, each with its last value's
+// description.
+func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int, error) {
+	data := d.data
+	own := depth + 1
+	start := len(d.out)
+	hashed := false
+	p, done := d.objOpen(p)
+	for !done {
+		name, q, err := d.key(p, true)
+		if err != nil {
+			return q, err
+		}
+		p = q
+		var desc []byte
+		if p < len(data) && data[p] == '{' {
+			p, desc, err = d.propValue(p, own)
+		} else {
+			p, err = d.skipValue(p, own)
+		}
+		if err != nil {
+			return p, err
+		}
+		if i := d.findProp(start, name, hashed); i >= 0 {
+			d.out[i].Description = desc
+		} else {
+			d.out = append(d.out, Property{Name: name, Description: desc, Where: where, DefKey: defKey})
+			if hashed {
+				d.propIdx.put(name, len(d.out)-1)
+			} else if len(d.out)-start > linearMax {
+				d.propIdx.reset(2 * linearMax)
+				for j := start; j < len(d.out); j++ {
+					d.propIdx.put(d.out[j].Name, j)
+				}
+				hashed = true
+			}
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// findProp returns the index in out of the property called name among those
+// from start on, or -1.
+func (d *Decoder) findProp(start int, name []byte, hashed bool) int {
+	if hashed {
+		if i, ok := bmGet(&d.propIdx, name, propNames(d.out)); ok {
+			return i
+		}
+		return -1
+	}
+	for i := start; i < len(d.out); i++ {
+		if string(d.out[i].Name) == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// propValue parses a property's schema object for its last "description".
+func (d *Decoder) propValue(p, depth int) (int, []byte, error) {
+	own := depth + 1
+	var desc []byte
+	p, done := d.objOpen(p)
+	for !done {
+		key, q, err := d.key(p, false)
+		if err != nil {
+			return q, nil, err
+		}
+		p = q
+		if string(key) == "description" {
+			var ok bool
+			p, err = d.optString(p, own, &desc, &ok)
+		} else {
+			p, err = d.skipValue(p, own)
+		}
+		if err != nil {
+			return p, nil, err
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return p, nil, err
+		}
+	}
+	return p, desc, nil
+}
+
+// requiredValue parses the value of "required": when it is a list, its
+// string elements go to reqs.
+func (d *Decoder) requiredValue(p, depth int, s *span) (int, error) {
+	data := d.data
+	if p >= len(data) || data[p] != '[' {
+		*s = span{kind: kOther}
+		return d.skipValue(p, depth)
+	}
+	own := depth + 1
+	a := len(d.reqs)
+	p, done := d.arrOpen(p)
+	var err error
+	for !done {
+		if p < len(data) && data[p] == '"' {
+			end, esc, err := scanString(data, p)
+			if err != nil {
+				return end, err
+			}
+			d.reqs = append(d.reqs, d.str(p, end, esc))
+			p = end
+		} else if p, err = d.skipValue(p, own); err != nil {
+			return p, err
+		}
+		if p, done, err = d.arrNext(p); err != nil {
+			return p, err
+		}
+	}
+	*s = span{kMatch, a, len(d.reqs)}
+	return p, nil
+}
+
+// defsValue parses the value of "definitions" or "$defs": when it is an
+// object, its entries go to defs, one per distinct key in first-occurrence
+// order holding the last value.
+func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error) {
+	data := d.data
+	if p >= len(data) || data[p] != '{' {
+		*s = span{kind: kOther}
+		return d.skipValue(p, depth)
+	}
+	own := depth + 1
+	start := len(d.defs)
+	hashed := false
+	p, done := d.objOpen(p)
+	for !done {
+		key, q, err := d.key(p, true)
+		if err != nil {
+			return q, err
+		}
+		p = q
+		e := defEntry{key: key, kind: kOther}
+		if p < len(data) && data[p] == '{' {
+			e.kind = kMatch
+			p, err = d.defEntry(p, own, where, &e)
+		} else {
+			p, err = d.skipValue(p, own)
+		}
+		if err != nil {
+			return p, err
+		}
+		if i := d.findDef(start, key, hashed); i >= 0 {
+			d.defs[i] = e
+		} else {
+			d.defs = append(d.defs, e)
+			if hashed {
+				d.defIdx.put(key, len(d.defs)-1)
+			} else if len(d.defs)-start > linearMax {
+				d.defIdx.reset(2 * linearMax)
+				for j := start; j < len(d.defs); j++ {
+					d.defIdx.put(d.defs[j].key, j)
+				}
+				hashed = true
+			}
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return p, err
+		}
+	}
+	*s = span{kMatch, start, len(d.defs)}
+	return p, nil
+}
+
+// findDef returns the index in defs of the entry called key among those from
+// start on, or -1.
+func (d *Decoder) findDef(start int, key []byte, hashed bool) int {
+	if hashed {
+		if i, ok := bmGet(&d.defIdx, key, defKeys(d.defs)); ok {
+			return i
+		}
+		return -1
+	}
+	for i := start; i < len(d.defs); i++ {
+		if string(d.defs[i].key) == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
+// defEntry parses one object under definitions or $defs for its last
+// "properties" and "required".
+func (d *Decoder) defEntry(p, depth int, where WhereKind, e *defEntry) (int, error) {
+	data := d.data
+	own := depth + 1
+	p, done := d.objOpen(p)
+	for !done {
+		key, q, err := d.key(p, false)
+		if err != nil {
+			return q, err
+		}
+		p = q
+		switch string(key) {
+		case "properties":
+			if p < len(data) && data[p] == '{' {
+				a := len(d.out)
+				p, err = d.properties(p, own, where, e.key)
+				e.props = span{kMatch, a, len(d.out)}
+			} else {
+				p, err = d.skipValue(p, own)
+				e.props = span{kind: kOther}
+			}
+		case "required":
+			p, err = d.requiredValue(p, own, &e.req)
+		default:
+			p, err = d.skipValue(p, own)
+		}
+		if err != nil {
+			return p, err
+		}
+		if p, done, err = d.objNext(p); err != nil {
+			return p, err
+		}
+	}
+	return p, nil
+}
+
+// objOpen steps into the object whose '{' is at p. done is true for an
+// empty object, with p past its '}'.
+func (d *Decoder) objOpen(p int) (int, bool) {
+	data := d.data
+	p = skipWS(data, p+1)
+	if p < len(data) && data[p] == '}' {
+		return p + 1, true
+	}
+	return p, false
+}
+
+// key parses a member name and its colon, returning the name and the start
+// of the value. A name with escapes is decoded into buf when keep is set
+// (it is returned to the caller), else into the scratch kbuf, valid only
+// until the next key.
+func (d *Decoder) key(p int, keep bool) ([]byte, int, error) {
+	data := d.data
+	if p >= len(data) || data[p] != '"' {
+		return nil, p, synErr(p, msgKey)
+	}
+	end, esc, err := scanString(data, p)
+	if err != nil {
+		return nil, end, err
+	}
+	var k []byte
+	switch {
+	case !esc:
+		k = data[p+1 : end-1 : end-1]
+	case keep:
+		k = d.str(p, end, esc)
+	default:
+		d.kbuf = appendUnescaped(d.kbuf[:0], data[p+1:end-1])
+		k = d.kbuf
+	}
+	p = skipWS(data, end)
+	if p >= len(data) || data[p] != ':' {
+		return nil, p, synErr(p, msgColon)
+	}
+	return k, skipWS(data, p+1), nil
+}
+
+// objNext steps past the ',' or '}' after a member's value.
+func (d *Decoder) objNext(p int) (int, bool, error) {
+	data := d.data
+	p = skipWS(data, p)
+	if p < len(data) {
+		switch data[p] {
+		case ',':
+			return skipWS(data, p+1), false, nil
+		case '}':
+			return p + 1, true, nil
+		}
+	}
+	return p, false, synErr(p, msgComma)
+}
+
+// arrOpen steps into the array whose '[' is at p.
+func (d *Decoder) arrOpen(p int) (int, bool) {
+	data := d.data
+	p = skipWS(data, p+1)
+	if p < len(data) && data[p] == ']' {
+		return p + 1, true
+	}
+	return p, false
+}
+
+// arrNext steps past the ',' or ']' after an element.
+func (d *Decoder) arrNext(p int) (int, bool, error) {
+	data := d.data
+	p = skipWS(data, p)
+	if p < len(data) {
+		switch data[p] {
+		case ',':
+			return skipWS(data, p+1), false, nil
+		case ']':
+			return p + 1, true, nil
+		}
+	}
+	return p, false, synErr(p, msgComma)
+}
+
+// skipValue validates the value at p without building anything.
+func (d *Decoder) skipValue(p, depth int) (int, error) {
+	data := d.data
+	if p < len(data) {
+		switch data[p] {
+		case '"':
+			end, _, err := scanString(data, p)
+			return end, err
+		case '{', '[':
+			return d.skipContainer(p, depth)
+		}
+	}
+	end, _, err := scanScalar(data, p)
+	return end, err
+}
+
+// skipContainer validates the array or object at p with an explicit stack
+// of open brackets instead of recursion, so that any nesting ends in a clean
+// error at MaxDepth rather than in a stack overflow.
+func (d *Decoder) skipContainer(p, depth int) (int, error) {
+	data := d.data
+	n := len(data)
+	// The depth check bounds the stack, so it never grows past this.
+	if cap(d.stack) < MaxDepth {
+		d.stack = make([]byte, 0, MaxDepth)
+	}
+	stack := d.stack[:0]
+	var err error
+	for {
+		// p is at the start of a value.
+		if p >= n {
+			return p, synErr(p, msgValue)
+		}
+		c := data[p]
+		if c == '{' || c == '[' {
+			if depth+len(stack)+1 > MaxDepth {
+				return p, synErr(p, msgDepth)
+			}
+			stack = append(stack, c+2) // the matching '}' or ']'
+			p = skipWS(data, p+1)
+			if p < n && data[p] == c+2 {
+				stack = stack[:len(stack)-1]
+				p++
+			} else {
+				if c == '{' {
+					if p, err = d.skipKey(p); err != nil {
+						return p, err
+					}
+				}
+				continue
+			}
+		} else if c == '"' {
+			if p, _, err = scanString(data, p); err != nil {
+				return p, err
+			}
+		} else if p, _, err = scanScalar(data, p); err != nil {
+			return p, err
+		}
+		// A value just ended: close containers until one continues.
+		for {
+			if len(stack) == 0 {
+				return p, nil
+			}
+			p = skipWS(data, p)
+			if p >= n {
+				return p, synErr(p, msgComma)
+			}
+			closer := stack[len(stack)-1]
+			if data[p] == ',' {
+				p = skipWS(data, p+1)
+				if closer == '}' {
+					if p, err = d.skipKey(p); err != nil {
+						return p, err
+					}
+				}
+				break
+			}
+			if data[p] != closer {
+				return p, synErr(p, msgComma)
+			}
+			stack = stack[:len(stack)-1]
+			p++
+		}
+	}
+}
+
+// skipKey validates a member name and its colon and returns the start of
+// the value.
+func (d *Decoder) skipKey(p int) (int, error) {
+	data := d.data
+	if p >= len(data) || data[p] != '"' {
+		return p, synErr(p, msgKey)
+	}
+	end, _, err := scanString(data, p)
+	if err != nil {
+		return end, err
+	}
+	p = skipWS(data, end)
+	if p >= len(data) || data[p] != ':' {
+		return p, synErr(p, msgColon)
+	}
+	return skipWS(data, p+1), nil
+}
