@@ -15,6 +15,7 @@ Modes:
             as JSON (tools, servers, classes, buckets, shapes).
 """
 import gzip
+import io
 import json
 import re
 import sys
@@ -164,9 +165,14 @@ def read_lines(path):
     return open(path, "rt", encoding="utf-8", newline="\n")
 
 
+def _stdin_lines():
+    """stdin as the census files are read: strict UTF-8, split on \n only."""
+    return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="\n")
+
+
 def main_pairs():
     out = sys.stdout
-    for line in sys.stdin:
+    for line in _stdin_lines():
         name, desc = json.loads(line)
         c, b = param_hits(name, desc)
         out.write(json.dumps(c + b) + "\n")
@@ -174,7 +180,7 @@ def main_pairs():
 
 def main_classify():
     out = sys.stdout
-    for n, line in enumerate(sys.stdin, 1):
+    for n, line in enumerate(_stdin_lines(), 1):
         if not line.strip():
             continue
         shape, sid, tools = tools_of(json.loads(line))
