@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -176,4 +177,26 @@ func TestDiskFull(t *testing.T) {
 		t.Fatalf("err = %v, want no space left on device", err)
 	}
 	assertNoOutputs(t, mnt)
+}
+
+// cancelOnWrite cancels a context the first time the progress bar draws,
+// which happens once the run has started reading: a deterministic way to
+// cancel a run in the middle.
+type cancelOnWrite struct{ cancel context.CancelFunc }
+
+func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
+
+// TestCancelMidRun: a cancelled run stops every stage, publishes nothing,
+// and leaks no goroutine.
+func TestCancelMidRun(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	data, m := writeCensus(t, gz(t, goodTools(200000)), []byte("{}\n"))
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	_, err := Run(ctx, Options{Data: data, Out: out, Manifest: m, ManifestName: "m", Workers: 4, ChunkSize: 4096, Progress: cancelOnWrite{cancel}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	assertNoOutputs(t, out)
 }

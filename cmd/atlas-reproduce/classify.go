@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/runner"
+)
+
+func init() {
+	register(command{
+		name:    "classify",
+		summary: "label MCP tool schemas (JSON Lines on stdin, or --schema FILE) with the gg: classes",
+		run:     runClassify,
+	})
+}
+
+// version names the build in SARIF output.
+const version = "0.1.0"
+
+func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] < tools.jsonl")
+	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of stdin")
+	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0, one result per labelled property and class)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{"classify takes no arguments (input on stdin or --schema FILE)"}
+	}
+	if *format != "json" && *format != "sarif" {
+		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+	}
+	out := bufio.NewWriterSize(env.stdout, 1<<16)
+	var emit func(report.Origin, *report.ToolLabels) error
+	var sarif *report.SARIFWriter
+	var line []byte
+	if *format == "sarif" {
+		sarif = report.NewSARIFWriter(version)
+		emit = func(o report.Origin, t *report.ToolLabels) error { sarif.Add(o, t); return nil }
+	} else {
+		emit = func(_ report.Origin, t *report.ToolLabels) error {
+			line = t.AppendJSON(line[:0])
+			_, err := out.Write(line)
+			return err
+		}
+	}
+	l := runner.NewLabeller()
+	var err error
+	if *schema != "" {
+		var doc []byte
+		doc, err = os.ReadFile(*schema)
+		if err == nil {
+			err = l.ClassifyDocument(doc, *schema, emit)
+		}
+	} else {
+		err = l.ClassifyStream(ctxReader{ctx, env.stdin}, "stdin", emit)
+	}
+	// The tools before a bad line are written before the error is reported.
+	if sarif != nil && err == nil {
+		_, err = sarif.WriteTo(out)
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// ctxReader stops a read loop once the context is cancelled.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zip"
+
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
+)
+
+// makeCensus writes a synthetic census of n tools with the synth package.
+func makeCensus(t *testing.T, n int) (string, *synth.Truth) {
+	t.Helper()
+	dir := t.TempDir()
+	opt := synth.DefaultOptions()
+	opt.Tools, opt.Servers = n, max(n/18, 1)
+	truth, err := synth.Write(context.Background(), dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, truth
+}
+
+// TestReproduceAgainstFakeZenodo runs the whole researcher's command: a
+// loopback server answers the records API and serves a zip holding a
+// synthetic census; reproduce fetches, verifies, runs and prints report.md.
+func TestReproduceAgainstFakeZenodo(t *testing.T) {
+	data, truth := makeCensus(t, 3000)
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	for _, name := range []string{synth.ServerToolsFile, synth.ServersFile, synth.CandidatesFile} {
+		b, err := os.ReadFile(filepath.Join(data, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, _ := zw.Create("census/" + name)
+		w.Write(b)
+	}
+	zw.Close()
+	zipBytes := zbuf.Bytes()
+	sum := md5.Sum(zipBytes)
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mux.HandleFunc("/api/records/4242", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"files": []map[string]any{{
+			"key": "census-release.zip", "size": len(zipBytes), "checksum": "md5:" + hex.EncodeToString(sum[:]),
+			"links": map[string]string{"self": srv.URL + "/files/census-release.zip"},
+		}}})
+	})
+	mux.HandleFunc("/files/census-release.zip", func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, "census-release.zip", time.Time{}, bytes.NewReader(zipBytes))
+	})
+
+	dest, out := t.TempDir(), t.TempDir()
+	stdout, stderr, code := run(t, "", "reproduce", "--dest", dest, "--out", out, "--record", "4242",
+		"--base-url", srv.URL, "--sha256sums", filepath.Join(data, synth.SumsFile))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "# Census reproduction report") || !strings.Contains(stdout, fmt.Sprintf("%d tools on %d servers", truth.Tools, truth.Servers)) {
+		t.Fatalf("stdout is not the report:\n%.600s", stdout)
+	}
+	if !strings.Contains(stderr, "verdict NOT REPRODUCED") {
+		t.Errorf("stderr does not give the verdict:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dest, "census-release.zip")); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestDemoFlowMatchesTruth is make demo at a small scale: synth, run, and
+// the counts in report.json equal the generator's ground truth.
+func TestDemoFlowMatchesTruth(t *testing.T) {
+	data, _ := makeCensus(t, 20000)
+	out := t.TempDir()
+	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, synth.SumsFile), "--out", out); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	truth, err := synth.ReadTruth(filepath.Join(data, synth.TruthFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tools, Servers int
+		Classes        map[string]struct{ Tools, Required int }
+		Buckets        map[string]struct{ Tools int }
+		Shapes         map[string]int
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "report.json"))
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Tools != truth.Tools || rep.Servers != truth.Servers {
+		t.Errorf("tools/servers %d/%d, truth %d/%d", rep.Tools, rep.Servers, truth.Tools, truth.Servers)
+	}
+	for id, c := range truth.Classes {
+		if rep.Classes[id].Tools != c.Tools || rep.Classes[id].Required != c.Required {
+			t.Errorf("%s: %+v, truth %+v", id, rep.Classes[id], c)
+		}
+	}
+	for id, n := range truth.Buckets {
+		if rep.Buckets[id].Tools != n {
+			t.Errorf("%s: %d, truth %d", id, rep.Buckets[id].Tools, n)
+		}
+	}
+}
+
+// TestSignalsStopTheRun sends SIGINT and SIGTERM to runs in progress: the
+// process exits 130 or 143, publishes nothing, and stops promptly.
+func TestSignalsStopTheRun(t *testing.T) {
+	data, _ := makeCensus(t, 400000)
+	for _, sig := range []struct {
+		s    syscall.Signal
+		code int
+	}{{syscall.SIGINT, exitSIGINT}, {syscall.SIGTERM, exitSIGTERM}} {
+		out := t.TempDir()
+		cmd := exec.Command(binary, "run", "--workers", "1", "--data", data, "--sha256sums", filepath.Join(data, synth.SumsFile), "--out", out)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		sent := time.Now()
+		cmd.Process.Signal(sig.s)
+		err := cmd.Wait()
+		took := time.Since(sent)
+		if cmd.ProcessState.ExitCode() != sig.code {
+			t.Fatalf("%v: exit %d (%v), want %d\n%s", sig.s, cmd.ProcessState.ExitCode(), err, sig.code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "no outputs were published") {
+			t.Errorf("%v: stderr: %s", sig.s, stderr.String())
+		}
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			t.Errorf("%v: left behind: %s", sig.s, e.Name())
+		}
+		t.Logf("%v: stopped %v after the signal", sig.s, took)
+	}
+}

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// binary is the atlas-reproduce built once for the tests that run it as a
+// user would: real flags, real exit statuses, real signals.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "atlas-reproduce-test")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "atlas-reproduce")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		panic("building the binary: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs the binary and returns stdout, stderr and the exit status.
+func run(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return stdout.String(), stderr.String(), 0
+	case errors.As(err, &ee):
+		return stdout.String(), stderr.String(), ee.ExitCode()
+	}
+	t.Fatalf("running %v: %v", args, err)
+	return "", "", -1
+}
+
+func TestHelpOnEverySubcommand(t *testing.T) {
+	if len(commands) < 6 {
+		t.Fatalf("only %d subcommands registered", len(commands))
+	}
+	for name := range commands {
+		_, stderr, code := run(t, "", name, "--help")
+		if code != 0 || !strings.Contains(stderr, "usage: atlas-reproduce "+name) {
+			t.Errorf("%s --help: exit %d, stderr:\n%s", name, code, stderr)
+		}
+	}
+	_, stderr, code := run(t, "", "--help")
+	if code != 0 || !strings.Contains(stderr, "commands:") {
+		t.Errorf("--help: exit %d\n%s", code, stderr)
+	}
+	if _, _, code := run(t, ""); code != exitUsage {
+		t.Errorf("no arguments: exit %d, want %d", code, exitUsage)
+	}
+	if _, stderr, code := run(t, "", "frobnicate"); code != exitUsage || !strings.Contains(stderr, "unknown command") {
+		t.Errorf("unknown command: exit %d\n%s", code, stderr)
+	}
+	if _, _, code := run(t, "", "run", "--bogus"); code != exitUsage {
+		t.Errorf("bad flag: exit %d, want %d", code, exitUsage)
+	}
+	if _, _, code := run(t, "", "run"); code != exitUsage {
+		t.Errorf("run without --data: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestClassifyBrokenLine: the tools before a broken line are written, then
+// the error names the line and the exit status is 1.
+func TestClassifyBrokenLine(t *testing.T) {
+	in := `{"name": "a", "inputSchema": {"properties": {"api_key": {}}}}
+{"server_id": "s", "tools": [{"name": "b", "inputSchema": {"properties": {"url": {}}}}]}
+{"name": "c", "inputSchema": {"properties": {"x": }}}
+{"name": "d"}
+`
+	stdout, stderr, code := run(t, in, "classify")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "line 3") {
+		t.Errorf("stderr does not name line 3:\n%s", stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"tool": "a", "classes": ["gg:credential-value"]`) ||
+		!strings.Contains(lines[1], `"server_id": "s", "tool": "b", "classes": ["gg:url-endpoint"]`) {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+func TestClassifySchemaFileAndSARIF(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "schema.json")
+	os.WriteFile(f, []byte("{\n \"type\": \"object\",\n \"properties\": {\"password\": {}, \"amount\": {\"description\": \"amount in USD\"}},\n \"required\": [\"password\"]\n}\n"), 0o644)
+	stdout, stderr, code := run(t, "", "classify", "--schema", f)
+	if code != 0 || !strings.Contains(stdout, `"required_classes": ["gg:credential-value"]`) || !strings.Contains(stdout, `"gg:money-amount"`) {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	stdout, stderr, code = run(t, "", "classify", "--schema", f, "--format", "sarif")
+	if code != 0 || !strings.Contains(stdout, `"version": "2.1.0"`) || !strings.Contains(stdout, `"ruleId": "gg:credential-value"`) {
+		t.Fatalf("sarif: exit %d\nstdout: %.500s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, _, code := run(t, "", "classify", "--schema", filepath.Join(t.TempDir(), "missing.json")); code != 1 {
+		t.Errorf("missing schema file: exit %d, want 1", code)
+	}
+}

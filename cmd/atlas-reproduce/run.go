@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/runner"
+)
+
+func init() {
+	register(command{
+		name:    "run",
+		summary: "verify, decode and classify a census; write report.json, report.md and Parquet",
+		run:     runRun,
+	})
+}
+
+// runFlags are the flags run and reproduce share.
+type runFlags struct {
+	sums     string
+	noVerify bool
+	workers  int
+	skipBad  bool
+	progress bool
+}
+
+func (f *runFlags) register(fs interface {
+	StringVar(*string, string, string, string)
+	BoolVar(*bool, string, bool, string)
+	IntVar(*int, string, int, string)
+}) {
+	fs.StringVar(&f.sums, "sha256sums", "", "sha256sum-format `FILE` with the expected hashes (default: the hashes pinned in the spec)")
+	fs.BoolVar(&f.noVerify, "no-verify", false, "do not check hashes; the report then says UNVERIFIED")
+	fs.IntVar(&f.workers, "workers", 0, "decode-and-classify workers (default GOMAXPROCS)")
+	fs.BoolVar(&f.skipBad, "skip-bad", false, "count and skip bad lines instead of failing (the verdict cannot then be REPRODUCED)")
+	fs.BoolVar(&f.progress, "progress", true, "draw progress bars when stderr is a terminal")
+}
+
+func (f *runFlags) options(env *cmdEnv, data, out string) (runner.Options, error) {
+	opt := runner.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, Log: env.stderr}
+	if f.sums != "" {
+		if f.noVerify {
+			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
+		}
+		m, err := hashverify.ReadSHA256Sums(f.sums)
+		if err != nil {
+			return opt, err
+		}
+		opt.Manifest, opt.ManifestName = m, filepath.Base(f.sums)
+	}
+	if f.workers < 0 {
+		return opt, usageError{"--workers must be positive"}
+	}
+	if f.progress && env.stderrIsTerminal {
+		opt.Progress = env.stderr
+	}
+	return opt, nil
+}
+
+func runRun(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--workers N] [--no-verify] [--skip-bad]")
+	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
+	out := fs.String("out", "", "output `DIR` (created if needed)")
+	var rf runFlags
+	rf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *data == "" || *out == "" || fs.NArg() > 0 {
+		return usageError{"run needs --data PATH and --out DIR, and no other arguments"}
+	}
+	opt, err := rf.options(env, *data, *out)
+	if err != nil {
+		return err
+	}
+	r, err := runner.Run(ctx, opt)
+	if err != nil {
+		return err
+	}
+	if !r.Verified {
+		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")
+	}
+	return nil
+}
