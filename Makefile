@@ -18,7 +18,7 @@ build:
 ## over the concurrent packages.
 test: fmt-check vet staticcheck
 	$(GO) test -count=1 -timeout 20m $(PKGS)
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/...
+	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./runner/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,6 +35,9 @@ lint: fmt-check vet staticcheck
 ## fuzz: each fuzz target for FUZZTIME (go test allows one target per run).
 fuzz:
 	$(GO) test ./classify -run '^$$' -fuzz '^FuzzMatcher$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./classify -run '^$$' -fuzz '^FuzzSurface$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report.
 demo: build
