@@ -52,15 +52,13 @@ func Inspect(ctx context.Context, data string, records, top int, w io.Writer) er
 }
 
 func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Writer) error {
-	r, _, _, err := openStream(f, nil)
+	st, err := openStream(f, nil)
 	if err != nil {
 		return err
 	}
-	if c, ok := r.(io.Closer); ok {
-		defer c.Close()
-	}
+	defer st.close()
 	fmt.Fprintf(w, "== %s (%s, %d bytes)\n", f.Name, f.Location, f.Size)
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(st, 1<<20)
 	var in census.Inspector
 	var line, seen int64
 	var errs []string

@@ -198,10 +198,43 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	return r, nil
 }
 
-// openStream returns the decompressed content of f with its raw bytes
-// hashed on the way, and a function that finishes the hash: it drains what
-// the decompressor left unread so that the hash covers the whole file.
-func openStream(f *source.File, progress io.Writer) (io.Reader, *hashverify.Reader, func() error, error) {
+// stream is a census file opened for reading: its decompressed content,
+// with the raw bytes hashed on the way.
+type stream struct {
+	io.Reader
+	hr   *hashverify.Reader
+	zr   *pgzip.Reader // nil for a file that is not gzipped
+	once sync.Once
+	cerr error
+}
+
+// close stops the decompressor's read-ahead goroutine. Every path defers it:
+// a run that fails or is cancelled mid-file must not leave the goroutine
+// behind. pgzip's Close may run only once.
+func (s *stream) close() error {
+	s.once.Do(func() {
+		if s.zr != nil {
+			s.cerr = s.zr.Close()
+		}
+	})
+	return s.cerr
+}
+
+// finish closes the decompressor and drains what it left unread, so that
+// the hash covers the whole file.
+func (s *stream) finish() error {
+	err := s.close()
+	if _, derr := io.Copy(io.Discard, s.hr); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// openStream opens f for reading; the caller must close the stream.
+func openStream(f *source.File, progress io.Writer) (*stream, error) {
+	if f.Size == 0 {
+		return nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
+	}
 	var raw io.Reader = f
 	if progress != nil {
 		bar := progressbar.NewOptions64(f.Size,
@@ -213,36 +246,30 @@ func openStream(f *source.File, progress io.Writer) (io.Reader, *hashverify.Read
 		)
 		raw = io.TeeReader(raw, bar)
 	}
-	hr := hashverify.NewReader(raw)
-	if f.Size == 0 {
-		return nil, nil, nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
-	}
+	s := &stream{hr: hashverify.NewReader(raw)}
 	if !strings.HasSuffix(f.Name, ".gz") {
-		return hr, hr, func() error { return nil }, nil
+		s.Reader = s.hr
+		return s, nil
 	}
 	// pgzip decompresses on its own goroutine and reads ahead, so the
 	// worker pool never waits on the inflater for long.
-	zr, err := pgzip.NewReaderN(hr, 1<<20, 4)
+	zr, err := pgzip.NewReaderN(s.hr, 1<<20, 4)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%s: not a gzip stream: %w", f.Name, err)
+		return nil, fmt.Errorf("%s: not a gzip stream: %w", f.Name, err)
 	}
-	finish := func() error {
-		err := zr.Close()
-		if _, derr := io.Copy(io.Discard, hr); err == nil {
-			err = derr
-		}
-		return err
-	}
-	return zr, hr, finish, nil
+	s.Reader, s.zr = zr, zr
+	return s, nil
 }
 
 // countRecords hashes a side file and counts its non-blank lines.
 func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
-	r, hr, finish, err := openStream(f, nil)
+	st, err := openStream(f, nil)
 	if err != nil {
 		return err
 	}
-	br := bufio.NewReaderSize(r, 1<<16)
+	defer st.close()
+	hr := st.hr
+	br := bufio.NewReaderSize(st, 1<<16)
 	var line, records, n int64
 	for {
 		if ctx.Err() != nil {
@@ -275,7 +302,7 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 			return streamError(f, hr, line, err)
 		}
 	}
-	if err := finish(); err != nil {
+	if err := st.finish(); err != nil {
 		return streamError(f, hr, line, err)
 	}
 	if records == 0 {
@@ -350,10 +377,12 @@ func (c *chunkRows) put(b []byte) span {
 func (c *chunkRows) get(s span) []byte { return c.arena[s.off:s.end] }
 
 func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input) (*mainResult, error) {
-	r, hr, finish, err := openStream(f, opt.Progress)
+	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
 	}
+	defer st.close()
+	hr := st.hr
 	hasher := aggregate.NewHasher()
 	workers := make([]*worker, opt.Workers)
 	for i := range workers {
@@ -467,7 +496,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 		return nil
 	}
 
-	counted := &countingReader{r: r}
+	counted := &countingReader{r: st}
 	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize}, work, sink)
 	if err != nil {
 		var re *pipeline.ReadError
@@ -476,7 +505,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 		}
 		return nil, err
 	}
-	if err := finish(); err != nil {
+	if err := st.finish(); err != nil {
 		return nil, streamError(f, hr, -1, err)
 	}
 	if err := tables.Close(); err != nil {
