@@ -1,0 +1,345 @@
+// Package bench times the census pipeline beside its limits and its
+// baseline, on the same files in one run: bare decompression (the limit),
+// the whole run pipeline, the Python reference (the baseline), and the
+// classifier alone. Each figure is the median of several runs; the pipeline
+// and the reference run as child processes so that each has its own peak
+// RSS.
+package bench
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/klauspost/pgzip"
+
+	"github.com/atlas-reproduce/atlas-reproduce/census"
+	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
+)
+
+// referencePy is the Python reference, embedded so that the benchmark runs
+// from the binary alone.
+//
+//go:embed reference.py
+var referencePy []byte
+
+// Options configure a benchmark.
+type Options struct {
+	// Data is a census folder; empty means synthesise one per scale.
+	Data string
+	// Tools is the 1× size of a synthesised census.
+	Tools int
+	// Scales multiply Tools (synthesised censuses only).
+	Scales []int
+	// Runs is how many times each timing is taken; the median is reported.
+	Runs int
+	// PythonScales lists the scales at which the Python reference is timed
+	// (it takes about half a minute per run at 1×).
+	PythonScales []int
+	// Binary is the atlas-reproduce executable to run the pipeline with.
+	Binary string
+	// Workers is passed to run (0: its default).
+	Workers int
+	// Work is a scratch folder.
+	Work string
+	// Log receives progress lines.
+	Log io.Writer
+}
+
+// Row is the result at one scale.
+type Row struct {
+	Scale     int
+	Tools     int64
+	JSONBytes int64
+	GzBytes   int64
+	Gunzip    time.Duration
+	Pipeline  time.Duration
+	RunRSS    int64 // bytes
+	Python    time.Duration
+	PythonRSS int64
+	// Classify is the classifier alone, single-threaded, over every
+	// property of the census; Haystack is its input size.
+	Classify   time.Duration
+	Haystack   int64
+	Properties int64
+}
+
+// Run benchmarks each scale and returns the rows.
+func Run(ctx context.Context, opt Options) ([]Row, error) {
+	if opt.Runs <= 0 {
+		opt.Runs = 3
+	}
+	py := filepath.Join(opt.Work, "reference.py")
+	if err := os.WriteFile(py, referencePy, 0o644); err != nil {
+		return nil, err
+	}
+	scales := opt.Scales
+	if opt.Data != "" {
+		scales = []int{1}
+	}
+	var rows []Row
+	for _, scale := range scales {
+		data := opt.Data
+		if data == "" {
+			data = filepath.Join(opt.Work, fmt.Sprintf("census-%dx", scale))
+			so := synth.DefaultOptions()
+			so.Tools, so.Servers = opt.Tools*scale, max(opt.Tools*scale*13089/229539, 1)
+			logf(opt.Log, "synthesising %d tools (%d×) in %s", so.Tools, scale, data)
+			if _, err := synth.Write(ctx, data, so); err != nil {
+				return nil, err
+			}
+		}
+		row, err := benchScale(ctx, opt, data, py, scale)
+		if data != opt.Data {
+			os.RemoveAll(data)
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func logf(w io.Writer, format string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "bench: "+format+"\n", a...)
+	}
+}
+
+func benchScale(ctx context.Context, opt Options, data, py string, scale int) (Row, error) {
+	row := Row{Scale: scale}
+	tools := filepath.Join(data, synth.ServerToolsFile)
+	fi, err := os.Stat(tools)
+	if err != nil {
+		return row, err
+	}
+	row.GzBytes = fi.Size()
+	sums := filepath.Join(data, synth.SumsFile)
+
+	var gunzip, pipeline, python []time.Duration
+	for i := 0; i < opt.Runs; i++ {
+		logf(opt.Log, "%d×: run %d of %d", scale, i+1, opt.Runs)
+		d, n, err := timeGunzip(tools)
+		if err != nil {
+			return row, err
+		}
+		gunzip, row.JSONBytes = append(gunzip, d), n
+
+		args := []string{"run", "--data", data, "--out", filepath.Join(opt.Work, "out"), "--progress=false"}
+		if _, err := os.Stat(sums); err == nil {
+			args = append(args, "--sha256sums", sums)
+		} else {
+			args = append(args, "--no-verify")
+		}
+		if opt.Workers > 0 {
+			args = append(args, "--workers", fmt.Sprint(opt.Workers))
+		}
+		d, rss, err := timeChild(ctx, opt.Binary, args...)
+		if err != nil {
+			return row, fmt.Errorf("pipeline: %w", err)
+		}
+		pipeline, row.RunRSS = append(pipeline, d), max(row.RunRSS, rss)
+
+		if contains(opt.PythonScales, scale) {
+			d, rss, err := timeChild(ctx, "python3", py, "census", tools)
+			if err != nil {
+				return row, fmt.Errorf("python reference: %w", err)
+			}
+			python, row.PythonRSS = append(python, d), max(row.PythonRSS, rss)
+		}
+	}
+	row.Gunzip, row.Pipeline, row.Python = median(gunzip), median(pipeline), median(python)
+
+	props, err := loadProperties(tools)
+	if err != nil {
+		return row, err
+	}
+	row.Tools, row.Properties, row.Haystack = props.tools, int64(len(props.spans)), props.haystack
+	var cl []time.Duration
+	for i := 0; i < opt.Runs; i++ {
+		cl = append(cl, props.classify())
+	}
+	row.Classify = median(cl)
+	return row, nil
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// timeGunzip decompresses a file with the pipeline's reader, discarding the
+// output: the time the pipeline cannot beat.
+func timeGunzip(path string) (time.Duration, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	start := time.Now()
+	zr, err := pgzip.NewReaderN(f, 1<<20, 4)
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := io.Copy(io.Discard, zr)
+	zr.Close()
+	return time.Since(start), n, err
+}
+
+// timeChild runs a command and returns its wall time and peak RSS.
+func timeChild(ctx context.Context, name string, args ...string) (time.Duration, int64, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	d := time.Since(start)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.Bytes())
+	}
+	var rss int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	}
+	return d, rss, nil
+}
+
+// properties are every (name, description) of a census, decoded once into
+// one arena, so that the classifier can be timed without the decoder.
+type properties struct {
+	arena    []byte
+	spans    [][4]int32
+	tools    int64
+	haystack int64
+}
+
+func loadProperties(path string) (*properties, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := pgzip.NewReaderN(f, 1<<20, 4)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	p := &properties{}
+	dec := census.NewDecoder()
+	buf := make([]byte, 0, 1<<20)
+	var rest []byte
+	chunk := make([]byte, 1<<20)
+	for {
+		n, rerr := zr.Read(chunk)
+		rest = append(rest, chunk[:n]...)
+		for {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				break
+			}
+			line := rest[:i]
+			if !census.IsBlank(line) {
+				rec, err := dec.Decode(line)
+				if err != nil {
+					return nil, err
+				}
+				for _, t := range rec.Tools {
+					p.tools++
+					for _, pr := range t.Properties {
+						a := int32(len(p.arena))
+						p.arena = append(p.arena, pr.Name...)
+						b := int32(len(p.arena))
+						p.arena = append(p.arena, pr.Description...)
+						p.spans = append(p.spans, [4]int32{a, b, b, int32(len(p.arena))})
+						p.haystack += int64(len(pr.Name) + 3 + len(pr.Description))
+					}
+				}
+			}
+			rest = rest[i+1:]
+		}
+		rest = append(buf[:0], rest...)
+		if errors.Is(rerr, io.EOF) {
+			return p, nil
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+	}
+}
+
+func (p *properties) classify() time.Duration {
+	runtime.GC()
+	start := time.Now()
+	var sink classify.Set
+	for _, s := range p.spans {
+		sink |= classify.PropertyBytes(p.arena[s[0]:s[1]], p.arena[s[2]:s[3]])
+	}
+	d := time.Since(start)
+	if sink == 0xFFFF {
+		panic("unreachable")
+	}
+	return d
+}
+
+// WriteTable prints the rows as Markdown.
+func WriteTable(w io.Writer, rows []Row) {
+	mbps := func(n int64, d time.Duration) string {
+		if d == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.0f", float64(n)/1e6/d.Seconds())
+	}
+	secs := func(d time.Duration) string {
+		if d == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", d.Seconds())
+	}
+	ratio := func(a, b time.Duration) string {
+		if a == 0 || b == 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f", a.Seconds()/b.Seconds())
+	}
+	fmt.Fprintln(w, "| scale | tools | JSON MB | gunzip s (limit) | pipeline s | pipeline/limit | tools/s | MB/s | peak RSS MB | Python s | Python/pipeline | Python RSS MB | classifier MB/s (1 core) | properties/s |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		rss := func(b int64) string {
+			if b == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.0f", float64(b)/1e6)
+		}
+		fmt.Fprintf(w, "| %d× | %d | %.1f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f |\n",
+			r.Scale, r.Tools, float64(r.JSONBytes)/1e6, secs(r.Gunzip), secs(r.Pipeline), ratio(r.Pipeline, r.Gunzip),
+			float64(r.Tools)/r.Pipeline.Seconds(), mbps(r.JSONBytes, r.Pipeline), rss(r.RunRSS),
+			secs(r.Python), ratio(r.Python, r.Pipeline), rss(r.PythonRSS),
+			mbps(r.Haystack, r.Classify), float64(r.Properties)/r.Classify.Seconds())
+	}
+}

@@ -1,0 +1,55 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunSmallScales runs the whole benchmark at two tiny scales, Python
+// included at the first, and checks that every figure was measured. It
+// asserts nothing about speed: timings belong to `make bench`.
+func TestRunSmallScales(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatalf("the benchmark times the Python reference: %v", err)
+	}
+	work := t.TempDir()
+	bin := filepath.Join(work, "atlas-reproduce")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/atlas-reproduce").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	rows, err := Run(context.Background(), Options{Tools: 1500, Scales: []int{1, 2}, PythonScales: []int{1}, Runs: 1, Binary: bin, Work: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, r := range rows {
+		if r.Tools != int64(1500*(i+1)) || r.JSONBytes == 0 || r.Gunzip <= 0 || r.Pipeline <= 0 || r.RunRSS <= 0 || r.Classify <= 0 || r.Properties == 0 {
+			t.Errorf("row %d not measured: %+v", i, r)
+		}
+	}
+	if rows[0].Python <= 0 || rows[0].PythonRSS <= 0 || rows[1].Python != 0 {
+		t.Errorf("Python timed at the wrong scales: %v, %v", rows[0].Python, rows[1].Python)
+	}
+	var b bytes.Buffer
+	WriteTable(&b, rows)
+	if n := strings.Count(b.String(), "\n"); n != 4 || !strings.Contains(b.String(), "| 2× | 3000 |") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	if _, err := os.Stat(filepath.Join(work, "census-1x")); !os.IsNotExist(err) {
+		t.Errorf("synthesised census left behind: %v", err)
+	}
+}
+
+func TestReferenceEmbedded(t *testing.T) {
+	onDisk, err := os.ReadFile("reference.py")
+	if err != nil || !bytes.Equal(onDisk, referencePy) || !bytes.Contains(referencePy, []byte("PARAM_CLASSES")) {
+		t.Fatal("the embedded reference is not bench/reference.py")
+	}
+}

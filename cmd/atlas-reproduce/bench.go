@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/bench"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "time decompression, the pipeline, the Python reference and the classifier on one census",
+		run:     runBench,
+	})
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func runBench(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "bench", "bench [--data PATH | --tools N --scales 1,4,10] [--runs N] [--python-scales 1]")
+	data := fs.String("data", "", "census folder to time (default: synthesise one per scale)")
+	tools := fs.Int("tools", 229539, "tools in the 1× synthetic census")
+	scales := fs.String("scales", "1,4,10", "comma-separated multiples of --tools to time")
+	pyScales := fs.String("python-scales", "1", "scales at which to time the Python reference (empty: none)")
+	runs := fs.Int("runs", 3, "runs per timing; the median is reported")
+	workers := fs.Int("workers", 0, "workers for the pipeline (default GOMAXPROCS)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	sc, err := parseInts(*scales)
+	if err != nil {
+		return usageError{"--scales: " + err.Error()}
+	}
+	ps, err := parseInts(*pyScales)
+	if err != nil {
+		return usageError{"--python-scales: " + err.Error()}
+	}
+	if fs.NArg() > 0 || *runs <= 0 || *tools <= 0 || len(sc) == 0 {
+		return usageError{"bench takes positive --runs, --tools and --scales, and no arguments"}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "atlas-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	rows, err := bench.Run(ctx, bench.Options{
+		Data: *data, Tools: *tools, Scales: sc, PythonScales: ps, Runs: *runs,
+		Binary: self, Workers: *workers, Work: work, Log: env.stderr,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "%d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *runs)
+	bench.WriteTable(env.stdout, rows)
+	return nil
+}

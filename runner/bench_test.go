@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
+)
+
+// BenchmarkRun times the whole run (verify, gunzip, decode, classify,
+// aggregate, Parquet, reports) on a synthetic census; bytes are the
+// uncompressed JSON of server_tools.jsonl.gz.
+func BenchmarkRun(b *testing.B) {
+	data := b.TempDir()
+	opt := synth.DefaultOptions()
+	opt.Tools, opt.Servers = 50000, 2851
+	if _, err := synth.Write(context.Background(), data, opt); err != nil {
+		b.Fatal(err)
+	}
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(data, synth.SumsFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := b.TempDir()
+	var tools int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := Run(context.Background(), Options{Data: data, Out: out, Manifest: m, ManifestName: "SHA256SUMS"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		tools = r.Tools
+	}
+	b.StopTimer()
+	if tools != 50000 {
+		b.Fatalf("%d tools", tools)
+	}
+	b.SetBytes(gunzippedSize(b, filepath.Join(data, hashverify.ToolsFile)))
+	b.ReportMetric(float64(50000*b.N)/b.Elapsed().Seconds(), "tools/s")
+}
+
+func gunzippedSize(b *testing.B, path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := io.Copy(io.Discard, zr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
