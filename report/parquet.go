@@ -136,6 +136,24 @@ func PropertiesSchema() *arrow.Schema {
 	}, nil)
 }
 
+// classIDs and bucketIDs hold the sorted label ids of every set of classes
+// and of buckets, computed once: the properties table needs them per row.
+var classIDs, bucketIDs = func() (c [32][]string, b [4][]string) {
+	for s := range c {
+		c[s] = classify.Set(s).IDs(classify.Classes)
+	}
+	for s := range b {
+		b[s] = (classify.Set(s) << bucketShift).IDs(classify.Buckets)
+	}
+	return
+}()
+
+// bucketShift moves the bucket bits to the bottom; the array index below
+// fails to compile if the buckets ever stop being bits 5 and 6.
+const bucketShift = 5
+
+var _ = [1]struct{}{}[classify.RawContentBlob>>bucketShift-1+classify.AccountIdentity>>bucketShift-2]
+
 // TablesWriter streams tools.parquet and properties.parquet.
 type TablesWriter struct {
 	tools, props *parquetFile
@@ -204,11 +222,11 @@ func (w *TablesWriter) AddProperty(r *PropertyRow) error {
 	appendString(b.Field(1).(*array.StringBuilder), r.Name)
 	b.Field(2).(*array.StringBuilder).Append(r.Where)
 	b.Field(3).(*array.BooleanBuilder).Append(r.Required)
-	for i, mask := range []classify.Set{classify.Classes, classify.Buckets} {
+	for i, ids := range [2][]string{classIDs[r.Labels&classify.Classes], bucketIDs[r.Labels&classify.Buckets>>bucketShift]} {
 		lb := b.Field(4 + i).(*array.ListBuilder)
 		lb.Append(true)
 		vb := lb.ValueBuilder().(*array.StringBuilder)
-		for _, id := range r.Labels.IDs(mask) {
+		for _, id := range ids {
 			vb.Append(id)
 		}
 	}
