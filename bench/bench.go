@@ -19,7 +19,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/klauspost/pgzip"
@@ -147,14 +146,14 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale int) (R
 		if opt.Workers > 0 {
 			args = append(args, "--workers", fmt.Sprint(opt.Workers))
 		}
-		d, rss, err := timeChild(ctx, opt.Binary, args...)
+		d, rss, err := timeChild(ctx, opt.Work, opt.Binary, args...)
 		if err != nil {
 			return row, fmt.Errorf("pipeline: %w", err)
 		}
 		pipeline, row.RunRSS = append(pipeline, d), max(row.RunRSS, rss)
 
 		if contains(opt.PythonScales, scale) {
-			d, rss, err := timeChild(ctx, "python3", py, "census", tools)
+			d, rss, err := timeChild(ctx, opt.Work, "python3", "-c", pyPeakRSS, py, "census", tools)
 			if err != nil {
 				return row, fmt.Errorf("python reference: %w", err)
 			}
@@ -212,9 +211,61 @@ func timeGunzip(path string) (time.Duration, int64, error) {
 	return time.Since(start), n, err
 }
 
-// timeChild runs a command and returns its wall time and peak RSS.
-func timeChild(ctx context.Context, name string, args ...string) (time.Duration, int64, error) {
+// PeakRSSEnv names the environment variable through which a child run is
+// asked to write its peak RSS, in bytes, to a file as it exits.
+const PeakRSSEnv = "ATLAS_REPRODUCE_PEAK_RSS_FILE"
+
+// PeakRSS returns this process's peak resident set (VmHWM) in bytes.
+//
+// Not getrusage: Go starts children with clone(CLONE_VM|CLONE_VFORK), and
+// Linux carries the parent's address-space high-water mark into the child's
+// ru_maxrss across exec, so a child's rusage reports at least the peak of
+// the benchmark process itself. VmHWM belongs to the new address space only.
+func PeakRSS() (int64, error) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb); err != nil {
+				return 0, fmt.Errorf("VmHWM %q: %w", v, err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
+}
+
+// WritePeakRSS writes PeakRSS to path, for the harness to read.
+func WritePeakRSS(path string) {
+	if n, err := PeakRSS(); err == nil {
+		os.WriteFile(path, []byte(fmt.Sprint(n)), 0o644)
+	}
+}
+
+// pyPeakRSS runs a Python script as __main__ and writes its VmHWM to the
+// file named by PeakRSSEnv, like the Go binary does.
+const pyPeakRSS = `import os, runpy, sys
+path = sys.argv[1]
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(path, run_name="__main__")
+finally:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            with open(os.environ["` + PeakRSSEnv + `"], "w") as f:
+                f.write(str(int(line.split()[1]) * 1024))
+`
+
+// timeChild runs a command and returns its wall time and the peak RSS it
+// reported through PeakRSSEnv.
+func timeChild(ctx context.Context, work, name string, args ...string) (time.Duration, int64, error) {
+	rssFile := filepath.Join(work, "peak-rss")
+	os.Remove(rssFile)
 	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), PeakRSSEnv+"="+rssFile)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()
@@ -223,9 +274,13 @@ func timeChild(ctx context.Context, name string, args ...string) (time.Duration,
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.Bytes())
 	}
+	b, err := os.ReadFile(rssFile)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s did not report its peak RSS: %w", name, err)
+	}
 	var rss int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // kilobytes on Linux
+	if _, err := fmt.Sscan(string(b), &rss); err != nil {
+		return 0, 0, fmt.Errorf("%s peak RSS %q: %w", name, b, err)
 	}
 	return d, rss, nil
 }

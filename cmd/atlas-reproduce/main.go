@@ -96,6 +96,7 @@ func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals b
 		}()
 	}
 	err := c.run(ctx, env, args[1:])
+	writePeakRSS()
 	if err == nil {
 		return exitOK
 	}
