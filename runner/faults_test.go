@@ -200,3 +200,26 @@ func TestCancelMidRun(t *testing.T) {
 	}
 	assertNoOutputs(t, out)
 }
+
+// TestHugeLineAndName: a 64 MiB line (one tool whose description is nearly
+// all of it) and a 1 MiB property name pass through the whole run and are
+// classified.
+func TestHugeLineAndName(t *testing.T) {
+	var in bytes.Buffer
+	in.WriteString(goodLine)
+	in.WriteString(`{"server_id": "big", "tools": [{"name": "huge", "inputSchema": {"properties": {"webhook": {"description": "`)
+	in.WriteString(strings.Repeat("word ", 64<<20/5))
+	in.WriteString("amount in USD\"}, \"")
+	in.WriteString(strings.Repeat("n", 1<<20))
+	in.WriteString("_token\": {}}}}]}\n")
+	in.WriteString(goodLine)
+	data, m := writeCensus(t, gz(t, in.Bytes()), []byte("{}\n"))
+	r, err := Run(context.Background(), Options{Data: data, Out: t.TempDir(), Manifest: m, ManifestName: "m", Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, money := r.Classes["gg:url-endpoint"], r.Classes["gg:money-amount"]
+	if r.Tools != 3 || url.Tools != 3 || money.Tools != 1 || r.Classes["gg:credential-value"].Tools != 0 || r.Properties != 4 {
+		t.Fatalf("tools %d, url %d, money %d, credential %d, properties %d", r.Tools, url.Tools, money.Tools, r.Classes["gg:credential-value"].Tools, r.Properties)
+	}
+}
