@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,42 +63,24 @@ func (l *Labeller) Record(doc []byte, emit func(*report.ToolLabels) error) error
 // input order. Blank lines are skipped as the reference skips them. A bad
 // line stops it with a LineError, after every tool before it was emitted.
 func (l *Labeller) ClassifyStream(r io.Reader, file string, emit func(report.Origin, *report.ToolLabels) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var line int64
-	var long []byte
+	lr := newLineReader(r)
 	for {
-		text, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer is gathered in full.
-			long = append(long[:0], text...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				text, err = br.ReadSlice('\n')
-				long = append(long, text...)
-			}
-			text = long
-		}
-		if len(text) > 0 {
-			line++
-			text = bytes.TrimSuffix(text, []byte{'\n'})
-			if !census.IsBlank(text) {
-				o := report.Origin{File: file, Line: line}
-				if rerr := l.Record(text, func(t *report.ToolLabels) error { return emit(o, t) }); rerr != nil {
-					var le *LineError
-					if errors.As(rerr, &le) {
-						return rerr
-					}
-					if isDecodeError(rerr) {
-						return &LineError{File: file, Line: line, Err: rerr}
-					}
-					return rerr
-				}
-			}
-		}
+		text, err := lr.next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", file, line+1, err)
+			return fmt.Errorf("%s: line %d: %w", file, lr.n+1, err)
+		}
+		if census.IsBlank(text) {
+			continue
+		}
+		o := report.Origin{File: file, Line: lr.n}
+		if err := l.Record(text, func(t *report.ToolLabels) error { return emit(o, t) }); err != nil {
+			if isDecodeError(err) {
+				return &LineError{File: file, Line: lr.n, Err: err}
+			}
+			return err
 		}
 	}
 }

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,39 +56,26 @@ func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Wri
 	}
 	defer st.close()
 	fmt.Fprintf(w, "== %s (%s, %d bytes)\n", f.Name, f.Location, f.Size)
-	br := bufio.NewReaderSize(st, 1<<20)
+	lr := newLineReader(st)
 	var in census.Inspector
-	var line, seen int64
+	var seen int64
 	var errs []string
-	var long []byte
 	for seen < int64(records) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		text, rerr := br.ReadSlice('\n')
-		if errors.Is(rerr, bufio.ErrBufferFull) {
-			long = append(long[:0], text...)
-			for errors.Is(rerr, bufio.ErrBufferFull) {
-				text, rerr = br.ReadSlice('\n')
-				long = append(long, text...)
-			}
-			text = long
-		}
-		if len(text) > 0 {
-			line++
-			text = bytes.TrimSuffix(text, []byte{'\n'})
-			if !census.IsBlank(text) {
-				seen++
-			}
-			if err := in.Add(text); err != nil && len(errs) < maxInspectErrors {
-				errs = append(errs, fmt.Sprintf("line %d: %v", line, err))
-			}
-		}
-		if rerr == io.EOF {
+		text, err := lr.next()
+		if err == io.EOF {
 			break
 		}
-		if rerr != nil {
-			return fmt.Errorf("%s: %v (at line %d)", f.Location, rerr, line+1)
+		if err != nil {
+			return fmt.Errorf("%s: %v (at line %d)", f.Location, err, lr.n+1)
+		}
+		if !census.IsBlank(text) {
+			seen++
+		}
+		if err := in.Add(text); err != nil && len(errs) < maxInspectErrors {
+			errs = append(errs, fmt.Sprintf("line %d: %v", lr.n, err))
 		}
 	}
 	fmt.Fprintf(w, "first %d records:\n", seen)

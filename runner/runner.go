@@ -269,44 +269,28 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 	}
 	defer st.close()
 	hr := st.hr
-	br := bufio.NewReaderSize(st, 1<<16)
-	var line, records, n int64
+	lr := newLineReader(st)
+	var records int64
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		text, err := br.ReadSlice('\n')
-		for errors.Is(err, bufio.ErrBufferFull) {
-			// A long line: only its blankness matters here.
-			blank := census.IsBlank(text)
-			var more []byte
-			more, err = br.ReadSlice('\n')
-			n += int64(len(text))
-			if !blank || !census.IsBlank(more) {
-				text = []byte{'x'}
-			} else {
-				text = more
-			}
-		}
-		if len(text) > 0 {
-			line++
-			n += int64(len(text))
-			if !census.IsBlank(text) {
-				records++
-			}
-		}
+		text, err := lr.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return streamError(f, hr, line, err)
+			return streamError(f, hr, lr.n, err)
+		}
+		if !census.IsBlank(text) {
+			records++
 		}
 	}
 	if err := st.finish(); err != nil {
-		return streamError(f, hr, line, err)
+		return streamError(f, hr, lr.n, err)
 	}
 	if records == 0 {
-		return fmt.Errorf("%s: no records (%d bytes of content)", f.Name, n)
+		return fmt.Errorf("%s: no records (%d lines)", f.Name, lr.n)
 	}
 	in.Bytes, in.SHA256, in.Records = hr.N(), hr.Sum(), records
 	return nil
