@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/ctxio"
 )
 
 // file brings path to the verified content of f, resuming path.part.
@@ -71,7 +73,7 @@ func (c *client) complete(ctx context.Context, f File, path string) (bool, error
 	}
 	defer fh.Close()
 	h := md5.New()
-	if _, err := io.Copy(h, ctxReader{ctx, fh}); err != nil {
+	if _, err := io.Copy(h, ctxio.Reader(ctx, fh)); err != nil {
 		return false, err
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != f.MD5 {
@@ -111,7 +113,7 @@ func openPart(ctx context.Context, path string, f File) (*part, error) {
 		err = p.reset()
 	} else {
 		var n int64
-		n, err = io.Copy(p.md5, ctxReader{ctx, io.LimitReader(fh, st.Size())})
+		n, err = io.Copy(p.md5, ctxio.Reader(ctx, io.LimitReader(fh, st.Size())))
 		p.have, p.high = n, n
 	}
 	if err != nil {
@@ -310,17 +312,4 @@ func parseContentRange(v string) (from, total int64, err error) {
 		return 0, 0, bad
 	}
 	return from, total, nil
-}
-
-// ctxReader stops a long local read when the run is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

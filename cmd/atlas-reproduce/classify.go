@@ -4,9 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 
+	"github.com/atlas-reproduce/atlas-reproduce/ctxio"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
@@ -58,7 +58,7 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 			err = l.ClassifyDocument(doc, *schema, emit)
 		}
 	} else {
-		err = l.ClassifyStream(ctxReader{ctx, env.stdin}, "stdin", emit)
+		err = l.ClassifyStream(ctxio.Reader(ctx, env.stdin), "stdin", emit)
 	}
 	// The tools before a bad line are written before the error is reported.
 	if sarif != nil && err == nil {
@@ -68,17 +68,4 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 		err = ferr
 	}
 	return err
-}
-
-// ctxReader stops a read loop once the context is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
