@@ -27,7 +27,7 @@ type PropertyLabels struct {
 
 // Origin says where a tool was read, for SARIF locations and messages.
 type Origin struct {
-	// File is the input's name, or "-" for standard input.
+	// File is the input's name, or "stdin" for standard input.
 	File string
 	// Line is the 1-based line of the record holding the tool.
 	Line int64

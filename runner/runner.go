@@ -378,27 +378,27 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 		return nil, err
 	}
 	rowsPool := sync.Pool{New: func() any { return new(chunkRows) }}
-	var ordinal, records, jsonBytes int64
+	var ordinal int64
 
 	work := func(ctx context.Context, w int, c *pipeline.Chunk) (*chunkRows, error) {
-		st := workers[w]
+		ws := workers[w]
 		rows := rowsPool.Get().(*chunkRows)
 		err := c.Lines(func(line int64, text []byte) error {
 			if census.IsBlank(text) {
 				return nil
 			}
-			rec, err := st.dec.Decode(text)
+			rec, err := ws.dec.Decode(text)
 			if err != nil {
 				if opt.SkipBad {
-					st.skipN++
-					if len(st.skipped) < maxSkippedExamples {
-						st.skipped = append(st.skipped, report.SkippedLine{File: f.Name, Line: line, Error: err.Error()})
+					ws.skipN++
+					if len(ws.skipped) < maxSkippedExamples {
+						ws.skipped = append(ws.skipped, report.SkippedLine{File: f.Name, Line: line, Error: err.Error()})
 					}
 					return nil
 				}
 				return &LineError{File: f.Name, Line: line, Err: err}
 			}
-			st.counters.Shapes[rec.Shape.String()]++
+			ws.counters.Shapes[rec.Shape.String()]++
 			var key aggregate.ServerKey
 			if rec.HasServerID {
 				key = hasher.Key(rec.ServerID)
@@ -418,11 +418,11 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 					rows.props = append(rows.props, propRow{name: rows.put(p.Name), defKey: rows.put(p.DefKey), where: p.Where, required: p.Required, labels: l})
 				}
 				// Server ids are counted by the sink, in one set.
-				st.counters.AddTool(tr.labels, tr.required&classify.Classes, len(t.Properties), nil)
+				ws.counters.AddTool(tr.labels, tr.required&classify.Classes, len(t.Properties), nil)
 				surface := classify.Surface(t.Name, t.Description)
 				for fi := range classify.SurfaceFigures {
 					if fig := &classify.SurfaceFigures[fi]; fig.Counts(surface, tr.labels) {
-						st.counters.AddSurface(fig.ID, nil)
+						ws.counters.AddSurface(fig.ID, nil)
 						tr.surface |= 1 << fi
 					}
 				}
@@ -500,8 +500,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			return nil, fmt.Errorf("writing Parquet: %w", err)
 		}
 	}
-	jsonBytes = counted.n
-	res := &mainResult{counters: servers, jsonBytes: jsonBytes}
+	res := &mainResult{counters: servers, jsonBytes: counted.n}
 	for _, w := range workers {
 		res.counters.Merge(w.counters)
 		res.skipped.Count += w.skipN
@@ -511,6 +510,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	if len(res.skipped.First) > maxSkippedExamples {
 		res.skipped.First = res.skipped.First[:maxSkippedExamples]
 	}
+	var records int64
 	for _, n := range res.counters.Shapes {
 		records += n
 	}
