@@ -42,27 +42,27 @@ type Counters struct {
 	Required [labelBits]int64
 	// Shapes counts records by shape name.
 	Shapes map[string]int64
-	// Servers holds the distinct server ids of tools.
-	Servers map[ServerKey]struct{}
-	// Surface counts tools per tool-surface figure, by figure id, and
-	// SurfaceServers the distinct servers of those tools.
-	Surface        map[string]int64
-	SurfaceServers map[string]map[ServerKey]struct{}
+	// Servers holds the distinct server ids of tools, each with flags: bit i
+	// is set when a tool counted under server-counting figure i is on that
+	// server. One map serves every distinct-server count, so each id is held
+	// once however many figures count servers.
+	Servers map[ServerKey]uint8
+	// Surface counts tools per tool-surface figure, by figure id.
+	Surface map[string]int64
 }
 
 // New returns empty Counters.
 func New() *Counters {
 	return &Counters{
-		Shapes:         map[string]int64{},
-		Servers:        map[ServerKey]struct{}{},
-		Surface:        map[string]int64{},
-		SurfaceServers: map[string]map[ServerKey]struct{}{},
+		Shapes:  map[string]int64{},
+		Servers: map[ServerKey]uint8{},
+		Surface: map[string]int64{},
 	}
 }
 
 // AddTool counts one tool: labels is the union of its properties' labels,
 // required the union over its required properties. server is nil for a tool
-// without a server id, or when the caller keeps the server sets elsewhere
+// without a server id, or when the caller keeps the server ids elsewhere
 // (see AddServer).
 func (c *Counters) AddTool(labels, required classify.Set, properties int, server *ServerKey) {
 	c.Tools++
@@ -77,32 +77,29 @@ func (c *Counters) AddTool(labels, required classify.Set, properties int, server
 		}
 	}
 	if server != nil {
-		c.Servers[*server] = struct{}{}
+		c.Servers[*server] |= 0
 	}
 }
 
-// AddServer records a server id without counting a tool. A pipeline adds
-// servers in its one sink goroutine rather than in every worker, so that a
-// run holds one set of server ids instead of one per worker.
-func (c *Counters) AddServer(server ServerKey) { c.Servers[server] = struct{}{} }
-
-// AddSurfaceServer records a server under a tool-surface figure without
-// counting a tool; see AddServer.
-func (c *Counters) AddSurfaceServer(id string, server ServerKey) {
-	set := c.SurfaceServers[id]
-	if set == nil {
-		set = map[ServerKey]struct{}{}
-		c.SurfaceServers[id] = set
-	}
-	set[server] = struct{}{}
-}
+// AddServer records a server id with figure flags, without counting a tool.
+// A pipeline adds servers in its one sink goroutine rather than in every
+// worker, so that a run holds one set of server ids instead of one per
+// worker.
+func (c *Counters) AddServer(server ServerKey, flags uint8) { c.Servers[server] |= flags }
 
 // AddSurface counts one tool under a tool-surface figure.
-func (c *Counters) AddSurface(id string, server *ServerKey) {
-	c.Surface[id]++
-	if server != nil {
-		c.AddSurfaceServer(id, *server)
+func (c *Counters) AddSurface(id string) { c.Surface[id]++ }
+
+// ServersWith returns the number of distinct servers with every bit of
+// flags set.
+func (c *Counters) ServersWith(flags uint8) int64 {
+	var n int64
+	for _, f := range c.Servers {
+		if f&flags == flags {
+			n++
+		}
 	}
+	return n
 }
 
 // Merge adds o into c.
@@ -116,21 +113,11 @@ func (c *Counters) Merge(o *Counters) {
 	for k, v := range o.Shapes {
 		c.Shapes[k] += v
 	}
-	for k := range o.Servers {
-		c.Servers[k] = struct{}{}
+	for k, f := range o.Servers {
+		c.Servers[k] |= f
 	}
 	for k, v := range o.Surface {
 		c.Surface[k] += v
-	}
-	for id, set := range o.SurfaceServers {
-		dst := c.SurfaceServers[id]
-		if dst == nil {
-			dst = map[ServerKey]struct{}{}
-			c.SurfaceServers[id] = dst
-		}
-		for k := range set {
-			dst[k] = struct{}{}
-		}
 	}
 }
 

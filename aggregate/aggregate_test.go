@@ -28,7 +28,8 @@ func TestMergeEqualsSerial(t *testing.T) {
 		k := h.Key([]byte(t.server))
 		c.AddTool(t.labels, t.required, t.props, &k)
 		if t.labels&classify.URLEndpoint != 0 {
-			c.AddSurface("x", &k)
+			c.AddSurface("x")
+			c.AddServer(k, 1)
 		}
 	}
 	serial := New()
@@ -55,9 +56,12 @@ func TestMergeEqualsSerial(t *testing.T) {
 		}
 		if merged.Tools != serial.Tools || merged.Properties != serial.Properties || merged.Labels != serial.Labels ||
 			merged.Required != serial.Required || len(merged.Servers) != len(serial.Servers) ||
-			merged.Surface["x"] != serial.Surface["x"] || len(merged.SurfaceServers["x"]) != len(serial.SurfaceServers["x"]) {
+			merged.Surface["x"] != serial.Surface["x"] || merged.ServersWith(1) != serial.ServersWith(1) {
 			t.Fatalf("workers=%d: merged counts differ from serial", workers)
 		}
+	}
+	if n := serial.ServersWith(1); n == 0 || n >= int64(len(serial.Servers)) {
+		t.Fatalf("ServersWith(1) = %d of %d servers: the flag is not exercised both ways", n, len(serial.Servers))
 	}
 	if len(serial.Servers) < 2900 || serial.Tools != 50000 {
 		t.Fatalf("serial: %d servers, %d tools", len(serial.Servers), serial.Tools)

@@ -422,7 +422,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 				surface := classify.Surface(t.Name, t.Description)
 				for fi := range classify.SurfaceFigures {
 					if fig := &classify.SurfaceFigures[fi]; fig.Counts(surface, tr.labels) {
-						ws.counters.AddSurface(fig.ID, nil)
+						ws.counters.AddSurface(fig.ID)
 						tr.surface |= 1 << fi
 					}
 				}
@@ -440,23 +440,28 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	// for the run instead of one per worker.
 	servers := aggregate.New()
 	var lastKey aggregate.ServerKey
+	var lastFlags uint8
 	haveLast := false
 	sink := func(rows *chunkRows) error {
 		pi := 0
 		for ti := range rows.tools {
 			t := &rows.tools[ti]
 			if t.hasServer {
-				// Tools of one server come together in most files: skip
-				// the set for a repeat of the previous id.
-				if !haveLast || t.key != lastKey {
-					servers.AddServer(t.key)
-					lastKey, haveLast = t.key, true
-				}
+				var flags uint8
 				for fi := range classify.SurfaceFigures {
-					if fig := &classify.SurfaceFigures[fi]; fig.CountServers && t.surface&(1<<fi) != 0 {
-						servers.AddSurfaceServer(fig.ID, t.key)
+					if classify.SurfaceFigures[fi].CountServers && t.surface&(1<<fi) != 0 {
+						flags |= 1 << fi
 					}
 				}
+				// Tools of one server come together in most files: skip
+				// the map for a repeat of the previous id and its flags.
+				if !haveLast || t.key != lastKey {
+					lastKey, lastFlags, haveLast = t.key, 0, true
+					servers.AddServer(t.key, flags)
+				} else if flags&^lastFlags != 0 {
+					servers.AddServer(t.key, flags)
+				}
+				lastFlags |= flags
 			}
 			if err := tables.AddTool(&report.ToolRow{
 				ServerID: rows.get(t.server), HasServerID: t.hasServer, Name: rows.get(t.name), HasName: t.hasName,
@@ -585,7 +590,7 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 			DeltaTools: tools - pub, NonNormative: true,
 		}
 	}
-	for _, fig := range classify.SurfaceFigures {
+	for fi, fig := range classify.SurfaceFigures {
 		pub := report.Published.Surface[fig.ID]
 		sf := report.Surface{
 			ID: fig.ID, Title: fig.Title, Rule: fig.Rule,
@@ -594,7 +599,7 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 			NonNormative: true,
 		}
 		if fig.CountServers {
-			sf.Servers = int64(len(c.SurfaceServers[fig.ID]))
+			sf.Servers = c.ServersWith(1 << fi)
 		}
 		r.Surface = append(r.Surface, sf)
 	}
