@@ -154,9 +154,24 @@ const bucketShift = 5
 
 var _ = [1]struct{}{}[classify.RawContentBlob>>bucketShift-1+classify.AccountIdentity>>bucketShift-2]
 
-// TablesWriter streams tools.parquet and properties.parquet.
+// TablesWriter streams tools.parquet and properties.parquet. It holds the
+// column builders typed, once: a row is appended in the single sink
+// goroutine, where a type assertion per column per row was measurable.
 type TablesWriter struct {
 	tools, props *parquetFile
+
+	toolServer, toolName  *array.StringBuilder
+	toolOrdinal, toolLine *array.Int64Builder
+	toolProps             *array.Int32Builder
+	// toolBools are the class, class-required and bucket columns in
+	// schema order.
+	toolBools []*array.BooleanBuilder
+
+	propOrdinal                *array.Int64Builder
+	propName, propWhere        *array.StringBuilder
+	propRequired               *array.BooleanBuilder
+	propClasses, propBuckets   *array.ListBuilder
+	propClassIDs, propBucketID *array.StringBuilder
 }
 
 // NewTablesWriter starts both files.
@@ -169,7 +184,21 @@ func NewTablesWriter(tools, properties io.Writer) (*TablesWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("properties.parquet: %w", err)
 	}
-	return &TablesWriter{tools: t, props: p}, nil
+	w := &TablesWriter{tools: t, props: p}
+	tb, pb := t.b, p.b
+	w.toolServer, w.toolName = tb.Field(0).(*array.StringBuilder), tb.Field(1).(*array.StringBuilder)
+	w.toolOrdinal, w.toolLine = tb.Field(2).(*array.Int64Builder), tb.Field(3).(*array.Int64Builder)
+	w.toolProps = tb.Field(4).(*array.Int32Builder)
+	for i := 5; i < len(tb.Fields()); i++ {
+		w.toolBools = append(w.toolBools, tb.Field(i).(*array.BooleanBuilder))
+	}
+	w.propOrdinal = pb.Field(0).(*array.Int64Builder)
+	w.propName, w.propWhere = pb.Field(1).(*array.StringBuilder), pb.Field(2).(*array.StringBuilder)
+	w.propRequired = pb.Field(3).(*array.BooleanBuilder)
+	w.propClasses, w.propBuckets = pb.Field(4).(*array.ListBuilder), pb.Field(5).(*array.ListBuilder)
+	w.propClassIDs = w.propClasses.ValueBuilder().(*array.StringBuilder)
+	w.propBucketID = w.propBuckets.ValueBuilder().(*array.StringBuilder)
+	return w, nil
 }
 
 // appendString appends b as a string value; Parquet strings must be UTF-8,
@@ -185,31 +214,29 @@ func appendString(sb *array.StringBuilder, b []byte) {
 
 // AddTool appends one tools.parquet row.
 func (w *TablesWriter) AddTool(r *ToolRow) error {
-	b := w.tools.b
-	col := 0
-	str := func(v []byte, ok bool) {
-		sb := b.Field(col).(*array.StringBuilder)
-		if ok {
-			appendString(sb, v)
+	for _, c := range [2]struct {
+		b  *array.StringBuilder
+		v  []byte
+		ok bool
+	}{{w.toolServer, r.ServerID, r.HasServerID}, {w.toolName, r.Name, r.HasName}} {
+		if c.ok {
+			appendString(c.b, c.v)
 		} else {
-			sb.AppendNull()
+			c.b.AppendNull()
 		}
-		col++
 	}
-	str(r.ServerID, r.HasServerID)
-	str(r.Name, r.HasName)
-	b.Field(col).(*array.Int64Builder).Append(r.Ordinal)
-	b.Field(col + 1).(*array.Int64Builder).Append(r.Line)
-	b.Field(col + 2).(*array.Int32Builder).Append(r.Properties)
-	col += 3
-	for _, set := range []classify.Set{r.Labels, r.Required} {
+	w.toolOrdinal.Append(r.Ordinal)
+	w.toolLine.Append(r.Line)
+	w.toolProps.Append(r.Properties)
+	col := 0
+	for _, set := range [2]classify.Set{r.Labels, r.Required} {
 		for _, bit := range classBits {
-			b.Field(col).(*array.BooleanBuilder).Append(set&bit != 0)
+			w.toolBools[col].Append(set&bit != 0)
 			col++
 		}
 	}
-	for _, bit := range []classify.Set{classify.RawContentBlob, classify.AccountIdentity} {
-		b.Field(col).(*array.BooleanBuilder).Append(r.Labels&bit != 0)
+	for _, bit := range [2]classify.Set{classify.RawContentBlob, classify.AccountIdentity} {
+		w.toolBools[col].Append(r.Labels&bit != 0)
 		col++
 	}
 	return w.tools.rowAdded()
@@ -217,18 +244,17 @@ func (w *TablesWriter) AddTool(r *ToolRow) error {
 
 // AddProperty appends one properties.parquet row.
 func (w *TablesWriter) AddProperty(r *PropertyRow) error {
-	b := w.props.b
-	b.Field(0).(*array.Int64Builder).Append(r.ToolOrdinal)
-	appendString(b.Field(1).(*array.StringBuilder), r.Name)
-	b.Field(2).(*array.StringBuilder).Append(r.Where)
-	b.Field(3).(*array.BooleanBuilder).Append(r.Required)
-	for i, ids := range [2][]string{classIDs[r.Labels&classify.Classes], bucketIDs[r.Labels&classify.Buckets>>bucketShift]} {
-		lb := b.Field(4 + i).(*array.ListBuilder)
-		lb.Append(true)
-		vb := lb.ValueBuilder().(*array.StringBuilder)
-		for _, id := range ids {
-			vb.Append(id)
-		}
+	w.propOrdinal.Append(r.ToolOrdinal)
+	appendString(w.propName, r.Name)
+	w.propWhere.Append(r.Where)
+	w.propRequired.Append(r.Required)
+	w.propClasses.Append(true)
+	for _, id := range classIDs[r.Labels&classify.Classes] {
+		w.propClassIDs.Append(id)
+	}
+	w.propBuckets.Append(true)
+	for _, id := range bucketIDs[r.Labels&classify.Buckets>>bucketShift] {
+		w.propBucketID.Append(id)
 	}
 	return w.props.rowAdded()
 }
