@@ -38,6 +38,11 @@ type ToolRow struct {
 
 // PropertyRow is one row of properties.parquet.
 type PropertyRow struct {
+	ServerID    []byte
+	HasServerID bool
+	Tool        []byte
+	HasTool     bool
+	// ToolOrdinal joins the row to tools.parquet.
 	ToolOrdinal int64
 	Name        []byte
 	Where       string
@@ -127,6 +132,8 @@ func ToolsSchema() *arrow.Schema {
 // PropertiesSchema is the schema of properties.parquet.
 func PropertiesSchema() *arrow.Schema {
 	return arrow.NewSchema([]arrow.Field{
+		{Name: "server_id", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "tool", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "tool_ordinal", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "property", Type: arrow.BinaryTypes.String},
 		{Name: "where", Type: arrow.BinaryTypes.String},
@@ -167,6 +174,7 @@ type TablesWriter struct {
 	// schema order.
 	toolBools []*array.BooleanBuilder
 
+	propServer, propTool       *array.StringBuilder
 	propOrdinal                *array.Int64Builder
 	propName, propWhere        *array.StringBuilder
 	propRequired               *array.BooleanBuilder
@@ -192,10 +200,11 @@ func NewTablesWriter(tools, properties io.Writer) (*TablesWriter, error) {
 	for i := 5; i < len(tb.Fields()); i++ {
 		w.toolBools = append(w.toolBools, tb.Field(i).(*array.BooleanBuilder))
 	}
-	w.propOrdinal = pb.Field(0).(*array.Int64Builder)
-	w.propName, w.propWhere = pb.Field(1).(*array.StringBuilder), pb.Field(2).(*array.StringBuilder)
-	w.propRequired = pb.Field(3).(*array.BooleanBuilder)
-	w.propClasses, w.propBuckets = pb.Field(4).(*array.ListBuilder), pb.Field(5).(*array.ListBuilder)
+	w.propServer, w.propTool = pb.Field(0).(*array.StringBuilder), pb.Field(1).(*array.StringBuilder)
+	w.propOrdinal = pb.Field(2).(*array.Int64Builder)
+	w.propName, w.propWhere = pb.Field(3).(*array.StringBuilder), pb.Field(4).(*array.StringBuilder)
+	w.propRequired = pb.Field(5).(*array.BooleanBuilder)
+	w.propClasses, w.propBuckets = pb.Field(6).(*array.ListBuilder), pb.Field(7).(*array.ListBuilder)
 	w.propClassIDs = w.propClasses.ValueBuilder().(*array.StringBuilder)
 	w.propBucketID = w.propBuckets.ValueBuilder().(*array.StringBuilder)
 	return w, nil
@@ -212,19 +221,19 @@ func appendString(sb *array.StringBuilder, b []byte) {
 	sb.Append(strings.ToValidUTF8(string(b), "\uFFFD"))
 }
 
+// appendNullable appends b, or null when ok is false.
+func appendNullable(sb *array.StringBuilder, b []byte, ok bool) {
+	if ok {
+		appendString(sb, b)
+		return
+	}
+	sb.AppendNull()
+}
+
 // AddTool appends one tools.parquet row.
 func (w *TablesWriter) AddTool(r *ToolRow) error {
-	for _, c := range [2]struct {
-		b  *array.StringBuilder
-		v  []byte
-		ok bool
-	}{{w.toolServer, r.ServerID, r.HasServerID}, {w.toolName, r.Name, r.HasName}} {
-		if c.ok {
-			appendString(c.b, c.v)
-		} else {
-			c.b.AppendNull()
-		}
-	}
+	appendNullable(w.toolServer, r.ServerID, r.HasServerID)
+	appendNullable(w.toolName, r.Name, r.HasName)
 	w.toolOrdinal.Append(r.Ordinal)
 	w.toolLine.Append(r.Line)
 	w.toolProps.Append(r.Properties)
@@ -244,6 +253,8 @@ func (w *TablesWriter) AddTool(r *ToolRow) error {
 
 // AddProperty appends one properties.parquet row.
 func (w *TablesWriter) AddProperty(r *PropertyRow) error {
+	appendNullable(w.propServer, r.ServerID, r.HasServerID)
+	appendNullable(w.propTool, r.Tool, r.HasTool)
 	w.propOrdinal.Append(r.ToolOrdinal)
 	appendString(w.propName, r.Name)
 	w.propWhere.Append(r.Where)

@@ -472,6 +472,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			for end := pi + int(t.props); pi < end; pi++ {
 				p := &rows.props[pi]
 				if err := tables.AddProperty(&report.PropertyRow{
+					ServerID: rows.get(t.server), HasServerID: t.hasServer, Tool: rows.get(t.name), HasTool: t.hasName,
 					ToolOrdinal: ordinal, Name: rows.get(p.name), Where: whereString(p.where, rows.get(p.defKey)),
 					Required: p.required, Labels: p.labels,
 				}); err != nil {

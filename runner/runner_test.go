@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -163,10 +165,12 @@ func TestRunMatchesReference(t *testing.T) {
 	checkParquet(t, opt.Out, r)
 }
 
-// checkParquet reads the tables back with the Parquet reader.
+// checkParquet reads the tables back with the Parquet reader: row counts,
+// and every property row's server_id and tool equal those of the tool its
+// tool_ordinal names.
 func checkParquet(t *testing.T, dir string, r *report.Report) {
 	t.Helper()
-	read := func(name string) int64 {
+	read := func(name string) arrow.Table {
 		f, err := file.OpenParquetFile(filepath.Join(dir, name), false)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -180,17 +184,48 @@ func checkParquet(t *testing.T, dir string, r *report.Report) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		defer tbl.Release()
-		return tbl.NumRows()
+		return tbl
 	}
-	if n := read("tools.parquet"); n != r.Tools {
-		t.Errorf("tools.parquet has %d rows, want %d", n, r.Tools)
+	// column flattens a string or int64 column into Go values.
+	column := func(tbl arrow.Table, name string) []any {
+		idx := tbl.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			t.Fatalf("no column %q", name)
+		}
+		var out []any
+		for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
+			for i := 0; i < chunk.Len(); i++ {
+				switch a := chunk.(type) {
+				case *array.String:
+					if a.IsNull(i) {
+						out = append(out, nil)
+					} else {
+						out = append(out, a.Value(i))
+					}
+				case *array.Int64:
+					out = append(out, a.Value(i))
+				default:
+					t.Fatalf("column %q has type %T", name, chunk)
+				}
+			}
+		}
+		return out
 	}
-	if n := read("properties.parquet"); n != r.Properties {
-		t.Errorf("properties.parquet has %d rows, want %d", n, r.Properties)
+	tools, props, classes := read("tools.parquet"), read("properties.parquet"), read("classes.parquet")
+	defer tools.Release()
+	defer props.Release()
+	defer classes.Release()
+	if tools.NumRows() != r.Tools || props.NumRows() != r.Properties || classes.NumRows() != 7 {
+		t.Fatalf("rows: tools %d (want %d), properties %d (want %d), classes %d (want 7)",
+			tools.NumRows(), r.Tools, props.NumRows(), r.Properties, classes.NumRows())
 	}
-	if n := read("classes.parquet"); n != 7 {
-		t.Errorf("classes.parquet has %d rows, want 7", n)
+	toolServer, toolName := column(tools, "server_id"), column(tools, "tool")
+	ord, server, name := column(props, "tool_ordinal"), column(props, "server_id"), column(props, "tool")
+	for i := range ord {
+		o := ord[i].(int64)
+		if server[i] != toolServer[o] || name[i] != toolName[o] {
+			t.Fatalf("properties row %d: server %v tool %v, but tool %d is %v/%v", i, server[i], name[i], o, toolServer[o], toolName[o])
+		}
 	}
 }
 
