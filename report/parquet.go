@@ -19,7 +19,7 @@ import (
 // batchRows is the number of rows buffered before a batch is handed to the
 // Parquet writer: it bounds the builders' memory, and row groups follow row
 // counts only, so files are identical for any worker count.
-const batchRows = 64 * 1024
+const batchRows = 32 * 1024
 
 // ToolRow is one row of tools.parquet.
 type ToolRow struct {
