@@ -163,3 +163,26 @@ func FuzzMatcher(f *testing.F) {
 		}
 	})
 }
+
+// TestIDs checks the shared id table: sorted, masked, never nil, and safe
+// to append to.
+func TestIDs(t *testing.T) {
+	all := Classes | Buckets
+	if got := all.IDs(Classes); !slices.Equal(got, []string{"gg:command-string", "gg:credential-value", "gg:filesystem-path", "gg:money-amount", "gg:url-endpoint"}) {
+		t.Errorf("IDs(Classes) = %v", got)
+	}
+	if got := all.IDs(Buckets); !slices.Equal(got, []string{"account_identity", "raw_content_blob"}) {
+		t.Errorf("IDs(Buckets) = %v", got)
+	}
+	if got := (MoneyAmount | RawContentBlob).IDs(Classes); !slices.Equal(got, []string{"gg:money-amount"}) {
+		t.Errorf("mask not applied: %v", got)
+	}
+	if got := Set(0).IDs(Classes); got == nil || len(got) != 0 {
+		t.Errorf("empty set: %#v, want a non-nil empty slice (JSON [])", got)
+	}
+	one := URLEndpoint.IDs(Classes)
+	_ = append(one, "extra")
+	if got := URLEndpoint.IDs(Classes); !slices.Equal(got, []string{"gg:url-endpoint"}) {
+		t.Errorf("append to a returned slice changed the table: %v", got)
+	}
+}

@@ -9,7 +9,11 @@
 // path: see match.go.
 package classify
 
-import "strings"
+import (
+	"slices"
+	"sort"
+	"strings"
+)
 
 // Set is a set of labels, one bit per class or bucket.
 type Set uint16
@@ -113,19 +117,26 @@ func Lookup(id string) (*Rule, bool) {
 }
 
 // IDs returns the identifiers of the labels in s that are also in mask,
-// sorted as strings (the order the classify output uses).
-func (s Set) IDs(mask Set) []string {
-	ids := make([]string, 0, 4)
-	for i := range Rules {
-		if s&mask&Rules[i].Bit != 0 {
-			ids = append(ids, Rules[i].ID)
+// sorted as strings (the order the classify output uses). The slice is
+// shared between callers and must not be modified; it is never nil, and
+// its capacity equals its length, so appending to it copies.
+func (s Set) IDs(mask Set) []string { return idsOf[s&mask&allLabels] }
+
+// allLabels are the bits a Set can carry.
+const allLabels = Classes | Buckets
+
+// idsOf holds the sorted identifiers of every set of labels, built once:
+// the per-property outputs need them for every row.
+var idsOf = func() (t [allLabels + 1][]string) {
+	for s := range t {
+		ids := []string{}
+		for i := range Rules {
+			if Set(s)&Rules[i].Bit != 0 {
+				ids = append(ids, Rules[i].ID)
+			}
 		}
+		sort.Strings(ids)
+		t[s] = slices.Clip(ids)
 	}
-	// Rules are few; insertion sort keeps this allocation-light.
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
-	return ids
-}
+	return t
+}()

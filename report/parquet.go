@@ -143,24 +143,6 @@ func PropertiesSchema() *arrow.Schema {
 	}, nil)
 }
 
-// classIDs and bucketIDs hold the sorted label ids of every set of classes
-// and of buckets, computed once: the properties table needs them per row.
-var classIDs, bucketIDs = func() (c [32][]string, b [4][]string) {
-	for s := range c {
-		c[s] = classify.Set(s).IDs(classify.Classes)
-	}
-	for s := range b {
-		b[s] = (classify.Set(s) << bucketShift).IDs(classify.Buckets)
-	}
-	return
-}()
-
-// bucketShift moves the bucket bits to the bottom; the array index below
-// fails to compile if the buckets ever stop being bits 5 and 6.
-const bucketShift = 5
-
-var _ = [1]struct{}{}[classify.RawContentBlob>>bucketShift-1+classify.AccountIdentity>>bucketShift-2]
-
 // TablesWriter streams tools.parquet and properties.parquet. It holds the
 // column builders typed, once: a row is appended in the single sink
 // goroutine, where a type assertion per column per row was measurable.
@@ -260,11 +242,11 @@ func (w *TablesWriter) AddProperty(r *PropertyRow) error {
 	w.propWhere.Append(r.Where)
 	w.propRequired.Append(r.Required)
 	w.propClasses.Append(true)
-	for _, id := range classIDs[r.Labels&classify.Classes] {
+	for _, id := range r.Labels.IDs(classify.Classes) {
 		w.propClassIDs.Append(id)
 	}
 	w.propBuckets.Append(true)
-	for _, id := range bucketIDs[r.Labels&classify.Buckets>>bucketShift] {
+	for _, id := range r.Labels.IDs(classify.Buckets) {
 		w.propBucketID.Append(id)
 	}
 	return w.props.rowAdded()
