@@ -403,10 +403,11 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			if rec.HasServerID {
 				key = hasher.Key(rec.ServerID)
 			}
+			// One copy of the server id serves every tool of the record.
+			server := rows.put(rec.ServerID)
 			for ti := range rec.Tools {
 				t := &rec.Tools[ti]
-				tr := toolRow{key: key, line: line, hasServer: rec.HasServerID, hasName: t.HasName, props: int32(len(t.Properties))}
-				tr.server = rows.put(rec.ServerID)
+				tr := toolRow{key: key, server: server, line: line, hasServer: rec.HasServerID, hasName: t.HasName, props: int32(len(t.Properties))}
 				tr.name = rows.put(t.Name)
 				for pi := range t.Properties {
 					p := &t.Properties[pi]
