@@ -307,43 +307,32 @@ func loadProperties(path string) (*properties, error) {
 	defer zr.Close()
 	p := &properties{}
 	dec := census.NewDecoder()
-	buf := make([]byte, 0, 1<<20)
-	var rest []byte
-	chunk := make([]byte, 1<<20)
+	lr := census.NewLineReader(zr)
 	for {
-		n, rerr := zr.Read(chunk)
-		rest = append(rest, chunk[:n]...)
-		for {
-			i := bytes.IndexByte(rest, '\n')
-			if i < 0 {
-				break
-			}
-			line := rest[:i]
-			if !census.IsBlank(line) {
-				rec, err := dec.Decode(line)
-				if err != nil {
-					return nil, err
-				}
-				for _, t := range rec.Tools {
-					p.tools++
-					for _, pr := range t.Properties {
-						a := int32(len(p.arena))
-						p.arena = append(p.arena, pr.Name...)
-						b := int32(len(p.arena))
-						p.arena = append(p.arena, pr.Description...)
-						p.spans = append(p.spans, [4]int32{a, b, b, int32(len(p.arena))})
-						p.haystack += int64(len(pr.Name) + 3 + len(pr.Description))
-					}
-				}
-			}
-			rest = rest[i+1:]
-		}
-		rest = append(buf[:0], rest...)
-		if errors.Is(rerr, io.EOF) {
+		line, err := lr.Next()
+		if err == io.EOF {
 			return p, nil
 		}
-		if rerr != nil {
-			return nil, rerr
+		if err != nil {
+			return nil, err
+		}
+		if census.IsBlank(line) {
+			continue
+		}
+		rec, err := dec.Decode(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: line %d: %w", path, lr.Line(), err)
+		}
+		for _, t := range rec.Tools {
+			p.tools++
+			for _, pr := range t.Properties {
+				a := int32(len(p.arena))
+				p.arena = append(p.arena, pr.Name...)
+				b := int32(len(p.arena))
+				p.arena = append(p.arena, pr.Description...)
+				p.spans = append(p.spans, [4]int32{a, b, b, int32(len(p.arena))})
+				p.haystack += int64(len(pr.Name) + 3 + len(pr.Description))
+			}
 		}
 	}
 }

@@ -63,22 +63,22 @@ func (l *Labeller) Record(doc []byte, emit func(*report.ToolLabels) error) error
 // input order. Blank lines are skipped as the reference skips them. A bad
 // line stops it with a LineError, after every tool before it was emitted.
 func (l *Labeller) ClassifyStream(r io.Reader, file string, emit func(report.Origin, *report.ToolLabels) error) error {
-	lr := newLineReader(r)
+	lr := census.NewLineReader(r)
 	for {
-		text, err := lr.next()
+		text, err := lr.Next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: line %d: %w", file, lr.n+1, err)
+			return fmt.Errorf("%s: line %d: %w", file, lr.Line()+1, err)
 		}
 		if census.IsBlank(text) {
 			continue
 		}
-		o := report.Origin{File: file, Line: lr.n}
+		o := report.Origin{File: file, Line: lr.Line()}
 		if err := l.Record(text, func(t *report.ToolLabels) error { return emit(o, t) }); err != nil {
 			if isDecodeError(err) {
-				return &LineError{File: file, Line: lr.n, Err: err}
+				return &LineError{File: file, Line: lr.Line(), Err: err}
 			}
 			return err
 		}

@@ -56,7 +56,7 @@ func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Wri
 	}
 	defer st.close()
 	fmt.Fprintf(w, "== %s (%s, %d bytes)\n", f.Name, f.Location, f.Size)
-	lr := newLineReader(st)
+	lr := census.NewLineReader(st)
 	var in census.Inspector
 	var seen int64
 	var errs []string
@@ -64,18 +64,18 @@ func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Wri
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		text, err := lr.next()
+		text, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %v (at line %d)", f.Location, err, lr.n+1)
+			return fmt.Errorf("%s: %v (at line %d)", f.Location, err, lr.Line()+1)
 		}
 		if !census.IsBlank(text) {
 			seen++
 		}
 		if err := in.Add(text); err != nil && len(errs) < maxInspectErrors {
-			errs = append(errs, fmt.Sprintf("line %d: %v", lr.n, err))
+			errs = append(errs, fmt.Sprintf("line %d: %v", lr.Line(), err))
 		}
 	}
 	fmt.Fprintf(w, "first %d records:\n", seen)

@@ -269,28 +269,28 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 	}
 	defer st.close()
 	hr := st.hr
-	lr := newLineReader(st)
+	lr := census.NewLineReader(st)
 	var records int64
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		text, err := lr.next()
+		text, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return streamError(f, hr, lr.n, err)
+			return streamError(f, hr, lr.Line(), err)
 		}
 		if !census.IsBlank(text) {
 			records++
 		}
 	}
 	if err := st.finish(); err != nil {
-		return streamError(f, hr, lr.n, err)
+		return streamError(f, hr, lr.Line(), err)
 	}
 	if records == 0 {
-		return fmt.Errorf("%s: no records (%d lines)", f.Name, lr.n)
+		return fmt.Errorf("%s: no records (%d lines)", f.Name, lr.Line())
 	}
 	in.Bytes, in.SHA256, in.Records = hr.N(), hr.Sum(), records
 	return nil
