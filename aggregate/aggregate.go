@@ -61,10 +61,9 @@ func New() *Counters {
 }
 
 // AddTool counts one tool: labels is the union of its properties' labels,
-// required the union over its required properties. server is nil for a tool
-// without a server id, or when the caller keeps the server ids elsewhere
-// (see AddServer).
-func (c *Counters) AddTool(labels, required classify.Set, properties int, server *ServerKey) {
+// required the union over its required properties. Its server id, if any,
+// is recorded apart with AddServer.
+func (c *Counters) AddTool(labels, required classify.Set, properties int) {
 	c.Tools++
 	c.Properties += int64(properties)
 	for i := 0; i < labelBits; i++ {
@@ -75,9 +74,6 @@ func (c *Counters) AddTool(labels, required classify.Set, properties int, server
 		if required&bit != 0 {
 			c.Required[i]++
 		}
-	}
-	if server != nil {
-		c.Servers[*server] |= 0
 	}
 }
 

@@ -26,11 +26,13 @@ func TestMergeEqualsSerial(t *testing.T) {
 	}
 	add := func(c *Counters, t tool) {
 		k := h.Key([]byte(t.server))
-		c.AddTool(t.labels, t.required, t.props, &k)
+		c.AddTool(t.labels, t.required, t.props)
+		var flags uint8
 		if t.labels&classify.URLEndpoint != 0 {
 			c.AddSurface("x")
-			c.AddServer(k, 1)
+			flags = 1
 		}
+		c.AddServer(k, flags)
 	}
 	serial := New()
 	for _, tl := range tools {

@@ -419,7 +419,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 					rows.props = append(rows.props, propRow{name: rows.put(p.Name), defKey: rows.put(p.DefKey), where: p.Where, required: p.Required, labels: l})
 				}
 				// Server ids are counted by the sink, in one set.
-				ws.counters.AddTool(tr.labels, tr.required&classify.Classes, len(t.Properties), nil)
+				ws.counters.AddTool(tr.labels, tr.required&classify.Classes, len(t.Properties))
 				surface := classify.Surface(t.Name, t.Description)
 				for fi := range classify.SurfaceFigures {
 					if fig := &classify.SurfaceFigures[fi]; fig.Counts(surface, tr.labels) {
