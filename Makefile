@@ -7,16 +7,16 @@ FUZZTIME      ?= 30s
 DEMO_DIR      ?= demo
 PKGS          := ./...
 
-.PHONY: all build test lint vet staticcheck fmt-check fuzz demo bench clean
+.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo bench clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/atlas-reproduce
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/atlas-reproduce
 
 ## test: formatting, vet, staticcheck, the whole suite, then the race detector
 ## over the concurrent packages.
-test: fmt-check vet staticcheck
+test: fmt-check vet staticcheck standalone
 	$(GO) test -count=1 -timeout 20m $(PKGS)
 	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./runner/...
 
@@ -24,13 +24,19 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
+## standalone: a user's clone has nothing beside it, so no tracked file may
+## reach outside the repository for its data.
+standalone:
+	@out=$$(git grep -n -e '\.\./shared' -e '\.\./\.\./shared' -- ':!*.md' ':!Makefile' 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "tracked files read ../shared, which a clone does not have:"; echo "$$out"; exit 1; fi
+
 vet:
 	$(GO) vet $(PKGS)
 
 staticcheck:
 	$(GO) run $(STATICCHECK) $(PKGS)
 
-lint: fmt-check vet staticcheck
+lint: fmt-check vet staticcheck standalone
 
 ## fuzz: each fuzz target for FUZZTIME (go test allows one target per run).
 fuzz:

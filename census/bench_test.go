@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
 
 // censusLines generates census-like lines: one server per line with about
@@ -72,7 +74,7 @@ func totalBytes(lines [][]byte) int64 {
 
 func benchInputs(b *testing.B) map[string][][]byte {
 	return map[string][][]byte{
-		"real":   readLines(b, realCorpus),
+		"real":   realcorpus.Lines(b),
 		"census": censusLines(300),
 	}
 }
@@ -152,7 +154,7 @@ func TestCensusLinesMatchReference(t *testing.T) {
 
 // TestZeroAllocs: once warmed up, Decode allocates nothing per line.
 func TestZeroAllocs(t *testing.T) {
-	lines := append(readLines(t, realCorpus), censusLines(20)...)
+	lines := append(realcorpus.Lines(t), censusLines(20)...)
 	d := NewDecoder()
 	for _, l := range lines {
 		if _, err := d.Decode(l); err != nil {

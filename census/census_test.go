@@ -12,24 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
-
-// realCorpus is the file of real MCP tool schemas shared by the project.
-var realCorpus = filepath.Join("..", "..", "shared", "corpora", "real-mcp-tools", "tools.jsonl")
-
-// readLines splits a file on "\n" only, as the reference's reader does.
-func readLines(t testing.TB, path string) [][]byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("the real corpus must be present: %v", err)
-	}
-	lines := bytes.Split(data, []byte("\n"))
-	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
 
 // runPython runs the Python reference (bench/reference.py, through
 // testdata/pyref.py) over lines and returns its answer for each.
@@ -131,7 +116,7 @@ func TestPythonTricky(t *testing.T) {
 
 func TestPythonRealCorpus(t *testing.T) {
 	t.Parallel()
-	lines := readLines(t, realCorpus)
+	lines := realcorpus.Lines(t)
 	if len(lines) != 5606 {
 		t.Fatalf("real corpus has %d lines, want 5606", len(lines))
 	}
@@ -283,7 +268,7 @@ func TestDecoderReuse(t *testing.T) {
 	for _, c := range trickyCases() {
 		lines = append(lines, []byte(c.line))
 	}
-	real := readLines(t, realCorpus)
+	real := realcorpus.Lines(t)
 	for i := 0; i < len(real); i += 97 {
 		lines = append(lines, real[i])
 	}

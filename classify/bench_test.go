@@ -2,23 +2,18 @@ package classify
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
-	"os"
 	"testing"
-)
 
-const realCorpus = "../../shared/corpora/real-mcp-tools/tools.jsonl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+)
 
 // corpusProperties reads the (name, description) pairs of the top-level
 // properties of the real tool schemas.
 func corpusProperties(b *testing.B) [][2]string {
-	f, err := os.Open(realCorpus)
-	if err != nil {
-		b.Fatalf("real corpus: %v", err)
-	}
-	defer f.Close()
 	var pairs [][2]string
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(realcorpus.MustRead(b)))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		var rec struct {

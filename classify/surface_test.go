@@ -2,12 +2,14 @@ package classify
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
 
 func TestSurfaceExamples(t *testing.T) {
@@ -182,12 +184,7 @@ func TestSurfaceDoesNotAllocate(t *testing.T) {
 // TestSurfaceMatchesReferenceOnCorpus compares the matcher with the
 // reference on real tool names and descriptions.
 func TestSurfaceMatchesReferenceOnCorpus(t *testing.T) {
-	f, err := os.Open(realCorpus)
-	if err != nil {
-		t.Skipf("real corpus not available: %v", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(realcorpus.MustRead(t)))
 	sc.Buffer(nil, 64<<20)
 	n := 0
 	for sc.Scan() {
@@ -306,14 +303,9 @@ func referenceSurface(name, desc string) SurfaceSet {
 // BenchmarkSurface reports haystack MB/s of the surface matcher on the real
 // tool names and descriptions.
 func BenchmarkSurface(b *testing.B) {
-	f, err := os.Open(realCorpus)
-	if err != nil {
-		b.Skipf("real corpus not available: %v", err)
-	}
-	defer f.Close()
 	var pairs [][2][]byte
 	var size int64
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(realcorpus.MustRead(b)))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		var rec struct {

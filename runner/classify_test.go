@@ -3,17 +3,16 @@ package runner
 import (
 	"bytes"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 const (
 	referencePy = "../bench/reference.py"
-	realCorpus  = "../../shared/corpora/real-mcp-tools/tools.jsonl"
 )
 
 func python3(t testing.TB) string {
@@ -52,10 +51,7 @@ func pyClassify(t *testing.T, in []byte) []byte {
 // Go decoder and classifier and with the Python reference, and requires
 // byte-identical output.
 func TestRealCorpusMatchesCPython(t *testing.T) {
-	in, err := os.ReadFile(realCorpus)
-	if err != nil {
-		t.Fatalf("real corpus: %v", err)
-	}
+	in := realcorpus.MustRead(t)
 	got, err := goClassify(t, in)
 	if err != nil {
 		t.Fatal(err)

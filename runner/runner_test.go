@@ -24,6 +24,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
@@ -43,11 +44,7 @@ func gz(t testing.TB, b []byte) []byte {
 // corners mixed in) and returns its folder and SHA256SUMS path.
 func smallCensus(t testing.TB, n int) (string, string) {
 	t.Helper()
-	corpus, err := os.ReadFile(realCorpus)
-	if err != nil {
-		t.Fatalf("real corpus: %v", err)
-	}
-	lines := bytes.Split(bytes.TrimSpace(corpus), []byte{'\n'})
+	lines := realcorpus.Lines(t)
 	rng := rand.New(rand.NewPCG(7, 7))
 	var tools bytes.Buffer
 	for i := 0; i < n; {

@@ -18,6 +18,7 @@ Format: sections introduced by a line "%server", "%tool" or "%prop"; fields
 separated by TAB; backslash, TAB, CR and LF escaped as \\\\, \\t, \\r, \\n.
 """
 import hashlib
+import gzip
 import json
 import os
 import re
@@ -68,7 +69,8 @@ def esc(s):
 
 def main(path):
     slugs, tools, props = set(), {}, {}
-    for line in open(path, encoding="utf-8"):
+    opener = gzip.open if path.endswith(".gz") else open
+    for line in opener(path, "rt", encoding="utf-8"):
         rec = json.loads(line)
         server = rec.get("server") or ""
         slug = re.sub(r"[^a-z0-9-]+", "-", server.split("/")[-1].split(":")[-1].lower()).strip("-")

@@ -11,7 +11,7 @@ import (
 // The word stock is distilled from real tools/list answers once, at
 // development time, so that the generator needs no corpus where it runs.
 //
-//go:generate sh -c "python3 gen_vocab.py ../../shared/corpora/real-mcp-tools/tools.jsonl > vocab.txt"
+//go:generate sh -c "python3 gen_vocab.py ../testdata/real-mcp-tools/tools.jsonl.gz > vocab.txt"
 //go:embed vocab.txt
 var vocabText string
 

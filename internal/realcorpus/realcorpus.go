@@ -1,0 +1,77 @@
+// Package realcorpus opens the real MCP tool schemas that the repository
+// bundles for its tests and benchmarks (testdata/real-mcp-tools), so that a
+// clone with nothing beside it has them.
+package realcorpus
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/klauspost/compress/gzip"
+)
+
+// Tools is the number of tool records the corpus holds; tests check it so
+// that a truncated copy cannot pass unnoticed.
+const Tools = 5606
+
+// Path is the gzipped JSON Lines file, found from this source file's place
+// in the module so that tests in any package reach it.
+func Path() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("realcorpus: no caller information")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "real-mcp-tools", "tools.jsonl.gz")
+}
+
+// Read returns the decompressed corpus: one JSON object per line, each
+// ending in "\n".
+func Read() ([]byte, error) {
+	f, err := os.Open(Path())
+	if err != nil {
+		return nil, fmt.Errorf("real corpus: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("real corpus %s: %w", Path(), err)
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("real corpus %s: %w", Path(), err)
+	}
+	return data, nil
+}
+
+// TB is the part of testing.TB the helpers use.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// MustRead is Read for tests and benchmarks: a missing or damaged corpus
+// fails them, never skips them.
+func MustRead(t TB) []byte {
+	t.Helper()
+	data, err := Read()
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return data
+}
+
+// Lines splits the corpus on "\n" only, as the Python reference's reader
+// does, and checks that every record is there.
+func Lines(t TB) [][]byte {
+	t.Helper()
+	data := MustRead(t)
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	if len(lines) != Tools {
+		t.Fatalf("real corpus %s has %d lines, want %d", Path(), len(lines), Tools)
+	}
+	return lines
+}
