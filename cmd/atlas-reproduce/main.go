@@ -75,6 +75,9 @@ func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals b
 		}
 		return exitOK
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args = append([]string{"version"}, args[1:]...)
+	}
 	c, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(env.stderr, "atlas-reproduce: unknown command %q\n\n", args[0])

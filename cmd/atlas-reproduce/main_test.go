@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "atlas-reproduce")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binary, ".").CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		panic("building the binary: " + err.Error() + "\n" + string(out))
 	}
@@ -46,6 +46,24 @@ func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	}
 	t.Fatalf("running %v: %v", args, err)
 	return "", "", -1
+}
+
+// TestVersion checks that the binary reports the revision it was built
+// from: the build info is stamped from the checkout the test runs in.
+func TestVersion(t *testing.T) {
+	want := "(devel)"
+	if rev, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		want = strings.TrimSpace(string(rev))
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		stdout, stderr, code := run(t, "", args...)
+		if code != 0 || !strings.HasPrefix(stdout, "atlas-reproduce ") || !strings.Contains(stdout, want) {
+			t.Errorf("%v: exit %d, stdout %q (want it to name %s), stderr %q", args, code, stdout, want, stderr)
+		}
+	}
+	if _, _, code := run(t, "", "version", "extra"); code != exitUsage {
+		t.Errorf("version extra: exit %d, want %d", code, exitUsage)
+	}
 }
 
 func TestHelpOnEverySubcommand(t *testing.T) {
