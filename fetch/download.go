@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/ctxio"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
 )
 
 // file brings path to the verified content of f, resuming path.part.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/atlas-reproduce/atlas-reproduce/ctxio"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )

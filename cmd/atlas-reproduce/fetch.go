@@ -7,8 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 )
 
 func init() {

@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/synth"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 func init() {
