@@ -48,12 +48,23 @@ func run(t *testing.T, stdin string, args ...string) (string, string, int) {
 	return "", "", -1
 }
 
-// TestVersion checks that the binary reports the revision it was built
-// from: the build info is stamped from the checkout the test runs in.
+// TestVersion checks that the binary reports the revision its build info
+// records, as `go version -m` reads it. The go command stamps a build made
+// in a git clone, but not one in a git worktree or outside a checkout: the
+// binary then says "(devel)" with no revision.
 func TestVersion(t *testing.T) {
+	meta, err := exec.Command("go", "version", "-m", binary).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
 	want := "(devel)"
-	if rev, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
-		want = strings.TrimSpace(string(rev))
+	for _, line := range strings.Split(string(meta), "\n") {
+		if rev, ok := strings.CutPrefix(strings.TrimSpace(line), "build\tvcs.revision="); ok {
+			want = rev
+		}
+	}
+	if fi, err := os.Stat(filepath.Join("..", "..", ".git")); err == nil && fi.IsDir() && want == "(devel)" {
+		t.Errorf("built in a git clone, but the build info records no revision:\n%s", meta)
 	}
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		stdout, stderr, code := run(t, "", args...)
