@@ -56,6 +56,7 @@ type Decoder struct {
 	segs  []segment  // a schema's property runs, in enumeration order
 	acc   recAcc     // the record's interesting keys
 	rec   Record
+	st    streamState // where Next stands
 
 	propIdx byteMap // property names of a large properties object; large required lists
 	defIdx  byteMap // keys of a large definitions / $defs object
@@ -140,6 +141,7 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 
 func (d *Decoder) reset(line []byte) {
 	d.data = line
+	d.st.done = true
 	if cap(d.buf) > retainBytes {
 		d.buf = nil
 	}
