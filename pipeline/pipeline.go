@@ -197,54 +197,65 @@ func release(pool *sync.Pool, cfg Config, c *Chunk) {
 	c.buf, c.Data = nil, nil
 }
 
+// LineTooLongError is a line longer than Config.MaxLine. The pipeline reads
+// on to the line's end without keeping it, so Size is the line's length.
+type LineTooLongError struct {
+	// Line is the line's 1-based number.
+	Line int64
+	// Size is its length in bytes, without the '\n'.
+	Size int64
+	// Max is the limit it exceeds.
+	Max int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is %d bytes, longer than %d", e.Line, e.Size, e.Max)
+}
+
+// splitter cuts the stream into chunks.
+type splitter struct {
+	r      io.Reader
+	cfg    Config
+	pool   *sync.Pool
+	offset int64 // stream offset of the next chunk
+	line   int64 // number of the next chunk's first line
+	eof    bool
+}
+
 // split reads r into chunks that end at a newline, carrying the tail of each
 // read into the next chunk.
 func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens chan struct{}, out chan<- *Chunk) error {
+	s := &splitter{r: r, cfg: cfg, pool: pool, line: 1}
 	var (
-		seq, offset int64
-		line        int64 = 1
-		carry       []byte
-		eof         bool
+		seq   int64
+		carry []byte
 	)
-	for !eof {
+	for !s.eof {
 		select {
 		case tokens <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		bp := pool.Get().(*[]byte)
-		buf := append((*bp)[:0], carry...)
+		buf, err := s.fill(ctx, append((*bp)[:0], carry...), 0)
+		if err != nil {
+			return err
+		}
 		carry = nil
-		// Fill the buffer; once full, cut it at its last newline. Only a
-		// buffer that is one unfinished line grows.
-		for {
-			if len(buf) == cap(buf) {
-				if bytes.LastIndexByte(buf, '\n') >= 0 {
-					break
-				}
-				if len(buf) > cfg.MaxLine {
-					return &ReadError{Offset: offset + int64(len(buf)), Line: line,
-						Err: fmt.Errorf("line %d is longer than %d bytes", line, cfg.MaxLine)}
-				}
-				grown := make([]byte, len(buf), 2*cap(buf))
-				copy(grown, buf)
-				buf = grown
-			}
-			n, err := r.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err == io.EOF {
-				eof = true
-				break
-			}
+		if !s.eof && bytes.IndexByte(buf, '\n') < 0 {
+			// One unfinished line fills the buffer: it gets a chunk of
+			// its own size, and the pooled buffer goes back.
+			long, err := s.long(ctx, buf)
 			if err != nil {
-				return &ReadError{Offset: offset + int64(len(buf)), Line: line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
+				return err
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+			*bp = buf[:0]
+			pool.Put(bp)
+			buf = long
+			bp = &long
 		}
 		data := buf
-		if !eof {
+		if !s.eof {
 			cut := bytes.LastIndexByte(buf, '\n') + 1
 			data = buf[:cut]
 			carry = append(carry, buf[cut:]...)
@@ -255,21 +266,120 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 			<-tokens
 			continue
 		}
-		if cap(buf) != cap(*bp) {
-			// The buffer grew for a long line; it is not pooled afterwards.
-			nb := buf
-			bp = &nb
+		if cfg.MaxLine < cap(buf) {
+			if err := s.checkLines(data); err != nil {
+				return err
+			}
 		}
 		*bp = buf
-		c := &Chunk{Seq: seq, FirstLine: line, Offset: offset, Data: data, buf: bp}
+		c := &Chunk{Seq: seq, FirstLine: s.line, Offset: s.offset, Data: data, buf: bp}
 		seq++
-		offset += int64(len(data))
-		line += int64(bytes.Count(data, []byte{'\n'}))
+		s.offset += int64(len(data))
+		s.line += int64(bytes.Count(data, []byte{'\n'}))
 		select {
 		case out <- c:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	return nil
+}
+
+// fill reads into buf until it is full or the stream ends. before is the
+// number of bytes of the current line read into earlier buffers, for the
+// position of a read error.
+func (s *splitter) fill(ctx context.Context, buf []byte, before int) ([]byte, error) {
+	for len(buf) < cap(buf) {
+		n, err := s.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			s.eof = true
+			return buf, nil
+		}
+		if err != nil {
+			return buf, &ReadError{Offset: s.offset + int64(before+len(buf)), Line: s.line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
+		}
+		if ctx.Err() != nil {
+			return buf, ctx.Err()
+		}
+	}
+	return buf, nil
+}
+
+// long gathers a line longer than a chunk, whose start fills first: blocks
+// of the chunk size are read until one holds a newline or the stream ends,
+// then copied once into a buffer of exactly their size. Growing one buffer
+// by doubling would copy the line about twice over and hold, at its last
+// step, up to three times its size; this holds the line twice, once.
+func (s *splitter) long(ctx context.Context, first []byte) ([]byte, error) {
+	blocks := [][]byte{first}
+	size := len(first)
+	for !s.eof {
+		if size > s.cfg.MaxLine {
+			return nil, s.tooLong(ctx, size, blocks[len(blocks)-1])
+		}
+		b, err := s.fill(ctx, make([]byte, 0, s.cfg.ChunkSize), size)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, b)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			if size+i > s.cfg.MaxLine {
+				return nil, s.tooLongErr(int64(size + i))
+			}
+			size += len(b)
+			break
+		}
+		size += len(b)
+	}
+	if s.eof && bytes.IndexByte(blocks[len(blocks)-1], '\n') < 0 && size > s.cfg.MaxLine {
+		return nil, s.tooLongErr(int64(size))
+	}
+	whole := make([]byte, 0, size)
+	for _, b := range blocks {
+		whole = append(whole, b...)
+	}
+	return whole, nil
+}
+
+// tooLong reads on to the end of a line known to exceed the limit, through
+// the spare buffer scratch, to report its length.
+func (s *splitter) tooLong(ctx context.Context, size int, scratch []byte) error {
+	for !s.eof {
+		b, err := s.fill(ctx, scratch[:0], size)
+		if err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return s.tooLongErr(int64(size + i))
+		}
+		size += len(b)
+	}
+	return s.tooLongErr(int64(size))
+}
+
+func (s *splitter) tooLongErr(size int64) error {
+	return &ReadError{Offset: s.offset + size, Line: s.line,
+		Err: &LineTooLongError{Line: s.line, Size: size, Max: s.cfg.MaxLine}}
+}
+
+// checkLines enforces a limit smaller than a chunk on the lines of data,
+// the chunk about to start at s.offset and s.line.
+func (s *splitter) checkLines(data []byte) error {
+	line, off := s.line, s.offset
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n')
+		next := n + 1
+		if n < 0 {
+			n, next = len(data), len(data)
+		}
+		if n > s.cfg.MaxLine {
+			return &ReadError{Offset: off + int64(n), Line: line,
+				Err: &LineTooLongError{Line: line, Size: int64(n), Max: s.cfg.MaxLine}}
+		}
+		data = data[next:]
+		line++
+		off += int64(next)
 	}
 	return nil
 }
