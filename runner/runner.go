@@ -49,6 +49,9 @@ type Options struct {
 	Workers int
 	// ChunkSize overrides the pipeline's chunk size (tests use small ones).
 	ChunkSize int
+	// MaxLine is the longest line accepted in bytes (default
+	// pipeline.DefaultMaxLine); a longer one fails the run.
+	MaxLine int
 	// SkipBad passes over bad lines, counting them, instead of failing.
 	SkipBad bool
 	// Progress receives progress bars; nil draws none.
@@ -387,7 +390,9 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			if census.IsBlank(text) {
 				return nil
 			}
-			rec, err := ws.dec.Decode(text)
+			// Stream validates the whole record before Next gives its
+			// tools one at a time: a giant record is never materialised.
+			rec, err := ws.dec.Stream(text)
 			if err != nil {
 				if opt.SkipBad {
 					ws.skipN++
@@ -405,8 +410,14 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			}
 			// One copy of the server id serves every tool of the record.
 			server := rows.put(rec.ServerID)
-			for ti := range rec.Tools {
-				t := &rec.Tools[ti]
+			for {
+				t, err := ws.dec.Next()
+				if err != nil {
+					return &LineError{File: f.Name, Line: line, Err: err}
+				}
+				if t == nil {
+					break
+				}
 				tr := toolRow{key: key, server: server, line: line, hasServer: rec.HasServerID, hasName: t.HasName, props: int32(len(t.Properties))}
 				tr.name = rows.put(t.Name)
 				for pi := range t.Properties {
@@ -488,8 +499,12 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	}
 
 	counted := &countingReader{r: st}
-	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize}, work, sink)
+	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, work, sink)
 	if err != nil {
+		var tl *pipeline.LineTooLongError
+		if errors.As(err, &tl) {
+			return nil, fmt.Errorf("%s: %w (--max-line)", f.Name, tl)
+		}
 		var re *pipeline.ReadError
 		if errors.As(err, &re) {
 			return nil, streamError(f, hr, re.Line-1, re.Err)
