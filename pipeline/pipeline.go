@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -68,6 +69,7 @@ type Chunk struct {
 	Data []byte
 
 	buf *[]byte
+	big bool // buf is a long line's own, freed on release
 }
 
 // Lines calls fn for each line of the chunk, without its '\n', with its
@@ -183,14 +185,20 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	// The closer goroutine ends once the workers have: wait for it too, so
 	// that Run leaves nothing running behind it.
 	workers.Wait()
+	// After a failure, chunks read but never worked on still hold buffers.
+	for c := range chunks {
+		release(pool, cfg, c)
+	}
 	return err
 }
 
-// release returns a chunk's buffer to the pool unless a long line grew it:
-// keeping such buffers would let one long line raise the memory of the whole
-// rest of the run.
+// release returns a chunk's buffer to the pool, or frees it at once when a
+// long line needed one of its own: keeping such buffers would let one long
+// line raise the memory of the whole rest of the run.
 func release(pool *sync.Pool, cfg Config, c *Chunk) {
-	if c.buf != nil && cap(*c.buf) <= 2*cfg.ChunkSize {
+	if c.big {
+		freeBig(*c.buf)
+	} else if c.buf != nil && cap(*c.buf) <= 2*cfg.ChunkSize {
 		*c.buf = (*c.buf)[:0]
 		pool.Put(c.buf)
 	}
@@ -210,6 +218,32 @@ type LineTooLongError struct {
 
 func (e *LineTooLongError) Error() string {
 	return fmt.Sprintf("line %d is %d bytes, longer than %d", e.Line, e.Size, e.Max)
+}
+
+// bigInUse counts the bytes of long lines' own buffers not yet freed, so
+// that tests can hold every path to freeing them.
+var bigInUse atomic.Int64
+
+func newBig(n int) ([]byte, error) {
+	b, err := mapBig(n)
+	if err == nil {
+		bigInUse.Add(int64(cap(b)))
+	}
+	return b, err
+}
+
+func growBig(b []byte, n int) ([]byte, error) {
+	old := cap(b)
+	nb, err := remapBig(b, n)
+	if err == nil {
+		bigInUse.Add(int64(cap(nb) - old))
+	}
+	return nb, err
+}
+
+func freeBig(b []byte) {
+	bigInUse.Add(-int64(cap(b)))
+	unmapBig(b)
 }
 
 // splitter cuts the stream into chunks.
@@ -236,7 +270,7 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		bp := pool.Get().(*[]byte)
+		bp, big := pool.Get().(*[]byte), false
 		buf, err := s.fill(ctx, append((*bp)[:0], carry...), 0)
 		if err != nil {
 			return err
@@ -251,8 +285,7 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 			}
 			*bp = buf[:0]
 			pool.Put(bp)
-			buf = long
-			bp = &long
+			buf, bp, big = long, &long, true
 		}
 		data := buf
 		if !s.eof {
@@ -260,25 +293,26 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 			data = buf[:cut]
 			carry = append(carry, buf[cut:]...)
 		}
+		*bp = buf
+		c := &Chunk{Seq: seq, FirstLine: s.line, Offset: s.offset, Data: data, buf: bp, big: big}
 		if len(data) == 0 {
-			*bp = buf[:0]
-			pool.Put(bp)
+			release(pool, cfg, c)
 			<-tokens
 			continue
 		}
 		if cfg.MaxLine < cap(buf) {
 			if err := s.checkLines(data); err != nil {
+				release(pool, cfg, c)
 				return err
 			}
 		}
-		*bp = buf
-		c := &Chunk{Seq: seq, FirstLine: s.line, Offset: s.offset, Data: data, buf: bp}
 		seq++
 		s.offset += int64(len(data))
 		s.line += int64(bytes.Count(data, []byte{'\n'}))
 		select {
 		case out <- c:
 		case <-ctx.Done():
+			release(pool, cfg, c)
 			return ctx.Err()
 		}
 	}
@@ -306,40 +340,76 @@ func (s *splitter) fill(ctx context.Context, buf []byte, before int) ([]byte, er
 	return buf, nil
 }
 
-// long gathers a line longer than a chunk, whose start fills first: blocks
-// of the chunk size are read until one holds a newline or the stream ends,
-// then copied once into a buffer of exactly their size. Growing one buffer
-// by doubling would copy the line about twice over and hold, at its last
-// step, up to three times its size; this holds the line twice, once.
+// long gathers a line longer than a chunk, whose start fills first, into a
+// buffer of its own (see bigbuf_linux.go), grown in large steps until it
+// holds the line's newline or the stream ends. first is left unchanged.
 func (s *splitter) long(ctx context.Context, first []byte) ([]byte, error) {
-	blocks := [][]byte{first}
-	size := len(first)
+	buf, err := newBig(4 * cap(first))
+	if err != nil {
+		return nil, s.bigErr(len(first), err)
+	}
+	buf = append(buf, first...)
 	for !s.eof {
-		if size > s.cfg.MaxLine {
-			return nil, s.tooLong(ctx, size, blocks[len(blocks)-1])
+		if len(buf) > s.cfg.MaxLine {
+			size := len(buf)
+			freeBig(buf)
+			return nil, s.tooLong(ctx, size, first)
 		}
-		b, err := s.fill(ctx, make([]byte, 0, s.cfg.ChunkSize), size)
-		if err != nil {
+		if len(buf) == cap(buf) {
+			nb, err := growBig(buf, 2*cap(buf))
+			if err != nil {
+				freeBig(buf)
+				return nil, s.bigErr(len(buf), err)
+			}
+			buf = nb
+		}
+		seen := len(buf)
+		if buf, err = s.fillLine(ctx, buf); err != nil {
+			freeBig(buf)
 			return nil, err
 		}
-		blocks = append(blocks, b)
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			if size+i > s.cfg.MaxLine {
-				return nil, s.tooLongErr(int64(size + i))
+		if i := bytes.IndexByte(buf[seen:], '\n'); i >= 0 {
+			if seen+i > s.cfg.MaxLine {
+				freeBig(buf)
+				return nil, s.tooLongErr(int64(seen + i))
 			}
-			size += len(b)
+			return buf, nil
+		}
+	}
+	if len(buf) > s.cfg.MaxLine {
+		freeBig(buf)
+		return nil, s.tooLongErr(int64(len(buf)))
+	}
+	return buf, nil
+}
+
+// fillLine reads into buf, which holds one unfinished line, until a newline
+// arrives, the buffer is full or the stream ends.
+func (s *splitter) fillLine(ctx context.Context, buf []byte) ([]byte, error) {
+	for len(buf) < cap(buf) {
+		n, err := s.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			s.eof = true
+			return buf, nil
+		}
+		if err != nil {
+			return buf, &ReadError{Offset: s.offset + int64(len(buf)), Line: s.line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
+		}
+		if ctx.Err() != nil {
+			return buf, ctx.Err()
+		}
+		if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
 			break
 		}
-		size += len(b)
 	}
-	if s.eof && bytes.IndexByte(blocks[len(blocks)-1], '\n') < 0 && size > s.cfg.MaxLine {
-		return nil, s.tooLongErr(int64(size))
-	}
-	whole := make([]byte, 0, size)
-	for _, b := range blocks {
-		whole = append(whole, b...)
-	}
-	return whole, nil
+	return buf, nil
+}
+
+// bigErr reports a failure to get memory for a long line.
+func (s *splitter) bigErr(size int, err error) error {
+	return &ReadError{Offset: s.offset + int64(size), Line: s.line,
+		Err: fmt.Errorf("no memory for line %d, longer than %d bytes: %w", s.line, size, err)}
 }
 
 // tooLong reads on to the end of a line known to exceed the limit, through

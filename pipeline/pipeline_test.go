@@ -36,6 +36,9 @@ func collect(t *testing.T, r io.Reader, cfg Config) ([]lineRecord, error) {
 			return out, err
 		},
 		func(recs []lineRecord) error { got = append(got, recs...); return nil })
+	if n := bigInUse.Load(); n != 0 {
+		t.Errorf("%d bytes of long-line buffers not freed after Run", n)
+	}
 	return got, err
 }
 
@@ -245,37 +248,6 @@ func TestLongLines(t *testing.T) {
 	}
 }
 
-// TestLongLineHeldOnce: a line of 40 chunks is copied into a buffer of its
-// own size once; growing a buffer by doubling would allocate more than
-// three times the line.
-func TestLongLineHeldOnce(t *testing.T) {
-	const chunk = 1 << 20
-	line := strings.Repeat("q", 40*chunk+chunk/2)
-	input := "a\n" + line + "\nb\n"
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	var caps []int
-	err := Run(context.Background(), strings.NewReader(input), Config{Workers: 1, ChunkSize: chunk},
-		func(_ context.Context, _ int, c *Chunk) (int, error) {
-			caps = append(caps, cap(c.Data)-len(c.Data))
-			return len(c.Data), nil
-		},
-		func(int) error { return nil })
-	runtime.ReadMemStats(&after)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(5*len(line)/2) {
-		t.Errorf("a %d-byte line allocated %d bytes", len(line), alloc)
-	}
-	for _, spare := range caps {
-		if spare > chunk {
-			t.Errorf("a chunk buffer has %d bytes to spare, more than a chunk", spare)
-		}
-	}
-}
-
 // TestLineTooLong: a line over the limit is refused with its number and its
 // whole length, whether the limit is above or below the chunk size; a line
 // of exactly the limit passes.
@@ -313,6 +285,61 @@ func TestLineTooLong(t *testing.T) {
 				if !errors.As(err, &tl) || !errors.As(err, &re) || tl.Line != tt.line || tl.Size != tt.size || tl.Max != tt.max || re.Line != tt.line {
 					t.Fatalf("%s: err = %v, want line %d of %d bytes", name, err, tt.line, tt.size)
 				}
+			}
+		})
+	}
+}
+
+// TestLongLineBuffersFreed: whichever stage fails, and whatever was in
+// flight then, every long line's own buffer is freed by the time Run
+// returns.
+func TestLongLineBuffersFreed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	long := map[int]int{}
+	for i := 1; i <= 400; i += 2 {
+		long[i] = 3000
+	}
+	input, _ := makeInput(400, long)
+	boom := errors.New("boom")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		work func(c *Chunk) error
+		sink func() error
+		want error
+	}{
+		{"worker error", context.Background(), func(c *Chunk) error {
+			if c.Seq == 5 {
+				return boom
+			}
+			return nil
+		}, func() error { return nil }, boom},
+		{"sink error", context.Background(), func(*Chunk) error { return nil }, func() error { return boom }, boom},
+		{"cancelled", ctx, func(c *Chunk) error {
+			if c.Seq == 7 {
+				cancel()
+			}
+			return nil
+		}, func() error { return nil }, context.Canceled},
+		{"line too long", context.Background(), func(*Chunk) error { return nil }, func() error { return nil }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Workers: 3, ChunkSize: 256}
+			if tt.want == nil {
+				cfg.MaxLine = 2000
+			}
+			err := Run(tt.ctx, strings.NewReader(input), cfg,
+				func(_ context.Context, _ int, c *Chunk) (int, error) { return 0, tt.work(c) },
+				func(int) error { return tt.sink() })
+			var tl *LineTooLongError
+			if (tt.want != nil && !errors.Is(err, tt.want)) || (tt.want == nil && !errors.As(err, &tl)) {
+				t.Fatalf("err = %v", err)
+			}
+			if n := bigInUse.Load(); n != 0 {
+				t.Errorf("%d bytes of long-line buffers not freed", n)
 			}
 		})
 	}
