@@ -65,7 +65,8 @@ type Chunk struct {
 	// Offset is the stream offset of the chunk's first byte.
 	Offset int64
 	// Data holds the lines, each ending in '\n' but perhaps the stream's
-	// last. It is reused once the worker returns: results must not keep it.
+	// last. It is reused, or for a long line unmapped, once the worker
+	// returns: results must not keep it or anything that aliases it.
 	Data []byte
 
 	buf *[]byte
