@@ -140,7 +140,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			})
 			continue
 		}
-		g.Go(func() error { return countRecords(gctx, f, &inputs[i]) })
+		g.Go(func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
 	}
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
@@ -265,7 +265,7 @@ func openStream(f *source.File, progress io.Writer) (*stream, error) {
 }
 
 // countRecords hashes a side file and counts its non-blank lines.
-func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
+func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.Input) error {
 	st, err := openStream(f, nil)
 	if err != nil {
 		return err
@@ -273,6 +273,7 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 	defer st.close()
 	hr := st.hr
 	lr := census.NewLineReader(st)
+	lr.MaxLine = maxLine
 	var records int64
 	for {
 		if ctx.Err() != nil {
@@ -283,6 +284,9 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 			break
 		}
 		if err != nil {
+			if tl := tooLong(f, err); tl != nil {
+				return tl
+			}
 			return streamError(f, hr, lr.Line(), err)
 		}
 		if !census.IsBlank(text) {
@@ -296,6 +300,16 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 		return fmt.Errorf("%s: no records (%d lines)", f.Name, lr.Line())
 	}
 	in.Bytes, in.SHA256, in.Records = hr.N(), hr.Sum(), records
+	return nil
+}
+
+// tooLong names the file of a line over the limit; it returns nil for any
+// other error.
+func tooLong(f *source.File, err error) error {
+	var tl *pipeline.LineTooLongError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s: %w (--max-line)", f.Name, tl)
+	}
 	return nil
 }
 
@@ -501,9 +515,8 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	counted := &countingReader{r: st}
 	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, work, sink)
 	if err != nil {
-		var tl *pipeline.LineTooLongError
-		if errors.As(err, &tl) {
-			return nil, fmt.Errorf("%s: %w (--max-line)", f.Name, tl)
+		if tl := tooLong(f, err); tl != nil {
+			return nil, tl
 		}
 		var re *pipeline.ReadError
 		if errors.As(err, &re) {
