@@ -7,6 +7,9 @@
 // every byte of the line as CPython's json module would, but materialises
 // only the strings the classifier reads, aliasing them into the line when
 // they carry no escape, and reuses its memory from line to line.
+// Decoder.Stream with Decoder.Next gives the same record with its tools one
+// at a time, the whole line validated first, so that a server of tens of
+// thousands of tools is never materialised at once.
 // ReferenceDecode is the slow, obviously-correct twin (a recursive-descent
 // parser into ordered generic values, then a literal transcription of the
 // Python functions) that the tests and fuzz targets hold Decoder against.

@@ -67,20 +67,23 @@ func runPython(t *testing.T, lines [][]byte) []outLine {
 }
 
 // compareWithPython requires the fast decoder (one Decoder for all lines, so
-// that state left over from a line would show) and the slow reference to
-// give CPython's answer on every line.
+// that state left over from a line would show), its streaming form (two
+// passes on every line) and the slow reference to give CPython's answer on
+// every line.
 func compareWithPython(t *testing.T, names []string, lines [][]byte) {
 	t.Helper()
 	want := runPython(t, lines)
 	d := NewDecoder()
+	stream := streamer(true)
 	fails := 0
 	for i, line := range lines {
 		fast := toOut(line, d.Decode)
+		streamed := toOut(line, stream)
 		slow := toOut(line, ReferenceDecode)
 		for _, got := range []struct {
 			who string
 			out outLine
-		}{{"Decoder", fast}, {"ReferenceDecode", slow}} {
+		}{{"Decoder", fast}, {"Stream", streamed}, {"ReferenceDecode", slow}} {
 			if !sameOut(got.out, want[i]) {
 				fails++
 				if fails <= 10 {
@@ -104,7 +107,7 @@ func sameOut(a, b outLine) bool {
 
 func TestPythonTricky(t *testing.T) {
 	t.Parallel()
-	cases := trickyCases()
+	cases := append(trickyCases(), streamCases()...)
 	var names []string
 	var lines [][]byte
 	for _, c := range cases {

@@ -41,9 +41,10 @@ const (
 // line's own size for real schemas; the worst case, a line of nothing but
 // tiny distinct property names, costs about 25 times the line. Arenas larger
 // than 64K entries or 8 MiB are released at the next call, so that one huge
-// line does not keep its arenas for the rest of the run. Between calls the
-// arenas may still refer to the buffers of recent lines. The zero value is
-// ready to use.
+// line does not keep its arenas for the rest of the run; Stream keeps them
+// to one tool's worth on long lines. Between calls the arenas may still
+// refer to the buffers of recent lines, but never read them again. The zero
+// value is ready to use.
 type Decoder struct {
 	data  []byte     // the line being decoded
 	buf   []byte     // unescaped strings that are returned
@@ -56,6 +57,7 @@ type Decoder struct {
 	segs  []segment  // a schema's property runs, in enumeration order
 	acc   recAcc     // the record's interesting keys
 	rec   Record
+	st    streamState // where Next stands
 
 	propIdx byteMap // property names of a large properties object; large required lists
 	defIdx  byteMap // keys of a large definitions / $defs object
@@ -140,6 +142,7 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 
 func (d *Decoder) reset(line []byte) {
 	d.data = line
+	d.st.done = true
 	if cap(d.buf) > retainBytes {
 		d.buf = nil
 	}

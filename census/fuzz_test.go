@@ -6,12 +6,13 @@ import (
 
 // One Decoder for a whole fuzzing run, so that state carried from one input
 // to the next would show as a difference.
-var fuzzDecoder = NewDecoder()
+var fuzzDecoder, fuzzStreamer = NewDecoder(), NewDecoder()
 
-// FuzzDecode holds Decoder.Decode to ReferenceDecode on arbitrary bytes:
-// the same error (type, offset, message) or the same record.
+// FuzzDecode holds Decoder.Decode, and Stream with Next in two passes, to
+// ReferenceDecode on arbitrary bytes: the same error (type, offset,
+// message) or the same record.
 func FuzzDecode(f *testing.F) {
-	for _, c := range trickyCases() {
+	for _, c := range append(trickyCases(), streamCases()...) {
 		if len(c.line) < 4096 {
 			f.Add([]byte(c.line))
 		}
@@ -21,6 +22,10 @@ func FuzzDecode(f *testing.F) {
 		want, werr := ReferenceDecode(line)
 		if diff := diffRecords(got, err, want, werr); diff != "" {
 			t.Fatalf("Decoder and ReferenceDecode differ: %s\nline %q", diff, line)
+		}
+		got, err = streamDecode(fuzzStreamer, line, true)
+		if diff := diffRecords(got, err, want, werr); diff != "" {
+			t.Fatalf("Stream and ReferenceDecode differ: %s\nline %q", diff, line)
 		}
 	})
 }
@@ -56,6 +61,10 @@ func FuzzEnumerate(f *testing.F) {
 			want, werr := ReferenceDecode(line)
 			if diff := diffRecords(got, err, want, werr); diff != "" {
 				t.Fatalf("Decoder and ReferenceDecode differ: %s\nline %q", diff, line)
+			}
+			got, err = streamDecode(fuzzStreamer, line, true)
+			if diff := diffRecords(got, err, want, werr); diff != "" {
+				t.Fatalf("Stream and ReferenceDecode differ: %s\nline %q", diff, line)
 			}
 		}
 	})

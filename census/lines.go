@@ -5,12 +5,25 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 )
+
+// keepLong is the largest gathered-line buffer a LineReader keeps for the
+// next long line: one huge line must not pin its memory for the rest of
+// the file.
+const keepLong = 4 << 20
 
 // LineReader reads a stream line by line as the reference reads census
 // files: split on '\n' only (not on a bare '\r'), a final line without '\n'
 // counted, and a line longer than the buffer gathered whole.
 type LineReader struct {
+	// MaxLine is the longest line accepted, in bytes without the '\n'
+	// (default pipeline.DefaultMaxLine). A longer line is read to its end
+	// without being kept, and Next reports it with its length as a
+	// *pipeline.LineTooLongError.
+	MaxLine int
+
 	br   *bufio.Reader
 	long []byte
 	n    int64
@@ -27,10 +40,20 @@ func (l *LineReader) Line() int64 { return l.n }
 // Next returns the next line without its '\n', valid until the next call,
 // or io.EOF after the last line.
 func (l *LineReader) Next() ([]byte, error) {
+	max := l.MaxLine
+	if max <= 0 {
+		max = pipeline.DefaultMaxLine
+	}
+	if cap(l.long) > keepLong {
+		l.long = nil
+	}
 	text, err := l.br.ReadSlice('\n')
 	if errors.Is(err, bufio.ErrBufferFull) {
 		l.long = append(l.long[:0], text...)
 		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(l.long) > max {
+				return nil, l.tooLong(int64(len(l.long)), max)
+			}
 			text, err = l.br.ReadSlice('\n')
 			l.long = append(l.long, text...)
 		}
@@ -42,6 +65,29 @@ func (l *LineReader) Next() ([]byte, error) {
 	if len(text) == 0 {
 		return nil, io.EOF
 	}
+	text = bytes.TrimSuffix(text, []byte{'\n'})
+	if len(text) > max {
+		return nil, &pipeline.LineTooLongError{Line: l.n + 1, Size: int64(len(text)), Max: max}
+	}
 	l.n++
-	return bytes.TrimSuffix(text, []byte{'\n'}), nil
+	return text, nil
+}
+
+// tooLong reads on to the end of a line of at least size bytes, to report
+// its length.
+func (l *LineReader) tooLong(size int64, max int) error {
+	for {
+		text, err := l.br.ReadSlice('\n')
+		size += int64(len(text))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if bytes.HasSuffix(text, []byte{'\n'}) {
+			size--
+		}
+		return &pipeline.LineTooLongError{Line: l.n + 1, Size: size, Max: max}
+	}
 }

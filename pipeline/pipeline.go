@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -64,10 +65,12 @@ type Chunk struct {
 	// Offset is the stream offset of the chunk's first byte.
 	Offset int64
 	// Data holds the lines, each ending in '\n' but perhaps the stream's
-	// last. It is reused once the worker returns: results must not keep it.
+	// last. It is reused, or for a long line unmapped, once the worker
+	// returns: results must not keep it or anything that aliases it.
 	Data []byte
 
 	buf *[]byte
+	big bool // buf is a long line's own, freed on release
 }
 
 // Lines calls fn for each line of the chunk, without its '\n', with its
@@ -183,93 +186,271 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	// The closer goroutine ends once the workers have: wait for it too, so
 	// that Run leaves nothing running behind it.
 	workers.Wait()
+	// After a failure, chunks read but never worked on still hold buffers.
+	for c := range chunks {
+		release(pool, cfg, c)
+	}
 	return err
 }
 
-// release returns a chunk's buffer to the pool unless a long line grew it:
-// keeping such buffers would let one long line raise the memory of the whole
-// rest of the run.
+// release returns a chunk's buffer to the pool, or frees it at once when a
+// long line needed one of its own: keeping such buffers would let one long
+// line raise the memory of the whole rest of the run.
 func release(pool *sync.Pool, cfg Config, c *Chunk) {
-	if c.buf != nil && cap(*c.buf) <= 2*cfg.ChunkSize {
+	if c.big {
+		freeBig(*c.buf)
+	} else if c.buf != nil && cap(*c.buf) <= 2*cfg.ChunkSize {
 		*c.buf = (*c.buf)[:0]
 		pool.Put(c.buf)
 	}
 	c.buf, c.Data = nil, nil
 }
 
+// LineTooLongError is a line longer than Config.MaxLine. The pipeline reads
+// on to the line's end without keeping it, so Size is the line's length.
+type LineTooLongError struct {
+	// Line is the line's 1-based number.
+	Line int64
+	// Size is its length in bytes, without the '\n'.
+	Size int64
+	// Max is the limit it exceeds.
+	Max int
+}
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line %d is %d bytes, longer than %d", e.Line, e.Size, e.Max)
+}
+
+// bigInUse counts the bytes of long lines' own buffers not yet freed, so
+// that tests can hold every path to freeing them.
+var bigInUse atomic.Int64
+
+func newBig(n int) ([]byte, error) {
+	b, err := mapBig(n)
+	if err == nil {
+		bigInUse.Add(int64(cap(b)))
+	}
+	return b, err
+}
+
+func growBig(b []byte, n int) ([]byte, error) {
+	old := cap(b)
+	nb, err := remapBig(b, n)
+	if err == nil {
+		bigInUse.Add(int64(cap(nb) - old))
+	}
+	return nb, err
+}
+
+func freeBig(b []byte) {
+	bigInUse.Add(-int64(cap(b)))
+	unmapBig(b)
+}
+
+// splitter cuts the stream into chunks.
+type splitter struct {
+	r      io.Reader
+	cfg    Config
+	pool   *sync.Pool
+	offset int64 // stream offset of the next chunk
+	line   int64 // number of the next chunk's first line
+	eof    bool
+}
+
 // split reads r into chunks that end at a newline, carrying the tail of each
 // read into the next chunk.
 func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens chan struct{}, out chan<- *Chunk) error {
+	s := &splitter{r: r, cfg: cfg, pool: pool, line: 1}
 	var (
-		seq, offset int64
-		line        int64 = 1
-		carry       []byte
-		eof         bool
+		seq   int64
+		carry []byte
 	)
-	for !eof {
+	for !s.eof {
 		select {
 		case tokens <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		bp := pool.Get().(*[]byte)
-		buf := append((*bp)[:0], carry...)
+		bp, big := pool.Get().(*[]byte), false
+		buf, err := s.fill(ctx, append((*bp)[:0], carry...), 0)
+		if err != nil {
+			return err
+		}
 		carry = nil
-		// Fill the buffer; once full, cut it at its last newline. Only a
-		// buffer that is one unfinished line grows.
-		for {
-			if len(buf) == cap(buf) {
-				if bytes.LastIndexByte(buf, '\n') >= 0 {
-					break
-				}
-				if len(buf) > cfg.MaxLine {
-					return &ReadError{Offset: offset + int64(len(buf)), Line: line,
-						Err: fmt.Errorf("line %d is longer than %d bytes", line, cfg.MaxLine)}
-				}
-				grown := make([]byte, len(buf), 2*cap(buf))
-				copy(grown, buf)
-				buf = grown
-			}
-			n, err := r.Read(buf[len(buf):cap(buf)])
-			buf = buf[:len(buf)+n]
-			if err == io.EOF {
-				eof = true
-				break
-			}
+		if !s.eof && bytes.IndexByte(buf, '\n') < 0 {
+			// One unfinished line fills the buffer: it gets a chunk of
+			// its own size, and the pooled buffer goes back.
+			long, err := s.long(ctx, buf)
 			if err != nil {
-				return &ReadError{Offset: offset + int64(len(buf)), Line: line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
+				return err
 			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+			*bp = buf[:0]
+			pool.Put(bp)
+			buf, bp, big = long, &long, true
 		}
 		data := buf
-		if !eof {
+		if !s.eof {
 			cut := bytes.LastIndexByte(buf, '\n') + 1
 			data = buf[:cut]
 			carry = append(carry, buf[cut:]...)
 		}
+		*bp = buf
+		c := &Chunk{Seq: seq, FirstLine: s.line, Offset: s.offset, Data: data, buf: bp, big: big}
 		if len(data) == 0 {
-			*bp = buf[:0]
-			pool.Put(bp)
+			release(pool, cfg, c)
 			<-tokens
 			continue
 		}
-		if cap(buf) != cap(*bp) {
-			// The buffer grew for a long line; it is not pooled afterwards.
-			nb := buf
-			bp = &nb
+		if cfg.MaxLine < cap(buf) {
+			if err := s.checkLines(data); err != nil {
+				release(pool, cfg, c)
+				return err
+			}
 		}
-		*bp = buf
-		c := &Chunk{Seq: seq, FirstLine: line, Offset: offset, Data: data, buf: bp}
 		seq++
-		offset += int64(len(data))
-		line += int64(bytes.Count(data, []byte{'\n'}))
+		s.offset += int64(len(data))
+		s.line += int64(bytes.Count(data, []byte{'\n'}))
 		select {
 		case out <- c:
 		case <-ctx.Done():
+			release(pool, cfg, c)
 			return ctx.Err()
 		}
+	}
+	return nil
+}
+
+// fill reads into buf until it is full or the stream ends. before is the
+// number of bytes of the current line read into earlier buffers, for the
+// position of a read error.
+func (s *splitter) fill(ctx context.Context, buf []byte, before int) ([]byte, error) {
+	for len(buf) < cap(buf) {
+		n, err := s.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			s.eof = true
+			return buf, nil
+		}
+		if err != nil {
+			return buf, &ReadError{Offset: s.offset + int64(before+len(buf)), Line: s.line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
+		}
+		if ctx.Err() != nil {
+			return buf, ctx.Err()
+		}
+	}
+	return buf, nil
+}
+
+// long gathers a line longer than a chunk, whose start fills first, into a
+// buffer of its own (see bigbuf_linux.go), grown in large steps until it
+// holds the line's newline or the stream ends. first is left unchanged.
+func (s *splitter) long(ctx context.Context, first []byte) ([]byte, error) {
+	buf, err := newBig(4 * cap(first))
+	if err != nil {
+		return nil, s.bigErr(len(first), err)
+	}
+	buf = append(buf, first...)
+	for !s.eof {
+		if len(buf) > s.cfg.MaxLine {
+			size := len(buf)
+			freeBig(buf)
+			return nil, s.tooLong(ctx, size, first)
+		}
+		if len(buf) == cap(buf) {
+			nb, err := growBig(buf, 2*cap(buf))
+			if err != nil {
+				freeBig(buf)
+				return nil, s.bigErr(len(buf), err)
+			}
+			buf = nb
+		}
+		seen := len(buf)
+		if buf, err = s.fillLine(ctx, buf); err != nil {
+			freeBig(buf)
+			return nil, err
+		}
+		if i := bytes.IndexByte(buf[seen:], '\n'); i >= 0 {
+			if seen+i > s.cfg.MaxLine {
+				freeBig(buf)
+				return nil, s.tooLongErr(int64(seen + i))
+			}
+			return buf, nil
+		}
+	}
+	if len(buf) > s.cfg.MaxLine {
+		freeBig(buf)
+		return nil, s.tooLongErr(int64(len(buf)))
+	}
+	return buf, nil
+}
+
+// fillLine reads into buf, which holds one unfinished line, until a newline
+// arrives, the buffer is full or the stream ends.
+func (s *splitter) fillLine(ctx context.Context, buf []byte) ([]byte, error) {
+	for len(buf) < cap(buf) {
+		n, err := s.r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			s.eof = true
+			return buf, nil
+		}
+		if err != nil {
+			return buf, &ReadError{Offset: s.offset + int64(len(buf)), Line: s.line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
+		}
+		if ctx.Err() != nil {
+			return buf, ctx.Err()
+		}
+		if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
+			break
+		}
+	}
+	return buf, nil
+}
+
+// bigErr reports a failure to get memory for a long line.
+func (s *splitter) bigErr(size int, err error) error {
+	return &ReadError{Offset: s.offset + int64(size), Line: s.line,
+		Err: fmt.Errorf("no memory for line %d, longer than %d bytes: %w", s.line, size, err)}
+}
+
+// tooLong reads on to the end of a line known to exceed the limit, through
+// the spare buffer scratch, to report its length.
+func (s *splitter) tooLong(ctx context.Context, size int, scratch []byte) error {
+	for !s.eof {
+		b, err := s.fill(ctx, scratch[:0], size)
+		if err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return s.tooLongErr(int64(size + i))
+		}
+		size += len(b)
+	}
+	return s.tooLongErr(int64(size))
+}
+
+func (s *splitter) tooLongErr(size int64) error {
+	return &ReadError{Offset: s.offset + size, Line: s.line,
+		Err: &LineTooLongError{Line: s.line, Size: size, Max: s.cfg.MaxLine}}
+}
+
+// checkLines enforces a limit smaller than a chunk on the lines of data,
+// the chunk about to start at s.offset and s.line.
+func (s *splitter) checkLines(data []byte) error {
+	line, off := s.line, s.offset
+	for len(data) > 0 {
+		n := bytes.IndexByte(data, '\n')
+		next := n + 1
+		if n < 0 {
+			n, next = len(data), len(data)
+		}
+		if n > s.cfg.MaxLine {
+			return &ReadError{Offset: off + int64(n), Line: line,
+				Err: &LineTooLongError{Line: line, Size: int64(n), Max: s.cfg.MaxLine}}
+		}
+		data = data[next:]
+		line++
+		off += int64(next)
 	}
 	return nil
 }

@@ -36,6 +36,9 @@ func collect(t *testing.T, r io.Reader, cfg Config) ([]lineRecord, error) {
 			return out, err
 		},
 		func(recs []lineRecord) error { got = append(got, recs...); return nil })
+	if n := bigInUse.Load(); n != 0 {
+		t.Errorf("%d bytes of long-line buffers not freed after Run", n)
+	}
 	return got, err
 }
 
@@ -206,3 +209,138 @@ func (m chanMutex) lock()   { m <- struct{}{} }
 func (m chanMutex) unlock() { <-m }
 
 func yieldBriefly() { runtime.Gosched() }
+
+// TestLongLines: lines around and far beyond the chunk size, last or not,
+// with and without a final newline, arrive whole whatever the reads.
+func TestLongLines(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	const chunk = 64
+	for _, n := range []int{chunk - 1, chunk, chunk + 1, 2*chunk - 1, 2 * chunk, 2*chunk + 1, 1000, 5000} {
+		for _, final := range []bool{false, true} {
+			long := strings.Repeat("z", n)
+			want := []string{"a", long, "b", long + long, "c"}
+			if final {
+				want = []string{"a", long + "z"}
+			}
+			input := strings.Join(want, "\n")
+			if !final {
+				input += "\n"
+			}
+			for name, r := range map[string]io.Reader{
+				"plain": strings.NewReader(input),
+				"half":  iotest.HalfReader(strings.NewReader(input)),
+				"byte":  iotest.OneByteReader(strings.NewReader(input)),
+			} {
+				got, err := collect(t, r, Config{Workers: 2, ChunkSize: chunk})
+				if err != nil {
+					t.Fatalf("n=%d final=%v %s: %v", n, final, name, err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("n=%d final=%v %s: %d lines, want %d", n, final, name, len(got), len(want))
+				}
+				for i := range want {
+					if got[i].n != int64(i+1) || got[i].text != want[i] {
+						t.Fatalf("n=%d final=%v %s: line %d = (%d, %d bytes), want (%d, %d bytes)", n, final, name, i, got[i].n, len(got[i].text), i+1, len(want[i]))
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLineTooLong: a line over the limit is refused with its number and its
+// whole length, whether the limit is above or below the chunk size; a line
+// of exactly the limit passes.
+func TestLineTooLong(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	tests := []struct {
+		name       string
+		input      string
+		chunk, max int
+		line, size int64 // 0: no error
+	}{
+		{"over, chunk below", "a\n" + strings.Repeat("x", 5000) + "\nb\n", 64, 1000, 2, 5000},
+		{"over, chunk above", "a\nb\n" + strings.Repeat("x", 1001) + "\n", 4096, 1000, 3, 1001},
+		{"over, last line without newline", "a\n" + strings.Repeat("x", 3000), 64, 1000, 2, 3000},
+		{"over, chunk above, no newline", "a\n" + strings.Repeat("x", 3000), 4096, 1000, 2, 3000},
+		{"over by one in the block with the newline", "a\n" + strings.Repeat("x", 1001) + "\nb", 512, 1000, 2, 1001},
+		{"exactly the limit", "a\n" + strings.Repeat("x", 1000) + "\nb\n", 64, 1000, 0, 0},
+		{"exactly the limit, chunk above", strings.Repeat("x", 1000) + "\n" + strings.Repeat("y", 1000), 4096, 1000, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for name, r := range map[string]io.Reader{
+				"plain": strings.NewReader(tt.input),
+				"half":  iotest.HalfReader(strings.NewReader(tt.input)),
+			} {
+				_, err := collect(t, r, Config{Workers: 2, ChunkSize: tt.chunk, MaxLine: tt.max})
+				if tt.line == 0 {
+					if err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					continue
+				}
+				var tl *LineTooLongError
+				var re *ReadError
+				if !errors.As(err, &tl) || !errors.As(err, &re) || tl.Line != tt.line || tl.Size != tt.size || tl.Max != tt.max || re.Line != tt.line {
+					t.Fatalf("%s: err = %v, want line %d of %d bytes", name, err, tt.line, tt.size)
+				}
+			}
+		})
+	}
+}
+
+// TestLongLineBuffersFreed: whichever stage fails, and whatever was in
+// flight then, every long line's own buffer is freed by the time Run
+// returns.
+func TestLongLineBuffersFreed(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	long := map[int]int{}
+	for i := 1; i <= 400; i += 2 {
+		long[i] = 3000
+	}
+	input, _ := makeInput(400, long)
+	boom := errors.New("boom")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tests := []struct {
+		name string
+		ctx  context.Context
+		work func(c *Chunk) error
+		sink func() error
+		want error
+	}{
+		{"worker error", context.Background(), func(c *Chunk) error {
+			if c.Seq == 5 {
+				return boom
+			}
+			return nil
+		}, func() error { return nil }, boom},
+		{"sink error", context.Background(), func(*Chunk) error { return nil }, func() error { return boom }, boom},
+		{"cancelled", ctx, func(c *Chunk) error {
+			if c.Seq == 7 {
+				cancel()
+			}
+			return nil
+		}, func() error { return nil }, context.Canceled},
+		{"line too long", context.Background(), func(*Chunk) error { return nil }, func() error { return nil }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Workers: 3, ChunkSize: 256}
+			if tt.want == nil {
+				cfg.MaxLine = 2000
+			}
+			err := Run(tt.ctx, strings.NewReader(input), cfg,
+				func(_ context.Context, _ int, c *Chunk) (int, error) { return 0, tt.work(c) },
+				func(int) error { return tt.sink() })
+			var tl *LineTooLongError
+			if (tt.want != nil && !errors.Is(err, tt.want)) || (tt.want == nil && !errors.As(err, &tl)) {
+				t.Fatalf("err = %v", err)
+			}
+			if n := bigInUse.Load(); n != 0 {
+				t.Errorf("%d bytes of long-line buffers not freed", n)
+			}
+		})
+	}
+}

@@ -49,6 +49,9 @@ type Options struct {
 	Workers int
 	// ChunkSize overrides the pipeline's chunk size (tests use small ones).
 	ChunkSize int
+	// MaxLine is the longest line accepted in bytes (default
+	// pipeline.DefaultMaxLine); a longer one fails the run.
+	MaxLine int
 	// SkipBad passes over bad lines, counting them, instead of failing.
 	SkipBad bool
 	// Progress receives progress bars; nil draws none.
@@ -137,7 +140,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			})
 			continue
 		}
-		g.Go(func() error { return countRecords(gctx, f, &inputs[i]) })
+		g.Go(func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
 	}
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
@@ -262,7 +265,7 @@ func openStream(f *source.File, progress io.Writer) (*stream, error) {
 }
 
 // countRecords hashes a side file and counts its non-blank lines.
-func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
+func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.Input) error {
 	st, err := openStream(f, nil)
 	if err != nil {
 		return err
@@ -270,6 +273,7 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 	defer st.close()
 	hr := st.hr
 	lr := census.NewLineReader(st)
+	lr.MaxLine = maxLine
 	var records int64
 	for {
 		if ctx.Err() != nil {
@@ -280,6 +284,9 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 			break
 		}
 		if err != nil {
+			if tl := tooLong(f, err); tl != nil {
+				return tl
+			}
 			return streamError(f, hr, lr.Line(), err)
 		}
 		if !census.IsBlank(text) {
@@ -293,6 +300,16 @@ func countRecords(ctx context.Context, f *source.File, in *report.Input) error {
 		return fmt.Errorf("%s: no records (%d lines)", f.Name, lr.Line())
 	}
 	in.Bytes, in.SHA256, in.Records = hr.N(), hr.Sum(), records
+	return nil
+}
+
+// tooLong names the file of a line over the limit; it returns nil for any
+// other error.
+func tooLong(f *source.File, err error) error {
+	var tl *pipeline.LineTooLongError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s: %w (--max-line)", f.Name, tl)
+	}
 	return nil
 }
 
@@ -387,7 +404,9 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			if census.IsBlank(text) {
 				return nil
 			}
-			rec, err := ws.dec.Decode(text)
+			// Stream validates the whole record before Next gives its
+			// tools one at a time: a giant record is never materialised.
+			rec, err := ws.dec.Stream(text)
 			if err != nil {
 				if opt.SkipBad {
 					ws.skipN++
@@ -405,8 +424,14 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 			}
 			// One copy of the server id serves every tool of the record.
 			server := rows.put(rec.ServerID)
-			for ti := range rec.Tools {
-				t := &rec.Tools[ti]
+			for {
+				t, err := ws.dec.Next()
+				if err != nil {
+					return &LineError{File: f.Name, Line: line, Err: err}
+				}
+				if t == nil {
+					break
+				}
 				tr := toolRow{key: key, server: server, line: line, hasServer: rec.HasServerID, hasName: t.HasName, props: int32(len(t.Properties))}
 				tr.name = rows.put(t.Name)
 				for pi := range t.Properties {
@@ -488,8 +513,11 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	}
 
 	counted := &countingReader{r: st}
-	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize}, work, sink)
+	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, work, sink)
 	if err != nil {
+		if tl := tooLong(f, err); tl != nil {
+			return nil, tl
+		}
 		var re *pipeline.ReadError
 		if errors.As(err, &re) {
 			return nil, streamError(f, hr, re.Line-1, re.Err)

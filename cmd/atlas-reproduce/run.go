@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
@@ -24,6 +25,7 @@ type runFlags struct {
 	workers  int
 	skipBad  bool
 	progress bool
+	maxLine  int
 }
 
 func (f *runFlags) register(fs interface {
@@ -36,10 +38,11 @@ func (f *runFlags) register(fs interface {
 	fs.IntVar(&f.workers, "workers", 0, "decode-and-classify workers (default GOMAXPROCS)")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "count and skip bad lines instead of failing (the verdict cannot then be REPRODUCED)")
 	fs.BoolVar(&f.progress, "progress", true, "draw progress bars when stderr is a terminal")
+	fs.IntVar(&f.maxLine, "max-line", pipeline.DefaultMaxLine, "refuse a line longer than `BYTES` (the run fails, naming it)")
 }
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (runner.Options, error) {
-	opt := runner.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, Log: env.stderr}
+	opt := runner.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, Log: env.stderr}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
@@ -53,6 +56,9 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (runner.Options, error
 	if f.workers < 0 {
 		return opt, usageError{"--workers must be positive"}
 	}
+	if f.maxLine <= 0 {
+		return opt, usageError{"--max-line must be positive"}
+	}
 	if f.progress && env.stderrIsTerminal {
 		opt.Progress = env.stderr
 	}
@@ -60,7 +66,7 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (runner.Options, error
 }
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--workers N] [--no-verify] [--skip-bad]")
+	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES]")
 	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
 	out := fs.String("out", "", "output `DIR` (created if needed)")
 	var rf runFlags
