@@ -20,6 +20,12 @@ import (
 // names its input file or "stdin".
 const sarifArtifact = "request"
 
+// Content-Type values, shared: net/http only reads them.
+var (
+	jsonType  = []string{"application/json"}
+	sarifType = []string{"application/sarif+json"}
+)
+
 // apiError is the body of every error answer. Line and Offset locate a
 // decoding error: Line is the JSON Lines line (absent for a single
 // document), Offset the byte in that line or document.
@@ -43,6 +49,12 @@ func writeError(w http.ResponseWriter, code int, e apiError) {
 // other type is read as one JSON document, so that curl -d (which sends
 // application/x-www-form-urlencoded) works as expected.
 func isJSONLines(contentType string) bool {
+	switch contentType {
+	case "", "application/json":
+		return false
+	case "application/x-ndjson":
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(contentType)
 	if err != nil {
 		return false
@@ -58,7 +70,10 @@ func isJSONLines(contentType string) bool {
 // object classify prints for the tool, in input order; or SARIF 2.1.0 with
 // ?format=sarif.
 func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
-	format := r.URL.Query().Get("format")
+	format := ""
+	if r.URL.RawQuery != "" { // most requests have none: skip parsing one
+		format = r.URL.Query().Get("format")
+	}
 	if format != "" && format != "json" && format != "sarif" {
 		writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("format %q: want json or sarif", format)})
 		return
@@ -112,17 +127,18 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 	}
 	s.metrics.classified(tools, props)
 
+	h := w.Header() // set directly, keys canonical already: this is the hot path
 	if sarif != nil {
 		buf := bytes.NewBuffer(out)
 		sarif.WriteTo(buf)
 		out = buf.Bytes()
-		w.Header().Set("Content-Type", "application/sarif+json")
+		h["Content-Type"] = sarifType
 	} else {
 		out = append(out, "]}\n"...)
-		w.Header().Set("Content-Type", "application/json")
+		h["Content-Type"] = jsonType
 	}
 	*op = out
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	h["Content-Length"] = []string{strconv.Itoa(len(out))}
 	w.Write(out)
 }
 

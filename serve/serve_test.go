@@ -74,7 +74,7 @@ func toolsList(tools [][]byte) []byte {
 }
 
 // testServer starts a Server on loopback for the test.
-func testServer(t *testing.T, cfg Config) (*Server, string) {
+func testServer(t testing.TB, cfg Config) (*Server, string) {
 	t.Helper()
 	s := New(cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
