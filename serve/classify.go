@@ -87,6 +87,12 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	release, err := s.admit(r.Context(), int64(len(body)))
+	if err != nil {
+		return // the client went away while waiting
+	}
+	defer release()
+
 	op := s.bufs.Get().(*[]byte)
 	defer s.putBuf(op)
 	out := (*op)[:0]
@@ -151,8 +157,11 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, buf []byte) ([
 		return buf, http.StatusRequestEntityTooLarge, fmt.Errorf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, limit)
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
-	if r.ContentLength > 0 && int64(cap(buf)) < r.ContentLength+1 {
-		buf = make([]byte, 0, r.ContentLength+1) // +1: room to see EOF without growing
+	// Room for the announced body (+1 to see EOF without growing), but
+	// not more than a megabyte before the bytes arrive: a client must not
+	// make the server allocate for a body it does not send.
+	if want := min(r.ContentLength+1, 1<<20); r.ContentLength > 0 && int64(cap(buf)) < want {
+		buf = make([]byte, 0, want)
 	}
 	for {
 		if len(buf) == cap(buf) {

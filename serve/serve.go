@@ -5,6 +5,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
@@ -40,6 +42,12 @@ type Config struct {
 	// MaxBody is the largest request body read, in bytes; a larger one is
 	// answered 413 without being read further.
 	MaxBody int64
+	// MaxInFlight bounds the bytes of request bodies being classified at
+	// once (default 4 × MaxBody): the decoder's arenas and the answer grow
+	// with the body, and many large bodies arriving together must not
+	// multiply that without bound. A request that does not fit waits for
+	// others to finish; single tools are a few kilobytes and never wait.
+	MaxInFlight int64
 	// Version names the build in SARIF and in the MCP server's
 	// implementation info.
 	Version string
@@ -65,6 +73,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxBody <= 0 {
 		c.MaxBody = DefaultMaxBody
 	}
+	if c.MaxInFlight < c.MaxBody {
+		c.MaxInFlight = 4 * c.MaxBody
+	}
 	if c.Version == "" {
 		c.Version = "devel"
 	}
@@ -82,6 +93,7 @@ type Server struct {
 	labellers sync.Pool // *runner.Labeller: each holds a decoder's arenas
 	bufs      sync.Pool // *[]byte: request bodies and answers
 	metrics   *metrics
+	inFlight  *semaphore.Weighted // request bytes, see Config.MaxInFlight
 	handler   http.Handler
 }
 
@@ -92,9 +104,10 @@ func New(cfg Config) *Server {
 	s.labellers.New = func() any { return runner.NewLabeller() }
 	s.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	s.metrics = newMetrics()
+	s.inFlight = semaphore.NewWeighted(s.cfg.MaxInFlight)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/classify", s.route("/v1/classify", onlyMethod(http.MethodPost, http.HandlerFunc(s.classify))))
-	mux.Handle("/mcp", s.route("/mcp", onlyMethod(http.MethodPost, s.mcpHandler())))
+	mux.Handle("/mcp", s.route("/mcp", onlyMethod(http.MethodPost, s.bodyFirst(s.mcpHandler()))))
 	mux.Handle("/healthz", s.route("/healthz", onlyMethod(http.MethodGet, http.HandlerFunc(healthz))))
 	mux.Handle("/metrics", s.route("/metrics", onlyMethod(http.MethodGet, s.metrics.handler())))
 	mux.Handle("/", s.route("other", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -168,6 +181,41 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		return nil
 	}
 	return err
+}
+
+// admit waits until n more request bytes fit under MaxInFlight and returns
+// the function that releases them. It is called once a body is read: a
+// client still sending holds only what it sent, and those waiting here
+// are complete requests, not slow ones.
+func (s *Server) admit(ctx context.Context, n int64) (func(), error) {
+	n = max(n, 1)
+	if err := s.inFlight.Acquire(ctx, n); err != nil {
+		return nil, err
+	}
+	return func() { s.inFlight.Release(n) }, nil
+}
+
+// bodyFirst reads an MCP request's body, bounded as /v1/classify's is, and
+// admits it before the MCP handler decodes it.
+func (s *Server) bodyFirst(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		bp := s.bufs.Get().(*[]byte)
+		defer s.putBuf(bp)
+		body, status, err := s.readBody(w, r, (*bp)[:0])
+		*bp = body
+		if err != nil {
+			writeError(w, status, apiError{Error: err.Error()})
+			return
+		}
+		release, err := s.admit(r.Context(), int64(len(body)))
+		if err != nil {
+			return // the client went away while waiting
+		}
+		defer release()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		h.ServeHTTP(w, r)
+	})
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

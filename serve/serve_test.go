@@ -555,3 +555,41 @@ func TestRunReportsItsAddress(t *testing.T) {
 		t.Fatal("Run on an address in use returned nil")
 	}
 }
+
+// TestClassificationWaitsForRoom: while the in-flight bytes are taken, a
+// complete request waits (over HTTP and MCP alike), then is answered once
+// they are released.
+func TestClassificationWaitsForRoom(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first, so it runs after the servers stop
+	s, base := testServer(t, Config{MaxBody: 1000, MaxInFlight: 1000})
+	c := client(t)
+	for _, path := range []string{"/v1/classify", "/mcp"} {
+		release, err := s.admit(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answered := make(chan int, 1)
+		go func() {
+			req, _ := http.NewRequest("POST", base+path, strings.NewReader(`{"name": "a"}`))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := c.Do(req)
+			if err != nil {
+				answered <- -1
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			answered <- resp.StatusCode
+		}()
+		select {
+		case code := <-answered:
+			t.Fatalf("%s: answered %d while the in-flight bytes were all taken", path, code)
+		case <-time.After(200 * time.Millisecond):
+		}
+		release()
+		if code := <-answered; code == -1 || (path == "/v1/classify" && code != 200) {
+			t.Fatalf("%s: answered %d after the bytes were released", path, code)
+		}
+	}
+}
