@@ -60,7 +60,7 @@ func isJSONLines(contentType string) bool {
 		return false
 	}
 	switch mt {
-	case "application/x-ndjson", "application/jsonl", "application/x-jsonlines", "application/json-seq":
+	case "application/x-ndjson", "application/jsonl", "application/x-jsonlines":
 		return true
 	}
 	return false
@@ -86,7 +86,6 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, apiError{Error: err.Error()})
 		return
 	}
-
 	release, err := s.admit(r.Context(), int64(len(body)))
 	if err != nil {
 		return // the client went away while waiting
@@ -95,32 +94,47 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 
 	op := s.bufs.Get().(*[]byte)
 	defer s.putBuf(op)
-	out := (*op)[:0]
-	var sarif *report.SARIFWriter
-	var emit func(report.Origin, *report.ToolLabels) error
-	tools, props := 0, 0
+	out, err := s.label((*op)[:0], body, isJSONLines(r.Header.Get("Content-Type")), format == "sarif")
+	*op = out
+	if err != nil {
+		writeError(w, http.StatusBadRequest, decodeError(err))
+		return
+	}
+	h := w.Header() // set directly, keys canonical already: this is the hot path
+	h["Content-Type"] = jsonType
 	if format == "sarif" {
-		sarif = report.NewSARIFWriter(s.cfg.Version)
-		emit = func(o report.Origin, t *report.ToolLabels) error {
-			tools, props = tools+1, props+len(t.Properties)
-			sarif.Add(o, t)
+		h["Content-Type"] = sarifType
+	}
+	h["Content-Length"] = []string{strconv.Itoa(len(out))}
+	w.Write(out)
+}
+
+// label appends the answer for body to out: the {"tools": [...]} object,
+// or the SARIF log. Tools and properties are counted once all succeeded.
+func (s *Server) label(out, body []byte, jsonLines, sarif bool) ([]byte, error) {
+	var sw *report.SARIFWriter
+	tools, props := 0, 0
+	emit := func(o report.Origin, t *report.ToolLabels) error {
+		tools, props = tools+1, props+len(t.Properties)
+		if sw != nil {
+			sw.Add(o, t)
 			return nil
 		}
+		if tools > 1 {
+			out = append(out, ", "...)
+		}
+		out = t.AppendJSON(out)
+		out = out[:len(out)-1] // AppendJSON ends the line
+		return nil
+	}
+	if sarif {
+		sw = report.NewSARIFWriter(s.cfg.Version)
 	} else {
 		out = append(out, `{"tools": [`...)
-		emit = func(_ report.Origin, t *report.ToolLabels) error {
-			if tools > 0 {
-				out = append(out, ", "...)
-			}
-			tools, props = tools+1, props+len(t.Properties)
-			out = t.AppendJSON(out)
-			out = out[:len(out)-1] // AppendJSON ends the line
-			return nil
-		}
 	}
-
 	l := s.labellers.Get().(*runner.Labeller)
-	if isJSONLines(r.Header.Get("Content-Type")) {
+	var err error
+	if jsonLines {
 		err = l.ClassifyLines(body, sarifArtifact, emit)
 	} else {
 		o := report.Origin{File: sarifArtifact, Line: 1}
@@ -128,24 +142,15 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 	}
 	s.labellers.Put(l)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, decodeError(err))
-		return
+		return out, err
 	}
 	s.metrics.classified(tools, props)
-
-	h := w.Header() // set directly, keys canonical already: this is the hot path
-	if sarif != nil {
-		buf := bytes.NewBuffer(out)
-		sarif.WriteTo(buf)
-		out = buf.Bytes()
-		h["Content-Type"] = sarifType
-	} else {
-		out = append(out, "]}\n"...)
-		h["Content-Type"] = jsonType
+	if sw == nil {
+		return append(out, "]}\n"...), nil
 	}
-	*op = out
-	h["Content-Length"] = []string{strconv.Itoa(len(out))}
-	w.Write(out)
+	buf := bytes.NewBuffer(out)
+	_, err = sw.WriteTo(buf)
+	return buf.Bytes(), err
 }
 
 // readBody reads the request body into buf, at most MaxBody bytes. A body

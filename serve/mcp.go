@@ -10,9 +10,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
 // toolName is the MCP tool the server offers.
@@ -125,24 +122,11 @@ func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp
 		doc = make([]byte, 0, len(schema)+16)
 		doc = append(append(append(doc, `{"inputSchema":`...), schema...), '}')
 	}
-	out := []byte(`{"tools": [`)
-	tools, props := 0, 0
-	l := s.labellers.Get().(*runner.Labeller)
-	err := l.ClassifyBody(doc, func(t *report.ToolLabels) error {
-		if tools > 0 {
-			out = append(out, ", "...)
-		}
-		tools, props = tools+1, props+len(t.Properties)
-		out = t.AppendJSON(out)
-		out = out[:len(out)-1]
-		return nil
-	})
-	s.labellers.Put(l)
+	out, err := s.label(nil, doc, false, false)
 	if err != nil {
 		return toolError("%v", err), nil
 	}
-	s.metrics.classified(tools, props)
-	out = append(out, "]}"...)
+	out = out[:len(out)-1] // the newline that ends an HTTP answer
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(out)}},
 		StructuredContent: json.RawMessage(out),
