@@ -52,6 +52,8 @@ type Config struct {
 	// implementation info.
 	Version string
 
+	// The http.Server timeouts (see the defaults above for what each
+	// bounds).
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration
