@@ -92,12 +92,58 @@ func (s *Server) newMCPServer() *mcp.Server {
 // sessions to keep, no event streams held open, and any replica can answer.
 func (s *Server) mcpHandler() http.Handler {
 	srv := s.newMCPServer()
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return jsonErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
 		MaxRequestBodyBytes: s.cfg.MaxBody,
+	}))
+}
+
+// jsonErrors turns the plain-text error answers of h (the MCP transport
+// answers a wrong Content-Type or Accept header with http.Error) into the
+// {"error": ...} every endpoint answers with.
+func jsonErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		jw := &errorRewriter{ResponseWriter: w}
+		h.ServeHTTP(jw, r)
+		if jw.code != 0 {
+			w.Header().Del("Content-Type")
+			writeError(w, jw.code, apiError{Error: strings.TrimSpace(string(jw.text))})
+		}
 	})
 }
+
+// errorRewriter holds back a text/plain answer of 400 or more, keeping its
+// code and text for jsonErrors.
+type errorRewriter struct {
+	http.ResponseWriter
+	code int // the withheld status, or 0
+	text []byte
+}
+
+func (e *errorRewriter) WriteHeader(code int) {
+	if code >= 400 && strings.HasPrefix(e.Header().Get("Content-Type"), "text/plain") {
+		e.code = code
+		return
+	}
+	e.ResponseWriter.WriteHeader(code)
+}
+
+func (e *errorRewriter) Write(b []byte) (int, error) {
+	if e.code != 0 {
+		e.text = append(e.text, b...)
+		return len(b), nil
+	}
+	return e.ResponseWriter.Write(b)
+}
+
+func (e *errorRewriter) Flush() {
+	if f, ok := e.ResponseWriter.(http.Flusher); ok && e.code == 0 {
+		f.Flush()
+	}
+}
+
+func (e *errorRewriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 
 // callClassify runs classify_tools. {"tools": [...]} is itself a record the
 // labeller reads (a tools/list result), so it is classified as it came;

@@ -233,6 +233,9 @@ func TestErrors(t *testing.T) {
 		{"DELETE metrics", "DELETE", "/metrics", "", "", 405, `use GET`, 0, -1, "GET"},
 		{"GET mcp", "GET", "/mcp", "", "", 405, `use POST`, 0, -1, "POST"},
 		{"no such endpoint", "GET", "/v2/classify", "", "", 404, `no such endpoint: /v2/classify`, 0, -1, ""},
+		{"MCP without Accept", "POST", "/mcp", "application/json", `{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}`, 400, `^Accept must contain both 'application/json' and 'text/event-stream'$`, 0, -1, ""},
+		{"MCP as text", "POST", "/mcp", "text/plain", `{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}`, 415, `^Content-Type must be 'application/json'$`, 0, -1, ""},
+		{"MCP too large", "POST", "/mcp", "application/json", strings.Repeat(" ", 1001), 413, `exceeds the limit of 1000 bytes`, 0, -1, ""},
 	} {
 		req, err := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
 		if err != nil {
