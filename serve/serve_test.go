@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func testServer(t testing.TB, cfg Config) (*Server, string) {
 // client is an HTTP client whose connections the test closes, so that
 // goleak sees no idle connection goroutines.
 func client(t *testing.T) *http.Client {
-	tr := &http.Transport{MaxIdleConnsPerHost: 4}
+	tr := &http.Transport{MaxIdleConnsPerHost: 8}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }
@@ -142,12 +143,29 @@ func TestClassifyMatchesCPython(t *testing.T) {
 	if len(refLines) != realcorpus.Tools+1 {
 		t.Fatalf("reference gave %d lines", len(refLines))
 	}
-	for i, tool := range tools {
-		code, _, got := post(t, c, url, "application/json", tool)
-		if want := wantTools(refLines[i]); code != 200 || !bytes.Equal(got, want) {
-			t.Fatalf("tool %d: status %d\n got: %s\nwant: %s", i, code, got, want)
-		}
+	// One tool per request, from 8 clients at once: pooled labellers and
+	// buffers must not leak one request's labels into another's answer.
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(tools); i += 8 {
+				resp, err := c.Post(url, "application/json", bytes.NewReader(tools[i]))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if want := wantTools(refLines[i]); resp.StatusCode != 200 || !bytes.Equal(got, want) {
+					t.Errorf("tool %d: status %d\n got: %s\nwant: %s", i, resp.StatusCode, got, want)
+					return
+				}
+			}
+		}()
 	}
+	wg.Wait()
 }
 
 // TestClassifyBodyForms covers each accepted body against the labeller the
