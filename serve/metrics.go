@@ -1,0 +1,111 @@
+package serve
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are one server's Prometheus collectors, on a registry of its own.
+type metrics struct {
+	reg        *prometheus.Registry
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	tools      prometheus.Counter
+	properties prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "atlas_serve_requests_total",
+			Help: "HTTP requests answered, by route and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "atlas_serve_request_duration_seconds",
+			Help: "Time from the request's headers to the end of its answer, by route.",
+			// From a single small tool (tens of microseconds) to an 8 MiB batch.
+			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route"}),
+		tools: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "atlas_serve_tools_classified_total",
+			Help: "Tools classified, over HTTP and MCP.",
+		}),
+		properties: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "atlas_serve_properties_classified_total",
+			Help: "Input-schema properties classified, over HTTP and MCP.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.tools, m.properties,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *metrics) classified(tools, props int) {
+	m.tools.Add(float64(tools))
+	m.properties.Add(float64(props))
+}
+
+// route wraps h so that its requests are counted and timed under name.
+func (s *Server) route(name string, h http.Handler) http.Handler {
+	obs := s.metrics.latency.WithLabelValues(name)
+	// A code's counter is resolved on its first use, then cached: a series
+	// appears only once it has counted something.
+	var codes sync.Map // int -> prometheus.Counter
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		code := sw.code
+		if code == 0 {
+			code = http.StatusOK
+		}
+		c, ok := codes.Load(code)
+		if !ok {
+			c, _ = codes.LoadOrStore(code, s.metrics.requests.WithLabelValues(name, strconv.Itoa(code)))
+		}
+		c.(prometheus.Counter).Inc()
+		obs.Observe(time.Since(start).Seconds())
+	})
+}
+
+// statusWriter records the status code written. Unwrap lets
+// http.ResponseController reach the connection's flusher and deadlines
+// (the MCP transport flushes its event streams through it).
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
