@@ -47,9 +47,9 @@ const maxRedirects = 5
 
 func (hs *httpState) client() *http.Client {
 	return &http.Client{
+		// No Timeout: RoundTrip binds every request to the probe's
+		// deadline, which covers the whole exchange.
 		Transport: hs,
-		// A backstop only: the probe's context ends every request first.
-		Timeout: hs.p.opt.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			var err error
 			switch {

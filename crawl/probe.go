@@ -124,14 +124,13 @@ func NewProber(opt ProbeOptions) *Prober {
 	p := &Prober{opt: opt, base: opt.Transport}
 	if p.base == nil {
 		p.ownBase = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          256,
-			MaxIdleConnsPerHost:   2,
-			IdleConnTimeout:       30 * time.Second,
-			TLSHandshakeTimeout:   opt.Timeout,
-			ResponseHeaderTimeout: opt.Timeout,
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConns:        256,
+			MaxIdleConnsPerHost: 2,
+			IdleConnTimeout:     30 * time.Second,
+			// No TLS or header timeouts: the probe's deadline covers them.
 		}
 		p.base = p.ownBase
 	}
@@ -268,6 +267,10 @@ func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, kind string,
 	return r
 }
 
+// rejectedCode is the code of the SDK's jsonrpc2.ErrRejected, which wraps
+// every transport failure: it is not the server's JSON-RPC error.
+const rejectedCode = -32005
+
 // classifyError names the kind of an error the SDK reports. The SDK wraps
 // many errors with %v, so the text is all there is to go on.
 func classifyError(err error) string {
@@ -277,9 +280,10 @@ func classifyError(err error) string {
 	var se *json.SyntaxError
 	msg := err.Error()
 	switch {
-	case errors.As(err, &we):
+	case errors.As(err, &we) && we.Code != rejectedCode:
 		return KindRPCError
-	case errors.As(err, &se), strings.Contains(msg, "invalid character"), strings.Contains(msg, "unexpected end of JSON"):
+	case errors.As(err, &se), strings.Contains(msg, "invalid character"), strings.Contains(msg, "unexpected end of JSON"),
+		strings.Contains(msg, "unmarshaling jsonrpc message"), strings.Contains(msg, "failed to decode"):
 		return KindInvalidJSON
 	case errors.As(err, &oe), errors.As(err, &ne), strings.Contains(msg, "connection reset"),
 		strings.Contains(msg, "connection refused"), strings.Contains(msg, "EOF"), strings.Contains(msg, "no such host"):

@@ -1,0 +1,162 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	_, u, err := Normalise(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// testProbe are bounds that make the hostile cases fail fast.
+var testProbe = ProbeOptions{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20}
+
+func TestProbe(t *testing.T) {
+	few := genTools(3, "few")
+	many := genTools(2500, "many")
+	https := httptestTLS(t)
+	cases := []struct {
+		name      string
+		url       func(t *testing.T) string
+		tools     []testTool // served tools, for a reachable case
+		transport string
+		version   string
+		kind      string // error kind, for an unreachable case
+	}{
+		{name: "streamable JSON", url: func(t *testing.T) string { return streamableServer(t, few, 0, true).URL + "/mcp" },
+			tools: few, transport: TransportStreamable, version: requestedVersion},
+		{name: "streamable SSE-framed", url: func(t *testing.T) string { return streamableServer(t, few, 0, false).URL },
+			tools: few, transport: TransportStreamable, version: requestedVersion},
+		{name: "legacy SSE endpoint", url: func(t *testing.T) string { return sseServer(t, few).URL + "/sse" },
+			tools: few, transport: TransportSSE, version: requestedVersion},
+		{name: "legacy SSE by fallback after a 4xx to POST", url: func(t *testing.T) string { return sseServer(t, few).URL + "/mcp" },
+			tools: few, transport: TransportSSE, version: requestedVersion},
+		{name: "2,500 tools in pages of 100", url: func(t *testing.T) string { return streamableServer(t, many, 100, true).URL },
+			tools: many, transport: TransportStreamable, version: requestedVersion},
+		{name: "hangs", url: func(t *testing.T) string { return serveHanging(t, hanging).URL }, kind: KindTimeout},
+		{name: "answers 500", url: func(t *testing.T) string { return serve(t, status(500)).URL }, kind: KindHTTPStatus},
+		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return serve(t, status(404)).URL }, kind: KindHTTPStatus},
+		{name: "invalid JSON", url: func(t *testing.T) string { return serve(t, invalidJSON()).URL }, kind: KindInvalidJSON},
+		{name: "paginates forever", url: func(t *testing.T) string { return serve(t, paginating(false)).URL }, kind: KindTooManyPages},
+		{name: "repeats a cursor", url: func(t *testing.T) string { return serve(t, paginating(true)).URL }, kind: KindCursorLoop},
+		{name: "streams keep-alives without end", url: func(t *testing.T) string { return serve(t, endlessStream(false)).URL }, kind: KindTimeout},
+		{name: "streams data without end", url: func(t *testing.T) string { return serve(t, endlessStream(true)).URL }, kind: KindTooManyBytes},
+		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: KindRedirect},
+		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: KindRedirect},
+		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: KindConnect},
+		{name: "nothing listens", url: func(t *testing.T) string { return closedURL(t) }, kind: KindConnect},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opt := testProbe
+			if c.kind == "" {
+				// A loaded machine must not turn a good server into a
+				// timeout; the hostile cases keep the short deadline.
+				opt.Timeout = 20 * time.Second
+			}
+			p := NewProber(opt)
+			defer p.Close()
+			r := p.Probe(context.Background(), mustURL(t, c.url(t)))
+			if c.kind != "" {
+				if r.Reachable || r.ErrorKind != c.kind || r.Error == "" || r.Tools != nil {
+					t.Fatalf("got reachable=%v kind=%q error=%q (%d tools), want unreachable of kind %q",
+						r.Reachable, r.ErrorKind, r.Error, len(r.Tools), c.kind)
+				}
+				return
+			}
+			if !r.Reachable {
+				t.Fatalf("unreachable: %s: %s", r.ErrorKind, r.Error)
+			}
+			if r.Transport != c.transport || r.ProtocolVersion != c.version {
+				t.Errorf("transport %q version %q, want %q %q", r.Transport, r.ProtocolVersion, c.transport, c.version)
+			}
+			if want := `{"name":"test-server","version":"1.2.3"}`; string(r.ServerInfo) != want {
+				t.Errorf("serverInfo %s, want %s", r.ServerInfo, want)
+			}
+			if len(r.Tools) != len(c.tools) {
+				t.Fatalf("%d tools, want %d", len(r.Tools), len(c.tools))
+			}
+			for i, tool := range c.tools {
+				if want := tool.served(t); !bytes.Equal(r.Tools[i], want) {
+					t.Fatalf("tool %d:\n got %s\nwant %s", i, r.Tools[i], want)
+				}
+			}
+		})
+	}
+}
+
+// TestProbeUserAgent: every request names the tool.
+func TestProbeUserAgent(t *testing.T) {
+	s := newSDKServer(genTools(1, "ua"), 0)
+	h := mcpHandler(s)
+	agents := make(chan string, 100)
+	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents <- r.Header.Get("User-Agent")
+		h.ServeHTTP(w, r)
+	}))
+	p := NewProber(ProbeOptions{Timeout: 5 * time.Second, UserAgent: "atlas-reproduce/test"})
+	defer p.Close()
+	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); !r.Reachable {
+		t.Fatalf("unreachable: %s", r.Error)
+	}
+	close(agents)
+	n := 0
+	for a := range agents {
+		n++
+		if a != "atlas-reproduce/test" {
+			t.Errorf("User-Agent %q", a)
+		}
+	}
+	if n < 3 { // initialize, initialized, tools/list
+		t.Errorf("%d requests seen", n)
+	}
+}
+
+func TestParsePage(t *testing.T) {
+	cases := []struct {
+		raw, next, kind string
+		tools           []string
+	}{
+		{raw: `{"tools": [ {"b": 1,  "a": 2, "a": 3} ], "nextCursor": "c"}`, next: "c", tools: []string{`{"b":1,"a":2,"a":3}`}},
+		{raw: `{"tools":[],"nextCursor":null}`, tools: []string{}},
+		{raw: `{"Tools":[]}`, kind: KindProtocol},
+		{raw: `{"tools":null}`, kind: KindProtocol},
+		{raw: `{"tools":{}}`, kind: KindProtocol},
+		{raw: `{"tools":[],"nextCursor":5}`, kind: KindProtocol},
+		{raw: `[]`, kind: KindProtocol},
+		{raw: "{\"tools\":[{\"name\":\"a\xffb\"}]}", tools: []string{"{\"name\":\"a\uFFFDb\"}"}},
+	}
+	for _, c := range cases {
+		tools, next, kind, err := parsePage(json.RawMessage(c.raw))
+		if c.kind != "" {
+			if err == nil || kind != c.kind {
+				t.Errorf("%s: kind %q err %v, want kind %q", c.raw, kind, err, c.kind)
+			}
+			continue
+		}
+		if err != nil || next != c.next || len(tools) != len(c.tools) {
+			t.Errorf("%s: %v next %q tools %q", c.raw, err, next, tools)
+			continue
+		}
+		for i := range tools {
+			if string(tools[i]) != c.tools[i] {
+				t.Errorf("%s: tool %d %s, want %s", c.raw, i, tools[i], c.tools[i])
+			}
+		}
+	}
+}
