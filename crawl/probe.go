@@ -440,3 +440,16 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	return msg, err
 }
+
+// Scan probes the one server at rawURL: the client of the crawl, for the
+// scan command. It returns the server_id and what the probe found; only a
+// URL that cannot be crawled is an error.
+func Scan(ctx context.Context, rawURL string, opt ProbeOptions) (string, Result, error) {
+	id, u, err := Normalise(rawURL)
+	if err != nil {
+		return "", Result{}, err
+	}
+	p := NewProber(opt)
+	defer p.Close()
+	return id, p.Probe(ctx, u), nil
+}
