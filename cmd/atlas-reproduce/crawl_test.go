@@ -21,7 +21,9 @@ func mcpServer(t *testing.T, n int) string {
 		s.AddTool(&mcp.Tool{
 			Name:        fmt.Sprintf("tool_%02d", i),
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"file_path":{"type":"string","description":"path to read"},"note":{"type":"string"}}}`),
-		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+		}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
 	}
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(ts.Close)
