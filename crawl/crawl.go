@@ -139,26 +139,71 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	return sum, nil
 }
 
-// hostLimiter bounds the probes in flight per host and port.
-type hostLimiter struct {
-	mu   sync.Mutex
-	max  int
-	sems map[string]chan struct{}
+// scheduler hands out the targets of todo to the workers, in candidate
+// order as far as the per-host limit allows: a host with more candidates
+// than the pool has workers must not hold every worker waiting on it while
+// other hosts' candidates wait behind.
+type scheduler struct {
+	perHost int
+	queues  map[string][]int // host -> pending targets
+	hosts   []string         // hosts in order of first candidate
+	active  map[string]int
 }
 
-func (h *hostLimiter) acquire(ctx context.Context, host string) (func(), error) {
-	h.mu.Lock()
-	s, ok := h.sems[host]
-	if !ok {
-		s = make(chan struct{}, h.max)
-		h.sems[host] = s
+func newScheduler(ts []target, todo []int, perHost int) *scheduler {
+	s := &scheduler{perHost: perHost, queues: map[string][]int{}, active: map[string]int{}}
+	for _, i := range todo {
+		h := ts[i].u.Host
+		if _, ok := s.queues[h]; !ok {
+			s.hosts = append(s.hosts, h)
+		}
+		s.queues[h] = append(s.queues[h], i)
 	}
-	h.mu.Unlock()
-	select {
-	case s <- struct{}{}:
-		return func() { <-s }, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	return s
+}
+
+// next is the first pending target whose host has room, or -1.
+func (s *scheduler) next() (int, string) {
+	live := s.hosts[:0]
+	found, host := -1, ""
+	for _, h := range s.hosts {
+		if len(s.queues[h]) == 0 {
+			continue // drained: dropped from the scan
+		}
+		live = append(live, h)
+		if found < 0 && s.active[h] < s.perHost {
+			found, host = s.queues[h][0], h
+		}
+	}
+	s.hosts = live
+	return found, host
+}
+
+// run sends work until every target is handed out and finished, or ctx
+// ends; done receives the host of each finished probe.
+func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string) {
+	defer close(work)
+	inflight := 0
+	for {
+		i, h := s.next()
+		if i < 0 && inflight == 0 {
+			return
+		}
+		var out chan<- int
+		if i >= 0 {
+			out = work
+		}
+		select {
+		case out <- i:
+			s.queues[h] = s.queues[h][1:]
+			s.active[h]++
+			inflight++
+		case fh := <-done:
+			s.active[fh]--
+			inflight--
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -173,32 +218,21 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan int)
+	// One slot per worker: a worker's report never blocks, even after
+	// the scheduler has stopped.
+	done := make(chan string, opt.Concurrency)
 	results := make(chan *entry, opt.Concurrency)
-	g.Go(func() error {
-		defer close(work)
-		for _, i := range todo {
-			select {
-			case work <- i:
-			case <-gctx.Done():
-				return nil
-			}
-		}
-		return nil
-	})
-	hosts := &hostLimiter{max: opt.PerHost, sems: map[string]chan struct{}{}}
+	sched := newScheduler(ts, todo, opt.PerHost)
+	g.Go(func() error { sched.run(gctx, work, done); return nil })
 	var workers sync.WaitGroup
-	for range min(opt.Concurrency, max(1, len(todo))) {
+	for range opt.Concurrency {
 		workers.Add(1)
 		g.Go(func() error {
 			defer workers.Done()
 			for i := range work {
 				t := &ts[i]
-				release, err := hosts.acquire(gctx, t.u.Host)
-				if err != nil {
-					return nil
-				}
 				r := p.Probe(gctx, t.u)
-				release()
+				done <- t.u.Host
 				if gctx.Err() != nil {
 					return nil
 				}
