@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
@@ -149,10 +147,7 @@ func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 	if len(servers) != len(fl.order) {
 		t.Fatalf("%d server records, want %d", len(servers), len(fl.order))
 	}
-	var toolLines []string
-	for _, l := range gunzipLines(t, files[hashverify.ToolsFile]) {
-		toolLines = append(toolLines, l)
-	}
+	toolLines := gunzipLines(t, files[hashverify.ToolsFile])
 	ti := 0
 	for i, l := range servers {
 		var rec ServerRecord
@@ -367,5 +362,3 @@ func TestCrawlResume(t *testing.T) {
 		}
 	}
 }
-
-var _ = mcp.NewServer
