@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"bytes"
+	"strings"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -59,6 +60,25 @@ func TestProbe(t *testing.T) {
 		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: KindRedirect},
 		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: KindRedirect},
 		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: KindConnect},
+		{name: "initialize answered with a JSON-RPC error", url: func(t *testing.T) string {
+			return serve(t, scripted(map[string]string{"initialize": "error:go away"})).URL
+		}, kind: KindRPCError},
+		{name: "tools/list answered with a JSON-RPC error", url: func(t *testing.T) string {
+			return serve(t, scripted(map[string]string{"initialize": initResult})).URL
+		}, kind: KindRPCError},
+		{name: "tools is not a list", url: func(t *testing.T) string {
+			return serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":{"a":1}}`})).URL
+		}, kind: KindProtocol},
+		{name: "more tools than the cap", url: func(t *testing.T) string {
+			return streamableServer(t, genTools(testProbe.MaxTools+1, "cap"), 0, true).URL
+		}, kind: KindTooManyTools},
+		{name: "a tool nested deeper than CPython's json reads", url: func(t *testing.T) string {
+			// 992 levels: within the SDK's JSON limit (1000 with the
+			// envelope), beyond the census decoder's (990).
+			deep := strings.Repeat(`{"a":`, 992) + "1" + strings.Repeat("}", 992)
+			return serve(t, scripted(map[string]string{"initialize": initResult,
+				"tools/list": `{"tools":[{"name":"deep","inputSchema":` + deep + `}]}`})).URL
+		}, kind: KindInvalidTools},
 		{name: "nothing listens", url: func(t *testing.T) string { return closedURL(t) }, kind: KindConnect},
 	}
 	for _, c := range cases {
@@ -158,5 +178,22 @@ func TestParsePage(t *testing.T) {
 				t.Errorf("%s: tool %d %s, want %s", c.raw, i, tools[i], c.tools[i])
 			}
 		}
+	}
+}
+
+// TestProbeKeepsWhatTheSDKWouldDrop: a tool the SDK's typed Tool cannot
+// hold (a numeric name, an unknown field, a duplicate key, a long number)
+// is kept verbatim, and the server stays reachable.
+func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
+	tool := `{"name":5,"x-extra":[1.0e2,12345678901234567890123],"inputSchema":{"type":"object","properties":{"p":{"description":"a"},"p":{"description":"file path"}}}}`
+	ts := serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools": [` + tool + `]}`}))
+	p := NewProber(ProbeOptions{Timeout: 20 * time.Second})
+	defer p.Close()
+	r := p.Probe(context.Background(), mustURL(t, ts.URL))
+	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != tool {
+		t.Fatalf("reachable=%v %s %s: tools %s, want [%s]", r.Reachable, r.ErrorKind, r.Error, r.Tools, tool)
+	}
+	if r.ProtocolVersion != "2025-03-26" || string(r.ServerInfo) != `{"name":"hand-written","version":"0"}` {
+		t.Errorf("version %q serverInfo %s", r.ProtocolVersion, r.ServerInfo)
 	}
 }

@@ -127,6 +127,10 @@ func rpcHandler(answer func(w http.ResponseWriter, r *http.Request, method strin
 			return // answer wrote the response itself
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if text, isErr := strings.CutPrefix(res, "error:"); isErr {
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":%q}}`, msg.ID, text)
+			return
+		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, res)
 	})
 }
@@ -236,4 +240,15 @@ func closedURL(t *testing.T) string {
 	u := ts.URL
 	ts.Close()
 	return u
+}
+
+// scripted answers each method with a fixed raw result; a result starting
+// with "error:" is sent as a JSON-RPC error instead.
+func scripted(results map[string]string) http.Handler {
+	return rpcHandler(func(_ http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
+		if res, ok := results[method]; ok {
+			return res, true
+		}
+		return "error:method not found", true
+	})
 }
