@@ -83,7 +83,7 @@ func newFleet(t *testing.T, good int) *fleet {
 // fleetProbe bounds the fleet's servers: a deadline long enough for the good
 // ones on a loaded machine under the race detector, short enough for the
 // hanging one not to slow the tests much.
-var fleetProbe = ProbeOptions{Timeout: 2 * time.Second, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes}
+var fleetProbe = ProbeOptions{Timeout: 2 * time.Second, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, AllowAddr: loopback}
 
 func crawlOpts(fl *fleet, out string, concurrency int) Options {
 	return Options{Candidates: fl.candidates, Out: out, Concurrency: concurrency, OmitElapsed: true, Probe: fleetProbe}
@@ -310,7 +310,7 @@ func TestCrawlResume(t *testing.T) {
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: ProbeOptions{Timeout: 20 * time.Second}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -52,9 +54,44 @@ type ProbeOptions struct {
 	MaxPages int
 	// UserAgent is sent with every request.
 	UserAgent string
+	// AllowAddr says whether the crawl may connect to an address; nil
+	// allows only public unicast addresses (see PublicAddr). It is checked
+	// on every connection, after DNS resolution and after redirects, so a
+	// public name that resolves to an internal address is refused too.
+	AllowAddr func(netip.Addr) bool
 	// Transport is the HTTP transport under every request; nil means a
-	// fresh one owned by the Prober.
+	// fresh one owned by the Prober, which honours AllowAddr. A Transport
+	// given here must do its own address policy.
 	Transport http.RoundTripper
+}
+
+// PublicAddr reports whether a is a public unicast address: not loopback,
+// private (RFC 1918, RFC 4193), link-local, CGNAT (RFC 6598), unspecified or
+// multicast. A crawl of public candidate lists must not become a way to
+// reach the crawling machine or its network.
+func PublicAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsGlobalUnicast() && !a.IsPrivate() && !cgnat.Contains(a)
+}
+
+// AnyAddr allows every address: for scanning a server on one's own machine
+// or network.
+func AnyAddr(netip.Addr) bool { return true }
+
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// errBlocked marks a connection refused by the address policy.
+var errBlocked = errors.New("address not allowed")
+
+func (o *ProbeOptions) dialControl(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%s: %w", address, errBlocked)
+	}
+	if !o.AllowAddr(ap.Addr()) {
+		return fmt.Errorf("%s: %w (not a public address)", ap.Addr(), errBlocked)
+	}
+	return nil
 }
 
 func (o *ProbeOptions) defaults() {
@@ -70,6 +107,9 @@ func (o *ProbeOptions) defaults() {
 	if o.MaxPages <= 0 {
 		o.MaxPages = DefaultMaxPages
 	}
+	if o.AllowAddr == nil {
+		o.AllowAddr = PublicAddr
+	}
 	if o.UserAgent == "" {
 		o.UserAgent = buildinfo.Read().UserAgent()
 	}
@@ -78,6 +118,7 @@ func (o *ProbeOptions) defaults() {
 // Error kinds of an unreachable server.
 const (
 	KindURL          = "url"            // the candidate is not an http(s) URL
+	KindBlocked      = "blocked"        // an address the address policy refuses
 	KindTimeout      = "timeout"        // the deadline passed
 	KindConnect      = "connect"        // no TCP/TLS connection, or it was reset
 	KindHTTPStatus   = "http_status"    // an HTTP error status
@@ -124,8 +165,9 @@ func NewProber(opt ProbeOptions) *Prober {
 	p := &Prober{opt: opt, base: opt.Transport}
 	if p.base == nil {
 		p.ownBase = &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+			// No proxy: the address policy needs the real peer.
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: opt.Timeout, KeepAlive: 30 * time.Second, Control: p.opt.dialControl}).DialContext,
 			ForceAttemptHTTP2:   true,
 			MaxIdleConns:        256,
 			MaxIdleConnsPerHost: 2,
@@ -254,6 +296,8 @@ func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, kind string,
 		kind, err = KindTimeout, fmt.Errorf("no complete answer within %v (%w)", p.opt.Timeout, err)
 	case hs.overBytes.Load():
 		kind, err = KindTooManyBytes, fmt.Errorf("more than %d response bytes: %w", p.opt.MaxBytes, err)
+	case errors.Is(err, errBlocked), strings.Contains(err.Error(), errBlocked.Error()):
+		kind = KindBlocked
 	case hs.redirect.Load() != nil:
 		kind = KindRedirect
 		err = fmt.Errorf("%v: %w", *hs.redirect.Load(), err)

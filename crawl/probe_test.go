@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -24,8 +25,12 @@ func mustURL(t *testing.T, s string) *url.URL {
 	return u
 }
 
+// loopback is the tests' address policy: their servers listen on
+// 127.0.0.1, and every other address stands for one off limits.
+func loopback(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.1") }
+
 // testProbe are bounds that make the hostile cases fail fast.
-var testProbe = ProbeOptions{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20}
+var testProbe = ProbeOptions{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20, AllowAddr: loopback}
 
 func TestProbe(t *testing.T) {
 	few := genTools(3, "few")
@@ -60,6 +65,9 @@ func TestProbe(t *testing.T) {
 		{name: "streams data without end", url: func(t *testing.T) string { return serve(t, endlessStream(true)).URL }, kind: KindTooManyBytes},
 		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: KindRedirect},
 		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: KindRedirect},
+		{name: "redirects off limits", url: func(t *testing.T) string {
+			return serve(t, redirecting("http://127.0.0.2:9/mcp")).URL
+		}, kind: KindBlocked},
 		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: KindConnect},
 		{name: "initialize answered with a JSON-RPC error", url: func(t *testing.T) string {
 			return serve(t, scripted(map[string]string{"initialize": "error:go away"})).URL
@@ -130,7 +138,7 @@ func TestProbeUserAgent(t *testing.T) {
 		agents <- r.Header.Get("User-Agent")
 		h.ServeHTTP(w, r)
 	}))
-	p := NewProber(ProbeOptions{Timeout: 5 * time.Second, UserAgent: "atlas-reproduce/test"})
+	p := NewProber(ProbeOptions{Timeout: 5 * time.Second, AllowAddr: loopback, UserAgent: "atlas-reproduce/test"})
 	defer p.Close()
 	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); !r.Reachable {
 		t.Fatalf("unreachable: %s", r.Error)
@@ -188,7 +196,7 @@ func TestParsePage(t *testing.T) {
 func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 	tool := `{"name":5,"x-extra":[1.0e2,12345678901234567890123],"inputSchema":{"type":"object","properties":{"p":{"description":"a"},"p":{"description":"file path"}}}}`
 	ts := serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools": [` + tool + `]}`}))
-	p := NewProber(ProbeOptions{Timeout: 20 * time.Second})
+	p := NewProber(ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback})
 	defer p.Close()
 	r := p.Probe(context.Background(), mustURL(t, ts.URL))
 	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != tool {
@@ -196,5 +204,27 @@ func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 	}
 	if r.ProtocolVersion != "2025-03-26" || string(r.ServerInfo) != `{"name":"hand-written","version":"0"}` {
 		t.Errorf("version %q serverInfo %s", r.ProtocolVersion, r.ServerInfo)
+	}
+}
+
+func TestAddressPolicy(t *testing.T) {
+	ts := streamableServer(t, genTools(1, "p"), 0, true)
+	p := NewProber(ProbeOptions{Timeout: 5 * time.Second}) // the default: public addresses only
+	defer p.Close()
+	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); r.Reachable || r.ErrorKind != KindBlocked {
+		t.Errorf("loopback with the default policy: reachable=%v kind %q (%s)", r.Reachable, r.ErrorKind, r.Error)
+	}
+	for _, c := range []struct {
+		addr   string
+		public bool
+	}{
+		{"8.8.8.8", true}, {"2606:4700::1111", true}, {"::ffff:8.8.4.4", true},
+		{"127.0.0.1", false}, {"::1", false}, {"10.1.2.3", false}, {"172.16.0.1", false}, {"192.168.1.1", false},
+		{"169.254.169.254", false}, {"100.64.0.1", false}, {"0.0.0.0", false}, {"fd00::1", false},
+		{"fe80::1", false}, {"224.0.0.1", false}, {"::ffff:127.0.0.1", false},
+	} {
+		if got := PublicAddr(netip.MustParseAddr(c.addr)); got != c.public {
+			t.Errorf("PublicAddr(%s) = %v", c.addr, got)
+		}
 	}
 }

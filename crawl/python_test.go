@@ -60,7 +60,7 @@ func TestPythonServer(t *testing.T) {
 	if err := json.Unmarshal(out, &raws); err != nil {
 		t.Fatal(err)
 	}
-	p := NewProber(ProbeOptions{Timeout: 20 * time.Second})
+	p := NewProber(ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback})
 	defer p.Close()
 	r := p.Probe(context.Background(), mustURL(t, url))
 	if !r.Reachable {

@@ -121,7 +121,7 @@ func TestPerHostScheduling(t *testing.T) {
 	}
 	lines = append(lines, tb.URL)
 	opt := Options{Candidates: writeCandidates(t, lines), Out: t.TempDir(), Concurrency: 3, PerHost: 1,
-		Probe: ProbeOptions{Timeout: 20 * time.Second}, Log: io.Discard}
+		Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}, Log: io.Discard}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)

@@ -40,13 +40,14 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl --candidates FILE --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--no-elapsed]")
+	fs := newFlagSet(env, "crawl", "crawl --candidates FILE --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--no-elapsed] [--allow-private]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" (the layout of candidates_remotes.jsonl), or one URL per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
 	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
+	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private and link-local addresses (refused by default: a public candidate list must not reach into the crawling machine's network)")
 	var pf probeFlags
 	pf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -61,6 +62,9 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	po, err := pf.options()
 	if err != nil {
 		return err
+	}
+	if *allowPrivate {
+		po.AllowAddr = crawl.AnyAddr
 	}
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
 		OmitElapsed: *noElapsed, Log: env.stderr}

@@ -85,7 +85,7 @@ func TestCrawlThenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := filepath.Join(dir, "release")
-	if _, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", release, "--timeout", "20s"); code != 0 {
+	if _, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", release, "--timeout", "20s", "--allow-private"); code != 0 {
 		t.Fatalf("crawl: exit %d\n%s", code, stderr)
 	}
 	res := filepath.Join(dir, "res")
@@ -106,6 +106,15 @@ func TestCrawlThenRun(t *testing.T) {
 	}
 	if rep.Tools != 13 || rep.Servers != 2 || !rep.Verified {
 		t.Errorf("report: %+v, want 13 tools on 2 servers, verified", rep)
+	}
+	// Without --allow-private, loopback servers are refused: the crawl
+	// completes, with no reachable server, so run has nothing to read.
+	refused := filepath.Join(dir, "refused")
+	if _, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", refused); code != 0 {
+		t.Fatalf("crawl: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", "run", "--data", refused, "--sha256sums", filepath.Join(refused, "SHA256SUMS"), "--out", filepath.Join(dir, "r2")); code != exitFailure {
+		t.Errorf("run on a crawl without reachable servers: exit %d\n%s", code, stderr)
 	}
 	if _, stderr, code := run(t, "", "crawl", "--out", release); code != exitUsage {
 		t.Errorf("crawl without --candidates: exit %d\n%s", code, stderr)

@@ -37,6 +37,8 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The user names the one server: a local one is a fair target.
+	po.AllowAddr = crawl.AnyAddr
 	id, r, err := crawl.Scan(ctx, fs.Arg(0), po)
 	if err != nil {
 		return usageError{fmt.Sprintf("%s: %v", fs.Arg(0), err)}
