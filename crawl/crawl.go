@@ -147,6 +147,7 @@ type scheduler struct {
 	perHost int
 	queues  map[string][]int // host -> pending targets
 	hosts   []string         // hosts in order of first candidate
+	start   int              // hosts[:start] are drained
 	active  map[string]int
 }
 
@@ -162,21 +163,19 @@ func newScheduler(ts []target, todo []int, perHost int) *scheduler {
 	return s
 }
 
-// next is the first pending target whose host has room, or -1.
+// next is the first pending target whose host has room, or -1. Hosts are
+// drained roughly in list order, so skipping the drained prefix keeps a
+// step near the number of busy hosts, not of all hosts.
 func (s *scheduler) next() (int, string) {
-	live := s.hosts[:0]
-	found, host := -1, ""
-	for _, h := range s.hosts {
-		if len(s.queues[h]) == 0 {
-			continue // drained: dropped from the scan
-		}
-		live = append(live, h)
-		if found < 0 && s.active[h] < s.perHost {
-			found, host = s.queues[h][0], h
+	for s.start < len(s.hosts) && len(s.queues[s.hosts[s.start]]) == 0 {
+		s.start++
+	}
+	for _, h := range s.hosts[s.start:] {
+		if q := s.queues[h]; len(q) > 0 && s.active[h] < s.perHost {
+			return q[0], h
 		}
 	}
-	s.hosts = live
-	return found, host
+	return -1, ""
 }
 
 // run sends work until every target is handed out and finished, or ctx
