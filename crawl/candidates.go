@@ -16,7 +16,8 @@ type Candidate struct {
 	// URL is the URL as the list gives it.
 	URL string
 	// Record is the line to write to candidates_remotes.jsonl: the JSON
-	// object as given, or {"url": ...} for a bare URL.
+	// object as given (surrounding whitespace trimmed), or {"url": ...}
+	// for a bare URL.
 	Record []byte
 }
 
@@ -57,19 +58,14 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 			if err := json.Unmarshal(rec["url"], &c.URL); err != nil || c.URL == "" {
 				return nil, fmt.Errorf("%s:%d: no string \"url\" in the record", src, n)
 			}
-			var cb bytes.Buffer
-			if err := json.Compact(&cb, line); err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", src, n, err)
-			}
-			c.Record = cb.Bytes()
+			c.Record = append([]byte(nil), line...)
 		} else {
 			if bytes.ContainsAny(line, " \t\"") {
 				return nil, fmt.Errorf("%s:%d: neither a JSON object nor a bare URL", src, n)
 			}
 			c.URL = string(line)
-			c.Record, _ = json.Marshal(struct {
-				URL string `json:"url"`
-			}{c.URL})
+			// Python's json.dumps layout, in which census files are written.
+			c.Record = append(appendJSONString([]byte(`{"url": `), c.URL), '}')
 		}
 		out = append(out, c)
 	}

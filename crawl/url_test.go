@@ -46,7 +46,7 @@ func TestNormalise(t *testing.T) {
 }
 
 func TestParseCandidates(t *testing.T) {
-	good := "# a comment\n{\"url\": \"https://a.example/mcp\", \"source\": \"x\"}\n\nhttps://b.example/sse\n{\"url\":\"https://c.example/?a=1&b=2\"}\n"
+	good := "# a comment\n{\"url\": \"https://a.example/mcp\", \"source\": \"x\"}\n\nhttps://b.example/sse?a=1&b=<2>\n{\"url\":\"https://c.example/?a=1&b=2\"}\n"
 	cs, err := ParseCandidates(strings.NewReader(good), "c.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +55,8 @@ func TestParseCandidates(t *testing.T) {
 		line      int
 		url, recd string
 	}{
-		{2, "https://a.example/mcp", `{"url":"https://a.example/mcp","source":"x"}`},
-		{4, "https://b.example/sse", `{"url":"https://b.example/sse"}`},
+		{2, "https://a.example/mcp", `{"url": "https://a.example/mcp", "source": "x"}`},
+		{4, "https://b.example/sse?a=1&b=<2>", `{"url": "https://b.example/sse?a=1&b=<2>"}`},
 		{5, "https://c.example/?a=1&b=2", `{"url":"https://c.example/?a=1&b=2"}`},
 	}
 	if len(cs) != len(want) {
