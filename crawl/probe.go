@@ -199,11 +199,17 @@ func isSSEURL(u *url.URL) bool {
 // specification's backwards-compatibility section describes. Every failure
 // is reported in the Result; ctx's cancellation is reported as a timeout
 // only when the probe's own deadline passed.
-func (p *Prober) Probe(ctx context.Context, u *url.URL) Result {
+func (p *Prober) Probe(ctx context.Context, u *url.URL) (r Result) {
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, p.opt.Timeout)
 	defer cancel()
-	var r Result
+	defer func() {
+		// Hostile input must not take the crawl down, even through a
+		// bug in the client: the server becomes a record of it.
+		if v := recover(); v != nil {
+			r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v), Elapsed: time.Since(start)}
+		}
+	}()
 	if isSSEURL(u) {
 		r = p.try(ctx, u, TransportSSE)
 	} else {
