@@ -211,12 +211,12 @@ func (p *Prober) Probe(ctx context.Context, u *url.URL) (r Result) {
 		}
 	}()
 	if isSSEURL(u) {
-		r = p.try(ctx, u, TransportSSE)
+		r = p.trySSE(ctx, u)
 	} else {
 		var initStatus int
 		r, initStatus = p.tryStreamable(ctx, u)
 		if !r.Reachable && initStatus >= 400 && initStatus < 500 && ctx.Err() == nil {
-			sr := p.try(ctx, u, TransportSSE)
+			sr := p.trySSE(ctx, u)
 			if sr.Reachable {
 				r = sr
 			} else {
@@ -237,9 +237,9 @@ func (p *Prober) tryStreamable(ctx context.Context, u *url.URL) (Result, int) {
 	return r, int(hs.initStatus.Load())
 }
 
-func (p *Prober) try(ctx context.Context, u *url.URL, transport string) Result {
+func (p *Prober) trySSE(ctx context.Context, u *url.URL) Result {
 	hs := p.newHTTPState(ctx, u)
-	return p.session(ctx, hs, &mcp.SSEClientTransport{Endpoint: u.String(), HTTPClient: hs.client()}, transport)
+	return p.session(ctx, hs, &mcp.SSEClientTransport{Endpoint: u.String(), HTTPClient: hs.client()}, TransportSSE)
 }
 
 // session runs one MCP session over t and collects the tools.
