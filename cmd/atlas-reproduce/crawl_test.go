@@ -52,7 +52,7 @@ func TestScan(t *testing.T) {
 			t.Errorf("line %d: %s", i, l)
 		}
 	}
-	stdout, _, code = run(t, "", "scan", "--format", "sarif", url)
+	stdout, _, code = run(t, "", "scan", url, "--format", "sarif")
 	if code != 0 || !strings.Contains(stdout, `"gg:filesystem-path"`) || !strings.Contains(stdout, `"version": "2.1.0"`) {
 		t.Errorf("scan --format sarif: exit %d\n%.400s", code, stdout)
 	}
@@ -68,6 +68,7 @@ func TestScan(t *testing.T) {
 		{[]string{"scan", dead}, exitFailure, "unreachable (connect)"},
 		{[]string{"scan", "ftp://example.org/"}, exitUsage, "only http and https"},
 		{[]string{"scan"}, exitUsage, "one URL"},
+		{[]string{"scan", url, url}, exitUsage, "one URL"},
 		{[]string{"scan", "--timeout", "0", url}, exitUsage, "positive"},
 	} {
 		_, stderr, code := run(t, "", c.args...)

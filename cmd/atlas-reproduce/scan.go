@@ -27,7 +27,15 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	// Flags may follow the URL too: scan URL --format sarif.
+	var target string
+	if fs.NArg() > 0 {
+		target = fs.Arg(0)
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
+	if target == "" || fs.NArg() != 0 {
 		return usageError{"scan takes one URL"}
 	}
 	if *format != "json" && *format != "sarif" {
@@ -39,9 +47,9 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// The user names the one server: a local one is a fair target.
 	po.AllowAddr = crawl.AnyAddr
-	id, r, err := crawl.Scan(ctx, fs.Arg(0), po)
+	id, r, err := crawl.Scan(ctx, target, po)
 	if err != nil {
-		return usageError{fmt.Sprintf("%s: %v", fs.Arg(0), err)}
+		return usageError{fmt.Sprintf("%s: %v", target, err)}
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
