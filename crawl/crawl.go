@@ -212,8 +212,13 @@ func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string
 func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary) error {
 	p := NewProber(opt.Probe)
 	defer p.Close()
-	bar := newBar(opt.Progress, len(ts), sum.Resumed)
+	bar := newBar(opt.Progress, len(ts))
 	defer bar.finish()
+	for _, t := range ts {
+		if s, ok := j.done[t.id]; ok {
+			bar.add(s.reachable)
+		}
+	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	work := make(chan int)
@@ -287,17 +292,17 @@ type bar struct {
 	reachable, unreachable int
 }
 
-func newBar(w io.Writer, total, done int) *bar {
+func newBar(w io.Writer, total int) *bar {
 	b := &bar{}
 	if w != nil {
 		b.pb = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
 			progressbar.OptionSetDescription("crawl"),
 			progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond),
+			// No throttle: servers finish tens a second at most, and
+			// every count should show.
 			progressbar.OptionClearOnFinish(),
 		)
-		_ = b.pb.Set(done)
 	}
 	return b
 }

@@ -34,7 +34,10 @@ type entry struct {
 }
 
 // span locates an entry's line in the journal.
-type span struct{ off, n int64 }
+type span struct {
+	off, n    int64
+	reachable bool
+}
 
 // journal is the append-only record of finished candidates. Each append is
 // synced before the candidate counts as finished, so a crash loses at most
@@ -82,13 +85,14 @@ func (j *journal) replay() error {
 		}
 		var e struct {
 			Server struct {
-				ServerID string `json:"server_id"`
+				ServerID  string `json:"server_id"`
+				Reachable bool   `json:"reachable"`
 			} `json:"server"`
 		}
 		if err := json.Unmarshal(line, &e); err != nil || e.Server.ServerID == "" {
 			return fmt.Errorf("%s:%d: not a journal entry (remove the file to crawl afresh)", j.name, n)
 		}
-		j.done[e.Server.ServerID] = span{off, int64(len(line))}
+		j.done[e.Server.ServerID] = span{off, int64(len(line)), e.Server.Reachable}
 		off += int64(len(line))
 	}
 	j.end = off
@@ -111,7 +115,7 @@ func (j *journal) append(e *entry) error {
 		return fmt.Errorf("%s: %w", j.name, err)
 	}
 	n := int64(j.buf.Len())
-	j.done[e.Server.ServerID] = span{j.end, n}
+	j.done[e.Server.ServerID] = span{j.end, n, e.Server.Reachable}
 	j.end += n
 	return nil
 }

@@ -133,3 +133,26 @@ func TestPerHostScheduling(t *testing.T) {
 		t.Errorf("%d probes in flight on one host at once, want at most 1 (PerHost)", most)
 	}
 }
+
+// TestProgress: the bar shows the reachable and unreachable counts, the
+// resumed servers' included.
+func TestProgress(t *testing.T) {
+	good := streamableServer(t, genTools(2, "p"), 0, true)
+	cands := writeCandidates(t, []string{good.URL, serve(t, status(500)).URL})
+	out := t.TempDir()
+	var bar bytes.Buffer
+	opt := Options{Candidates: cands, Out: out, Probe: fleetProbe, Progress: &bar}
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bar.String(), "1 reachable, 1 unreachable") {
+		t.Errorf("progress output %q", bar.String())
+	}
+	bar.Reset()
+	if _, err := Run(context.Background(), opt); err != nil { // all resumed
+		t.Fatal(err)
+	}
+	if !strings.Contains(bar.String(), "1 reachable, 1 unreachable") {
+		t.Errorf("resumed progress output %q", bar.String())
+	}
+}
