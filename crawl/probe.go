@@ -265,7 +265,7 @@ func (p *Prober) session(ctx context.Context, hs *httpState, t mcp.Transport, tr
 			return p.fail(ctx, hs, r, KindTooManyPages, fmt.Errorf("more than %d tools/list pages", p.opt.MaxPages))
 		}
 		if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
-			return p.fail(ctx, hs, r, KindProtocol, fmt.Errorf("tools/list: %w", err))
+			return p.fail(ctx, hs, r, KindProtocol, fmt.Errorf("tools/list page %d: %w", page+1, err))
 		}
 		tools, next, kind, err := parsePage(capt.takePage())
 		if err != nil {
@@ -297,11 +297,15 @@ func (p *Prober) session(ctx context.Context, hs *httpState, t mcp.Transport, tr
 // what the HTTP layer saw beats what the SDK made of it.
 func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, kind string, err error) Result {
 	r.Reachable, r.Tools = false, nil
+	// For a deadline or the byte cap, only the stage is kept: the wrapped
+	// text depends on which goroutine saw the end first, and the record
+	// must not.
+	stage, _, _ := strings.Cut(err.Error(), ":")
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		kind, err = KindTimeout, fmt.Errorf("no complete answer within %v (%w)", p.opt.Timeout, err)
+		kind, err = KindTimeout, fmt.Errorf("no complete answer within %v (during %s)", p.opt.Timeout, stage)
 	case hs.overBytes.Load():
-		kind, err = KindTooManyBytes, fmt.Errorf("more than %d response bytes: %w", p.opt.MaxBytes, err)
+		kind, err = KindTooManyBytes, fmt.Errorf("more than %d response bytes (during %s)", p.opt.MaxBytes, stage)
 	case errors.Is(err, errBlocked), strings.Contains(err.Error(), errBlocked.Error()):
 		kind = KindBlocked
 	case hs.redirect.Load() != nil:
