@@ -36,19 +36,7 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
-	var emit func(report.Origin, *report.ToolLabels) error
-	var sarif *report.SARIFWriter
-	var line []byte
-	if *format == "sarif" {
-		sarif = report.NewSARIFWriter(version)
-		emit = func(o report.Origin, t *report.ToolLabels) error { sarif.Add(o, t); return nil }
-	} else {
-		emit = func(_ report.Origin, t *report.ToolLabels) error {
-			line = t.AppendJSON(line[:0])
-			_, err := out.Write(line)
-			return err
-		}
-	}
+	emit, sarif := labelEmitter(*format, out)
 	l := runner.NewLabeller()
 	var err error
 	if *schema != "" {
@@ -68,4 +56,20 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 		err = ferr
 	}
 	return err
+}
+
+// labelEmitter returns the emit function of classify's output formats:
+// one JSON line per tool written to out, or, for sarif, results gathered in
+// the returned writer, which the caller writes at the end.
+func labelEmitter(format string, out *bufio.Writer) (func(report.Origin, *report.ToolLabels) error, *report.SARIFWriter) {
+	if format == "sarif" {
+		sarif := report.NewSARIFWriter(version)
+		return func(o report.Origin, t *report.ToolLabels) error { sarif.Add(o, t); return nil }, sarif
+	}
+	var line []byte
+	return func(_ report.Origin, t *report.ToolLabels) error {
+		line = t.AppendJSON(line[:0])
+		_, err := out.Write(line)
+		return err
+	}, nil
 }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+)
+
+func init() {
+	register(command{
+		name:    "crawl",
+		summary: "crawl live MCP servers into a census release (server_tools, servers, candidates, SHA256SUMS)",
+		run:     runCrawl,
+	})
+}
+
+// probeFlags are the per-server bounds crawl and scan share.
+type probeFlags struct {
+	timeout  time.Duration
+	maxTools int
+	maxBytes int64
+	maxPages int
+}
+
+func (f *probeFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&f.timeout, "timeout", crawl.DefaultTimeout, "deadline of the whole exchange with one server (connect, initialize, every page)")
+	fs.IntVar(&f.maxTools, "max-tools", crawl.DefaultMaxTools, "most tools kept from one server; more makes it unreachable")
+	fs.Int64Var(&f.maxBytes, "max-bytes", crawl.DefaultMaxBytes, "most response bytes read from one server")
+	fs.IntVar(&f.maxPages, "max-pages", crawl.DefaultMaxPages, "most tools/list pages requested from one server")
+}
+
+func (f *probeFlags) options() (crawl.ProbeOptions, error) {
+	if f.timeout <= 0 || f.maxTools <= 0 || f.maxBytes <= 0 || f.maxPages <= 0 {
+		return crawl.ProbeOptions{}, usageError{"--timeout, --max-tools, --max-bytes and --max-pages must be positive"}
+	}
+	return crawl.ProbeOptions{Timeout: f.timeout, MaxTools: f.maxTools, MaxBytes: f.maxBytes, MaxPages: f.maxPages}, nil
+}
+
+func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "crawl", "crawl --candidates FILE --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--no-elapsed] [--allow-private]")
+	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" (the layout of candidates_remotes.jsonl), or one URL per line")
+	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
+	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
+	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
+	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
+	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
+	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private and link-local addresses (refused by default: a public candidate list must not reach into the crawling machine's network)")
+	var pf probeFlags
+	pf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *cands == "" || *out == "" || fs.NArg() > 0 {
+		return usageError{"crawl needs --candidates FILE and --out DIR, and no other arguments"}
+	}
+	if *conc <= 0 || *perHost <= 0 {
+		return usageError{"--concurrency and --per-host must be positive"}
+	}
+	po, err := pf.options()
+	if err != nil {
+		return err
+	}
+	if *allowPrivate {
+		po.AllowAddr = crawl.AnyAddr
+	}
+	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
+		OmitElapsed: *noElapsed, Log: env.stderr}
+	if *progress && env.stderrIsTerminal {
+		opt.Progress = env.stderr
+	}
+	if _, err := crawl.Run(ctx, opt); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(env.stderr, "atlas-reproduce crawl: finished servers are kept in %s/%s; rerun with --out %s to resume\n",
+				*out, crawl.JournalFile, *out)
+		}
+		return err
+	}
+	return nil
+}

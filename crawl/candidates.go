@@ -1,0 +1,79 @@
+package crawl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Candidate is one line of a candidates list.
+type Candidate struct {
+	// Line is the 1-based line number in the list.
+	Line int
+	// URL is the URL as the list gives it.
+	URL string
+	// Record is the line to write to candidates_remotes.jsonl: the JSON
+	// object as given (surrounding whitespace trimmed), or {"url": ...}
+	// for a bare URL.
+	Record []byte
+}
+
+// maxCandidateLine bounds one line of a candidates list.
+const maxCandidateLine = 1 << 20
+
+// ReadCandidates reads a candidates list: JSON Lines in the layout of
+// candidates_remotes.jsonl (an object with a string "url"), or one bare URL
+// per line. Blank lines and lines starting with '#' are skipped. A line that
+// is neither is an error naming the file and line.
+func ReadCandidates(file string) ([]Candidate, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ParseCandidates(f, file)
+}
+
+// ParseCandidates reads a candidates list from r; src names it in errors.
+func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxCandidateLine)
+	var out []Candidate
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		c := Candidate{Line: n}
+		if line[0] == '{' {
+			var rec map[string]json.RawMessage
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return nil, fmt.Errorf("%s:%d: not a JSON object: %w", src, n, err)
+			}
+			if err := json.Unmarshal(rec["url"], &c.URL); err != nil || c.URL == "" {
+				return nil, fmt.Errorf("%s:%d: no string \"url\" in the record", src, n)
+			}
+			c.Record = append([]byte(nil), line...)
+		} else {
+			if bytes.ContainsAny(line, " \t\"") {
+				return nil, fmt.Errorf("%s:%d: neither a JSON object nor a bare URL", src, n)
+			}
+			c.URL = string(line)
+			// Python's json.dumps layout, in which census files are written.
+			c.Record = append(appendJSONString([]byte(`{"url": `), c.URL), '}')
+		}
+		out = append(out, c)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: line %d: %w", src, n+1, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no candidates", src)
+	}
+	return out, nil
+}

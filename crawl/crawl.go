@@ -1,0 +1,480 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+)
+
+// SumsFile is the manifest the crawl writes beside its three files.
+const SumsFile = "SHA256SUMS"
+
+// Defaults of Options.
+const (
+	DefaultConcurrency = 32
+	DefaultPerHost     = 2
+)
+
+// Options configure a crawl.
+type Options struct {
+	// Candidates is the candidates list (see ReadCandidates).
+	Candidates string
+	// Out is the output folder; it holds the journal while the crawl runs.
+	Out string
+	// Concurrency bounds the probes in flight; PerHost bounds them per
+	// host and port.
+	Concurrency, PerHost int
+	// Probe bounds each server.
+	Probe ProbeOptions
+	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
+	// output's bytes depend only on what the servers answered.
+	OmitElapsed bool
+	// Progress receives a progress bar; nil draws none.
+	Progress io.Writer
+	// Log receives the one-line summary; nil discards it.
+	Log io.Writer
+}
+
+// Summary counts what a crawl did.
+type Summary struct {
+	// Candidates is the number of candidate lines; Servers the distinct
+	// server_ids among them.
+	Candidates, Servers int
+	// Resumed were finished in the journal already; Probed were probed now.
+	Resumed, Probed int
+	// Reachable and Unreachable count the servers; Tools the tools kept.
+	Reachable, Unreachable, Tools int
+}
+
+// target is one distinct server of the candidates list.
+type target struct {
+	id     string
+	url    string   // as the list gives it
+	u      *url.URL // nil when the URL is refused
+	urlErr error
+}
+
+func targets(cands []Candidate) []target {
+	seen := map[string]bool{}
+	var ts []target
+	for _, c := range cands {
+		id, u, err := Normalise(c.URL)
+		if err != nil {
+			id = c.URL
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		ts = append(ts, target{id: id, url: c.URL, u: u, urlErr: err})
+	}
+	return ts
+}
+
+// Run crawls the candidates into opt.Out. Finished candidates are journalled
+// as they finish; a rerun with the same Out probes only the others. The
+// final files are written, in candidate order, only once every candidate
+// is finished; until then, and on any error or cancellation, none exists
+// under its final name.
+func Run(ctx context.Context, opt Options) (*Summary, error) {
+	start := time.Now()
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = DefaultConcurrency
+	}
+	if opt.PerHost <= 0 {
+		opt.PerHost = DefaultPerHost
+	}
+	cands, err := ReadCandidates(opt.Candidates)
+	if err != nil {
+		return nil, err
+	}
+	ts := targets(cands)
+	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+		return nil, err
+	}
+	j, err := openJournal(filepath.Join(opt.Out, JournalFile))
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+
+	sum := &Summary{Candidates: len(cands), Servers: len(ts)}
+	var todo []int
+	for i, t := range ts {
+		if _, ok := j.done[t.id]; ok {
+			sum.Resumed++
+		} else if t.u != nil {
+			todo = append(todo, i)
+		}
+	}
+	if err := probeAll(ctx, opt, ts, todo, j, sum); err != nil {
+		return nil, err
+	}
+	if err := writeRelease(ctx, opt, cands, ts, j, sum); err != nil {
+		return nil, err
+	}
+	if opt.Log != nil {
+		fmt.Fprintf(opt.Log, "crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s\n",
+			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
+			time.Since(start).Seconds(), opt.Out)
+	}
+	return sum, nil
+}
+
+// scheduler hands out the targets of todo to the workers, in candidate
+// order as far as the per-host limit allows: a host with more candidates
+// than the pool has workers must not hold every worker waiting on it while
+// other hosts' candidates wait behind.
+type scheduler struct {
+	perHost int
+	queues  map[string][]int // host -> pending targets
+	hosts   []string         // hosts in order of first candidate
+	start   int              // hosts[:start] are drained
+	active  map[string]int
+}
+
+func newScheduler(ts []target, todo []int, perHost int) *scheduler {
+	s := &scheduler{perHost: perHost, queues: map[string][]int{}, active: map[string]int{}}
+	for _, i := range todo {
+		h := ts[i].u.Host
+		if _, ok := s.queues[h]; !ok {
+			s.hosts = append(s.hosts, h)
+		}
+		s.queues[h] = append(s.queues[h], i)
+	}
+	return s
+}
+
+// next is the first pending target whose host has room, or -1. Hosts are
+// drained roughly in list order, so skipping the drained prefix keeps a
+// step near the number of busy hosts, not of all hosts.
+func (s *scheduler) next() (int, string) {
+	for s.start < len(s.hosts) && len(s.queues[s.hosts[s.start]]) == 0 {
+		s.start++
+	}
+	for _, h := range s.hosts[s.start:] {
+		if q := s.queues[h]; len(q) > 0 && s.active[h] < s.perHost {
+			return q[0], h
+		}
+	}
+	return -1, ""
+}
+
+// run sends work until every target is handed out and finished, or ctx
+// ends; done receives the host of each finished probe.
+func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string) {
+	defer close(work)
+	inflight := 0
+	for {
+		i, h := s.next()
+		if i < 0 && inflight == 0 {
+			return
+		}
+		var out chan<- int
+		if i >= 0 {
+			out = work
+		}
+		select {
+		case out <- i:
+			s.queues[h] = s.queues[h][1:]
+			s.active[h]++
+			inflight++
+		case fh := <-done:
+			s.active[fh]--
+			inflight--
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// probeAll probes the targets of todo on a bounded pool and journals each
+// result as it arrives. A probe cut short by ctx is not journalled: its
+// server was not found unreachable, the crawl was stopped.
+func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary) error {
+	p := NewProber(opt.Probe)
+	defer p.Close()
+	bar := newBar(opt.Progress, len(ts))
+	defer bar.finish()
+	for _, t := range ts {
+		if s, ok := j.done[t.id]; ok {
+			bar.add(s.reachable)
+		}
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	work := make(chan int)
+	// One slot per worker: a worker's report never blocks, even after
+	// the scheduler has stopped.
+	done := make(chan string, opt.Concurrency)
+	results := make(chan *entry, opt.Concurrency)
+	sched := newScheduler(ts, todo, opt.PerHost)
+	g.Go(func() error { sched.run(gctx, work, done); return nil })
+	var workers sync.WaitGroup
+	for range opt.Concurrency {
+		workers.Add(1)
+		g.Go(func() error {
+			defer workers.Done()
+			for i := range work {
+				t := &ts[i]
+				r := p.Probe(gctx, t.u)
+				done <- t.u.Host
+				if gctx.Err() != nil {
+					return nil
+				}
+				select {
+				case results <- newEntry(t, &r):
+				case <-gctx.Done():
+					return nil
+				}
+			}
+			return nil
+		})
+	}
+	go func() { workers.Wait(); close(results) }()
+	g.Go(func() error {
+		for e := range results {
+			if err := j.append(e); err != nil {
+				return err
+			}
+			sum.Probed++
+			bar.add(e.Server.Reachable)
+		}
+		return nil
+	})
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+func newEntry(t *target, r *Result) *entry {
+	ms := r.Elapsed.Milliseconds()
+	e := &entry{Server: ServerRecord{
+		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
+	}}
+	if r.Reachable {
+		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
+		e.Server.ServerInfo = r.ServerInfo
+		e.Server.ToolCount = len(r.Tools)
+		e.Tools = r.Tools
+		if e.Tools == nil {
+			e.Tools = []json.RawMessage{}
+		}
+	} else {
+		e.Server.ErrorKind, e.Server.Error = r.ErrorKind, r.Error
+	}
+	return e
+}
+
+// bar draws the progress of a crawl with its reachable/unreachable counts.
+type bar struct {
+	pb                     *progressbar.ProgressBar
+	reachable, unreachable int
+}
+
+func newBar(w io.Writer, total int) *bar {
+	b := &bar{}
+	if w != nil {
+		b.pb = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("crawl"),
+			progressbar.OptionShowCount(),
+			// No throttle: servers finish tens a second at most, and
+			// every count should show.
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	return b
+}
+
+func (b *bar) add(reachable bool) {
+	if reachable {
+		b.reachable++
+	} else {
+		b.unreachable++
+	}
+	if b.pb != nil {
+		b.pb.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", b.reachable, b.unreachable))
+		_ = b.pb.Add(1)
+	}
+}
+
+func (b *bar) finish() {
+	if b.pb != nil {
+		_ = b.pb.Finish()
+	}
+}
+
+// releaseFile is one final file being written under a temporary name.
+type releaseFile struct {
+	name string
+	tmp  *os.File
+	sum  hash.Hash
+	gz   *gzip.Writer
+	w    io.Writer
+}
+
+func createRelease(dir, name string, compress bool) (*releaseFile, error) {
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	rf := &releaseFile{name: name, tmp: f, sum: sha256.New()}
+	if err := f.Chmod(0o644); err != nil {
+		rf.abort()
+		return nil, err
+	}
+	rf.w = io.MultiWriter(f, rf.sum)
+	if compress {
+		// The zero header has no name and no mtime: the same records
+		// give the same bytes.
+		rf.gz, _ = gzip.NewWriterLevel(rf.w, gzip.DefaultCompression)
+		rf.w = rf.gz
+	}
+	return rf, nil
+}
+
+func (rf *releaseFile) finish() (string, error) {
+	if rf.gz != nil {
+		if err := rf.gz.Close(); err != nil {
+			return "", err
+		}
+	}
+	if err := rf.tmp.Sync(); err != nil {
+		return "", err
+	}
+	if err := rf.tmp.Close(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(rf.sum.Sum(nil)), nil
+}
+
+func (rf *releaseFile) abort() {
+	rf.tmp.Close()
+	os.Remove(rf.tmp.Name())
+}
+
+// writeRelease is the ordered writer: the final files from the journal, in
+// candidate order, renamed into place together.
+func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []target, j *journal, sum *Summary) (err error) {
+	var files []*releaseFile
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				f.abort()
+			}
+		}
+	}()
+	for _, f := range []struct {
+		name     string
+		compress bool
+	}{{hashverify.ToolsFile, true}, {hashverify.ServersFile, true}, {hashverify.CandidatesFile, false}} {
+		rf, err := createRelease(opt.Out, f.name, f.compress)
+		if err != nil {
+			return err
+		}
+		files = append(files, rf)
+	}
+	toolsW, serversW, candW := files[0].w, files[1].w, files[2].w
+
+	var line []byte
+	var rec bytes.Buffer
+	enc := json.NewEncoder(&rec)
+	enc.SetEscapeHTML(false)
+	for i := range ts {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		t := &ts[i]
+		var e *entry
+		if s, ok := j.done[t.id]; ok {
+			if e, err = j.read(s); err != nil {
+				return err
+			}
+		} else if t.urlErr != nil {
+			e = &entry{Server: ServerRecord{ServerID: t.id, URL: t.url, ErrorKind: KindURL, Error: t.urlErr.Error()}}
+		} else {
+			return fmt.Errorf("crawl: %s was not probed", t.id)
+		}
+		if opt.OmitElapsed {
+			e.Server.ElapsedMS = nil
+		}
+		rec.Reset()
+		if err := enc.Encode(&e.Server); err != nil {
+			return err
+		}
+		if _, err := serversW.Write(rec.Bytes()); err != nil {
+			return err
+		}
+		if e.Server.Reachable {
+			sum.Reachable++
+			sum.Tools += len(e.Tools)
+			line = AppendToolsRecord(line[:0], t.id, e.Tools)
+			if _, err := toolsW.Write(line); err != nil {
+				return err
+			}
+		} else {
+			sum.Unreachable++
+		}
+	}
+	for _, c := range cands {
+		if _, err := candW.Write(append(c.Record, '\n')); err != nil {
+			return err
+		}
+	}
+	sums := map[string]string{}
+	for _, f := range files {
+		h, err := f.finish()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		sums[f.name] = h
+	}
+	names := make([]string, 0, len(sums))
+	for n := range sums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	mf, err := createRelease(opt.Out, SumsFile, false)
+	if err != nil {
+		return err
+	}
+	files = append(files, mf)
+	for _, n := range names {
+		if _, err := fmt.Fprintf(mf.w, "%s  %s\n", sums[n], n); err != nil {
+			return err
+		}
+	}
+	if _, err := mf.finish(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	for _, f := range files {
+		if err := os.Rename(f.tmp.Name(), filepath.Join(opt.Out, f.name)); err != nil {
+			return errors.Join(err, errors.New("crawl: the release is incomplete; rerun to write it again"))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,27 @@
+// Package crawl makes a census release: it speaks MCP as a client to every
+// candidate server, through the official Go SDK, and writes what they answer
+// in the frozen snapshot's layout (server_tools.jsonl.gz, servers.jsonl.gz,
+// candidates_remotes.jsonl, SHA256SUMS), which `run` then reads as it reads
+// the snapshot.
+//
+// The stages are: candidates, read and normalised; probes on a bounded pool
+// with a per-host limit and one deadline per server; a journal of finished
+// candidates, appended and synced, from which an interrupted crawl resumes;
+// and an ordered writer that emits the final files in candidate order under
+// temporary names and renames them only when every candidate is finished.
+//
+// A server's failure is data, never an error of the crawl: it becomes an
+// unreachable record with the kind and text of its error.
+//
+// # Raw tools
+//
+// The SDK's typed mcp.Tool keeps only the fields it knows, decodes
+// inputSchema into a map (losing key order, duplicate keys and number
+// literals) and fails a whole page on one tool of an unexpected type (a
+// numeric name, say). The census must classify what the server sent, so the
+// client captures the raw JSON-RPC result of each tools/list response on its
+// way from the SDK's transport to the SDK's session, keeps every tool
+// verbatim (compacted to one line, invalid UTF-8 replaced by U+FFFD as Go's
+// decoder would) and hands the session an empty page in its place. The SDK
+// still does everything else: transports, framing, sessions, the handshake.
+package crawl

@@ -1,0 +1,136 @@
+package crawl
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// JournalFile is the journal's name in the output folder.
+const JournalFile = "crawl.journal.jsonl"
+
+// ServerRecord is one line of servers.jsonl.gz.
+type ServerRecord struct {
+	ServerID        string          `json:"server_id"`
+	URL             string          `json:"url"`
+	Reachable       bool            `json:"reachable"`
+	Transport       string          `json:"transport,omitempty"`
+	ProtocolVersion string          `json:"protocol_version,omitempty"`
+	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
+	ToolCount       int             `json:"tool_count"`
+	ElapsedMS       *int64          `json:"elapsed_ms,omitempty"`
+	ErrorKind       string          `json:"error_kind,omitempty"`
+	Error           string          `json:"error,omitempty"`
+}
+
+// entry is one line of the journal: a finished candidate.
+type entry struct {
+	Server ServerRecord      `json:"server"`
+	Tools  []json.RawMessage `json:"tools,omitempty"`
+}
+
+// span locates an entry's line in the journal.
+type span struct {
+	off, n    int64
+	reachable bool
+}
+
+// journal is the append-only record of finished candidates. Each append is
+// synced before the candidate counts as finished, so a crash loses at most
+// the line being written; that torn line is cut off when the journal is
+// opened again.
+type journal struct {
+	f    *os.File
+	name string
+	end  int64
+	done map[string]span // server_id -> line
+	buf  bytes.Buffer
+}
+
+// openJournal opens (or creates) the journal and replays it.
+func openJournal(name string) (*journal, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	j := &journal{f: f, name: name, done: map[string]span{}}
+	if err := j.replay(); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func (j *journal) replay() error {
+	br := bufio.NewReaderSize(j.f, 1<<20)
+	var off int64
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if errors.Is(err, io.EOF) {
+			if len(line) > 0 {
+				// A torn last line: the append it belongs to never
+				// finished, so its candidate is not finished either.
+				if err := j.f.Truncate(off); err != nil {
+					return fmt.Errorf("%s: cutting the torn last line: %w", j.name, err)
+				}
+			}
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", j.name, err)
+		}
+		var e struct {
+			Server struct {
+				ServerID  string `json:"server_id"`
+				Reachable bool   `json:"reachable"`
+			} `json:"server"`
+		}
+		if err := json.Unmarshal(line, &e); err != nil || e.Server.ServerID == "" {
+			return fmt.Errorf("%s:%d: not a journal entry (remove the file to crawl afresh)", j.name, n)
+		}
+		j.done[e.Server.ServerID] = span{off, int64(len(line)), e.Server.Reachable}
+		off += int64(len(line))
+	}
+	j.end = off
+	_, err := j.f.Seek(off, io.SeekStart)
+	return err
+}
+
+// append writes e, syncs, and marks its candidate finished.
+func (j *journal) append(e *entry) error {
+	j.buf.Reset()
+	enc := json.NewEncoder(&j.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if _, err := j.f.Write(j.buf.Bytes()); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	n := int64(j.buf.Len())
+	j.done[e.Server.ServerID] = span{j.end, n, e.Server.Reachable}
+	j.end += n
+	return nil
+}
+
+// read returns the entry of a finished candidate.
+func (j *journal) read(s span) (*entry, error) {
+	b := make([]byte, s.n)
+	if _, err := j.f.ReadAt(b, s.off); err != nil {
+		return nil, fmt.Errorf("%s: %w", j.name, err)
+	}
+	e := new(entry)
+	if err := json.Unmarshal(b, e); err != nil {
+		return nil, fmt.Errorf("%s: offset %d: %w", j.name, s.off, err)
+	}
+	return e, nil
+}
+
+func (j *journal) close() error { return j.f.Close() }

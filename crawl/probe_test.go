@@ -1,0 +1,230 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	_, u, err := Normalise(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// loopback is the tests' address policy: their servers listen on
+// 127.0.0.1, and every other address stands for one off limits.
+func loopback(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.1") }
+
+// testProbe are bounds that make the hostile cases fail fast.
+var testProbe = ProbeOptions{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20, AllowAddr: loopback}
+
+func TestProbe(t *testing.T) {
+	few := genTools(3, "few")
+	many := genTools(2500, "many")
+	https := httptestTLS(t)
+	cases := []struct {
+		name      string
+		url       func(t *testing.T) string
+		tools     []testTool // served tools, for a reachable case
+		transport string
+		version   string
+		kind      string // error kind, for an unreachable case
+	}{
+		{name: "streamable JSON", url: func(t *testing.T) string { return streamableServer(t, few, 0, true).URL + "/mcp" },
+			tools: few, transport: TransportStreamable, version: requestedVersion},
+		{name: "streamable SSE-framed", url: func(t *testing.T) string { return streamableServer(t, few, 0, false).URL },
+			tools: few, transport: TransportStreamable, version: requestedVersion},
+		{name: "legacy SSE endpoint", url: func(t *testing.T) string { return sseServer(t, few).URL + "/sse" },
+			tools: few, transport: TransportSSE, version: requestedVersion},
+		{name: "legacy SSE by fallback after a 4xx to POST", url: func(t *testing.T) string { return sseServer(t, few).URL + "/mcp" },
+			tools: few, transport: TransportSSE, version: requestedVersion},
+		{name: "2,500 tools in pages of 100", url: func(t *testing.T) string { return streamableServer(t, many, 100, true).URL },
+			tools: many, transport: TransportStreamable, version: requestedVersion},
+		{name: "hangs", url: func(t *testing.T) string { return serveHanging(t, hanging).URL }, kind: KindTimeout},
+		{name: "answers 500", url: func(t *testing.T) string { return serve(t, status(500)).URL }, kind: KindHTTPStatus},
+		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return serve(t, status(404)).URL }, kind: KindHTTPStatus},
+		{name: "invalid JSON", url: func(t *testing.T) string { return serve(t, invalidJSON()).URL }, kind: KindInvalidJSON},
+		{name: "paginates forever", url: func(t *testing.T) string { return serve(t, paginating(false)).URL }, kind: KindTooManyPages},
+		{name: "repeats a cursor", url: func(t *testing.T) string { return serve(t, paginating(true)).URL }, kind: KindCursorLoop},
+		{name: "streams keep-alives without end", url: func(t *testing.T) string { return serve(t, endlessStream(false)).URL }, kind: KindTimeout},
+		{name: "streams data without end", url: func(t *testing.T) string { return serve(t, endlessStream(true)).URL }, kind: KindTooManyBytes},
+		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: KindRedirect},
+		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: KindRedirect},
+		{name: "redirects off limits", url: func(t *testing.T) string {
+			return serve(t, redirecting("http://127.0.0.2:9/mcp")).URL
+		}, kind: KindBlocked},
+		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: KindConnect},
+		{name: "initialize answered with a JSON-RPC error", url: func(t *testing.T) string {
+			return serve(t, scripted(map[string]string{"initialize": "error:go away"})).URL
+		}, kind: KindRPCError},
+		{name: "tools/list answered with a JSON-RPC error", url: func(t *testing.T) string {
+			return serve(t, scripted(map[string]string{"initialize": initResult})).URL
+		}, kind: KindRPCError},
+		{name: "tools is not a list", url: func(t *testing.T) string {
+			return serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":{"a":1}}`})).URL
+		}, kind: KindProtocol},
+		{name: "more tools than the cap", url: func(t *testing.T) string {
+			return streamableServer(t, genTools(testProbe.MaxTools+1, "cap"), 0, true).URL
+		}, kind: KindTooManyTools},
+		{name: "a tool nested deeper than CPython's json reads", url: func(t *testing.T) string {
+			// 992 levels: within the SDK's JSON limit (1000 with the
+			// envelope), beyond the census decoder's (990).
+			deep := strings.Repeat(`{"a":`, 992) + "1" + strings.Repeat("}", 992)
+			return serve(t, scripted(map[string]string{"initialize": initResult,
+				"tools/list": `{"tools":[{"name":"deep","inputSchema":` + deep + `}]}`})).URL
+		}, kind: KindInvalidTools},
+		{name: "nothing listens", url: func(t *testing.T) string { return closedURL(t) }, kind: KindConnect},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			opt := testProbe
+			if c.kind != KindTimeout {
+				// A loaded machine must not turn a slow answer into a
+				// timeout; only the cases that must time out get the
+				// short deadline.
+				opt.Timeout = 20 * time.Second
+			}
+			p := NewProber(opt)
+			defer p.Close()
+			r := p.Probe(context.Background(), mustURL(t, c.url(t)))
+			if c.kind != "" {
+				if r.Reachable || r.ErrorKind != c.kind || r.Error == "" || r.Tools != nil {
+					t.Fatalf("got reachable=%v kind=%q error=%q (%d tools), want unreachable of kind %q",
+						r.Reachable, r.ErrorKind, r.Error, len(r.Tools), c.kind)
+				}
+				return
+			}
+			if !r.Reachable {
+				t.Fatalf("unreachable: %s: %s", r.ErrorKind, r.Error)
+			}
+			if r.Transport != c.transport || r.ProtocolVersion != c.version {
+				t.Errorf("transport %q version %q, want %q %q", r.Transport, r.ProtocolVersion, c.transport, c.version)
+			}
+			if want := `{"name":"test-server","version":"1.2.3"}`; string(r.ServerInfo) != want {
+				t.Errorf("serverInfo %s, want %s", r.ServerInfo, want)
+			}
+			if len(r.Tools) != len(c.tools) {
+				t.Fatalf("%d tools, want %d", len(r.Tools), len(c.tools))
+			}
+			for i, tool := range c.tools {
+				if want := tool.served(t); !bytes.Equal(r.Tools[i], want) {
+					t.Fatalf("tool %d:\n got %s\nwant %s", i, r.Tools[i], want)
+				}
+			}
+		})
+	}
+}
+
+// TestProbeUserAgent: every request names the tool.
+func TestProbeUserAgent(t *testing.T) {
+	s := newSDKServer(genTools(1, "ua"), 0)
+	h := mcpHandler(s)
+	agents := make(chan string, 100)
+	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		agents <- r.Header.Get("User-Agent")
+		h.ServeHTTP(w, r)
+	}))
+	p := NewProber(ProbeOptions{Timeout: 5 * time.Second, AllowAddr: loopback, UserAgent: "atlas-reproduce/test"})
+	defer p.Close()
+	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); !r.Reachable {
+		t.Fatalf("unreachable: %s", r.Error)
+	}
+	close(agents)
+	n := 0
+	for a := range agents {
+		n++
+		if a != "atlas-reproduce/test" {
+			t.Errorf("User-Agent %q", a)
+		}
+	}
+	if n < 3 { // initialize, initialized, tools/list
+		t.Errorf("%d requests seen", n)
+	}
+}
+
+func TestParsePage(t *testing.T) {
+	cases := []struct {
+		raw, next, kind string
+		tools           []string
+	}{
+		{raw: `{"tools": [ {"b": 1,  "a": 2, "a": 3} ], "nextCursor": "c"}`, next: "c", tools: []string{`{"b":1,"a":2,"a":3}`}},
+		{raw: `{"tools":[],"nextCursor":null}`, tools: []string{}},
+		{raw: `{"Tools":[]}`, kind: KindProtocol},
+		{raw: `{"tools":null}`, kind: KindProtocol},
+		{raw: `{"tools":{}}`, kind: KindProtocol},
+		{raw: `{"tools":[],"nextCursor":5}`, kind: KindProtocol},
+		{raw: `[]`, kind: KindProtocol},
+		{raw: "{\"tools\":[{\"name\":\"a\xffb\"}]}", tools: []string{"{\"name\":\"a\uFFFDb\"}"}},
+	}
+	for _, c := range cases {
+		tools, next, kind, err := parsePage(json.RawMessage(c.raw))
+		if c.kind != "" {
+			if err == nil || kind != c.kind {
+				t.Errorf("%s: kind %q err %v, want kind %q", c.raw, kind, err, c.kind)
+			}
+			continue
+		}
+		if err != nil || next != c.next || len(tools) != len(c.tools) {
+			t.Errorf("%s: %v next %q tools %q", c.raw, err, next, tools)
+			continue
+		}
+		for i := range tools {
+			if string(tools[i]) != c.tools[i] {
+				t.Errorf("%s: tool %d %s, want %s", c.raw, i, tools[i], c.tools[i])
+			}
+		}
+	}
+}
+
+// TestProbeKeepsWhatTheSDKWouldDrop: a tool the SDK's typed Tool cannot
+// hold (a numeric name, an unknown field, a duplicate key, a long number)
+// is kept verbatim, and the server stays reachable.
+func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
+	tool := `{"name":5,"x-extra":[1.0e2,12345678901234567890123],"inputSchema":{"type":"object","properties":{"p":{"description":"a"},"p":{"description":"file path"}}}}`
+	ts := serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools": [` + tool + `]}`}))
+	p := NewProber(ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback})
+	defer p.Close()
+	r := p.Probe(context.Background(), mustURL(t, ts.URL))
+	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != tool {
+		t.Fatalf("reachable=%v %s %s: tools %s, want [%s]", r.Reachable, r.ErrorKind, r.Error, r.Tools, tool)
+	}
+	if r.ProtocolVersion != "2025-03-26" || string(r.ServerInfo) != `{"name":"hand-written","version":"0"}` {
+		t.Errorf("version %q serverInfo %s", r.ProtocolVersion, r.ServerInfo)
+	}
+}
+
+func TestAddressPolicy(t *testing.T) {
+	ts := streamableServer(t, genTools(1, "p"), 0, true)
+	p := NewProber(ProbeOptions{Timeout: 5 * time.Second}) // the default: public addresses only
+	defer p.Close()
+	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); r.Reachable || r.ErrorKind != KindBlocked {
+		t.Errorf("loopback with the default policy: reachable=%v kind %q (%s)", r.Reachable, r.ErrorKind, r.Error)
+	}
+	for _, c := range []struct {
+		addr   string
+		public bool
+	}{
+		{"8.8.8.8", true}, {"2606:4700::1111", true}, {"::ffff:8.8.4.4", true},
+		{"127.0.0.1", false}, {"::1", false}, {"10.1.2.3", false}, {"172.16.0.1", false}, {"192.168.1.1", false},
+		{"169.254.169.254", false}, {"100.64.0.1", false}, {"0.0.0.0", false}, {"fd00::1", false},
+		{"fe80::1", false}, {"224.0.0.1", false}, {"::ffff:127.0.0.1", false},
+	} {
+		if got := PublicAddr(netip.MustParseAddr(c.addr)); got != c.public {
+			t.Errorf("PublicAddr(%s) = %v", c.addr, got)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestNormalise(t *testing.T) {
+	cases := []struct{ in, id, err string }{
+		{in: "https://Example.COM/mcp", id: "https://example.com/mcp"},
+		{in: "HTTPS://example.com:443/mcp", id: "https://example.com/mcp"},
+		{in: "http://example.com:80", id: "http://example.com/"},
+		{in: "http://example.com:8080/", id: "http://example.com:8080/"},
+		{in: "https://example.com:80/x", id: "https://example.com:80/x"},
+		{in: "  https://example.com/MCP?key=v#frag ", id: "https://example.com/MCP?key=v"},
+		{in: "https://[::1]:443/sse", id: "https://[::1]/sse"},
+		{in: "https://example.com/a%2Fb", id: "https://example.com/a%2Fb"},
+		{in: "ftp://example.com/", err: "only http and https"},
+		{in: "example.com/mcp", err: "only http and https"},
+		{in: "https:///mcp", err: "no host"},
+		{in: "https://user:pw@example.com/", err: "user information"},
+		{in: "", err: "empty"},
+		{in: "http://%zz", err: "not a URL"},
+	}
+	for _, c := range cases {
+		id, u, err := Normalise(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: %q, %v; want an error with %q", c.in, id, err, c.err)
+			}
+			continue
+		}
+		if err != nil || id != c.id || u.String() != id {
+			t.Errorf("%q: %q (%v), want %q", c.in, id, err, c.id)
+		}
+		if again, _, _ := Normalise(id); again != id {
+			t.Errorf("%q: not idempotent: %q then %q", c.in, id, again)
+		}
+	}
+}
+
+func TestParseCandidates(t *testing.T) {
+	good := "# a comment\n{\"url\": \"https://a.example/mcp\", \"source\": \"x\"}\n\nhttps://b.example/sse?a=1&b=<2>\n{\"url\":\"https://c.example/?a=1&b=2\"}\n"
+	cs, err := ParseCandidates(strings.NewReader(good), "c.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		line      int
+		url, recd string
+	}{
+		{2, "https://a.example/mcp", `{"url": "https://a.example/mcp", "source": "x"}`},
+		{4, "https://b.example/sse?a=1&b=<2>", `{"url": "https://b.example/sse?a=1&b=<2>"}`},
+		{5, "https://c.example/?a=1&b=2", `{"url":"https://c.example/?a=1&b=2"}`},
+	}
+	if len(cs) != len(want) {
+		t.Fatalf("%d candidates: %+v", len(cs), cs)
+	}
+	for i, w := range want {
+		if cs[i].Line != w.line || cs[i].URL != w.url || string(cs[i].Record) != w.recd {
+			t.Errorf("candidate %d: %d %q %s, want %d %q %s", i, cs[i].Line, cs[i].URL, cs[i].Record, w.line, w.url, w.recd)
+		}
+	}
+	for _, bad := range []struct{ in, err string }{
+		{"https://a/\n{\"url\": 5}\n", "c.jsonl:2: no string \"url\""},
+		{"{\"url\": \"x\"\n", "c.jsonl:1: not a JSON object"},
+		{"https://a/ b\n", "c.jsonl:1: neither"},
+		{"\n# only a comment\n", "no candidates"},
+	} {
+		if _, err := ParseCandidates(strings.NewReader(bad.in), "c.jsonl"); err == nil || !strings.Contains(err.Error(), bad.err) {
+			t.Errorf("%q: %v, want %q", bad.in, err, bad.err)
+		}
+	}
+}
+
+// TestPerHostScheduling: a host with more candidates than the pool has
+// workers does not starve the others, and never has more than PerHost
+// probes in flight. Host A's servers answer only once host B's has been
+// asked; a crawl that made B wait behind A would time A out.
+func TestPerHostScheduling(t *testing.T) {
+	bSeen := make(chan struct{})
+	var once sync.Once
+	var mu sync.Mutex
+	inflight, most := 0, 0
+	tools := genTools(2, "a")
+	a := mcpHandler(newSDKServer(tools, 0))
+	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A probe lies between its initialize and its session's DELETE.
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"initialize"`)) {
+			mu.Lock()
+			inflight++
+			most = max(most, inflight)
+			mu.Unlock()
+		}
+		if r.Method == http.MethodDelete {
+			defer func() { mu.Lock(); inflight--; mu.Unlock() }()
+		}
+		select {
+		case <-bSeen:
+		case <-r.Context().Done():
+			return
+		}
+		a.ServeHTTP(w, r)
+	}))
+	b := mcpHandler(newSDKServer(tools, 0))
+	tb := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(bSeen) })
+		b.ServeHTTP(w, r)
+	}))
+	var lines []string
+	for i := range 6 {
+		lines = append(lines, ts.URL+"/mcp/"+string(rune('a'+i)))
+	}
+	lines = append(lines, tb.URL)
+	opt := Options{Candidates: writeCandidates(t, lines), Out: t.TempDir(), Concurrency: 3, PerHost: 1,
+		Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}, Log: io.Discard}
+	sum, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Reachable != 7 {
+		t.Errorf("%d reachable, want 7", sum.Reachable)
+	}
+	if most != 1 {
+		t.Errorf("%d probes in flight on one host at once, want at most 1 (PerHost)", most)
+	}
+}
+
+// TestProgress: the bar shows the reachable and unreachable counts, the
+// resumed servers' included.
+func TestProgress(t *testing.T) {
+	good := streamableServer(t, genTools(2, "p"), 0, true)
+	cands := writeCandidates(t, []string{good.URL, serve(t, status(500)).URL})
+	out := t.TempDir()
+	var bar bytes.Buffer
+	opt := Options{Candidates: cands, Out: out, Probe: fleetProbe, Progress: &bar}
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(bar.String(), "1 reachable, 1 unreachable") {
+		t.Errorf("progress output %q", bar.String())
+	}
+	bar.Reset()
+	if _, err := Run(context.Background(), opt); err != nil { // all resumed
+		t.Fatal(err)
+	}
+	if !strings.Contains(bar.String(), "1 reachable, 1 unreachable") {
+		t.Errorf("resumed progress output %q", bar.String())
+	}
+}
