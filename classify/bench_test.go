@@ -76,3 +76,23 @@ func BenchmarkReference(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBaseline is the exact matcher without the ASCII fast path on the
+// same input, so one run gives the fast path's speed-up.
+func BenchmarkBaseline(b *testing.B) {
+	pairs := corpusProperties(b)
+	var bytes int64
+	for _, p := range pairs {
+		bytes += int64(len(p[0]) + 3 + len(p[1]))
+	}
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var sink Set
+	for i := 0; i < b.N; i++ {
+		for _, p := range pairs {
+			sink |= baselineProperty(p[0], p[1])
+		}
+	}
+	_ = sink
+}

@@ -66,6 +66,7 @@ func init() {
 			*bucket = append(*bucket, formEntry{form: w, phrase: ph})
 		}
 	}
+	buildASCIIIndex()
 }
 
 // Phrase states: a pure word run "amount" or "currency" has just been
@@ -227,14 +228,10 @@ func (m *matcher) finish() Set {
 	return m.set
 }
 
+// property or-s the labels of the two pieces: the joint " : " between them
+// ends every run and breaks every phrase, so no match spans it.
 func property[T ~string | ~[]byte](name, description T) Set {
-	var m matcher
-	feed(&m, name)
-	m.nonWord(true)
-	m.nonWord(false) // ':'
-	m.nonWord(true)
-	feed(&m, description)
-	return m.finish()
+	return piece(name) | piece(description)
 }
 
 // Property returns the labels (classes and buckets) of one parameter
