@@ -177,7 +177,12 @@ func wordBefore[T ~string | ~[]byte](s T, end int, w string) bool {
 // "code" look back across exactly one space.
 func runLabels[T ~string | ~[]byte](s T, i, n int) Set {
 	lo, hi := runKey(s, i, n)
-	for _, e := range asciiIndex[n][foldKey(s[i])&31] {
+	return keyLabels(s, i, n, lo, hi)
+}
+
+// keyLabels is runLabels given the run's folded key.
+func keyLabels[T ~string | ~[]byte](s T, i, n int, lo, hi uint64) Set {
+	for _, e := range asciiIndex[n][byte(lo)&31] {
 		if e.lo != lo || e.hi != hi {
 			continue
 		}
@@ -202,6 +207,9 @@ func runLabels[T ~string | ~[]byte](s T, i, n int) Set {
 // asciiPiece returns the labels of one piece of the haystack, and false if
 // the piece holds a non-ASCII byte (the caller then uses the exact matcher).
 func asciiPiece[T ~string | ~[]byte](s T) (Set, bool) {
+	if len(s) <= maxForm {
+		return shortPiece(s)
+	}
 	var set Set
 	var prev uint64
 	cur, high := blockMask(s, 0)
@@ -216,30 +224,65 @@ func asciiPiece[T ~string | ~[]byte](s T) (Set, bool) {
 				return 0, false
 			}
 		}
-		// The last byte of each run: in the class, and the next byte
-		// (possibly in the next block) not.
-		ends := cur &^ (cur>>1 | next<<63)
-		for ends != 0 {
-			e := bits.TrailingZeros64(ends)
-			ends &= ends - 1
-			// Bring the run's last bit to the top, with the previous
-			// block's bits below the block's first; the run's length
-			// is the count of leading ones (64 for runs of 64 or more,
-			// which are too long for any form anyway).
-			y := cur<<(63-uint(e)) | prev>>(uint(e)+1)
-			n := bits.LeadingZeros64(^y)
-			if n > maxForm {
-				continue
-			}
-			i := base + e + 1 - n
-			if asciiFilter[n][foldKey(s[i])&31]&(1<<(foldKey(s[i+n-1])&63)) == 0 {
-				continue
-			}
-			set |= runLabels(s, i, n)
-		}
+		set |= blockLabels(s, base, prev, cur, next)
 		prev, cur = cur, next
 	}
 	return set, true
+}
+
+// blockLabels returns the labels of the runs that end in the block at base,
+// whose class mask is cur, between the masks of the blocks either side.
+func blockLabels[T ~string | ~[]byte](s T, base int, prev, cur, next uint64) Set {
+	var set Set
+	// The last byte of each run: in the class, and the next byte (possibly
+	// in the next block) not.
+	ends := cur &^ (cur>>1 | next<<63)
+	for ends != 0 {
+		e := bits.TrailingZeros64(ends)
+		ends &= ends - 1
+		// Bring the run's last bit to the top, with the previous block's
+		// bits below the block's first; the run's length is the count of
+		// leading ones (64 for runs of 64 or more, which are too long for
+		// any form anyway).
+		y := cur<<(63-uint(e)) | prev>>(uint(e)+1)
+		n := bits.LeadingZeros64(^y)
+		if n > maxForm {
+			continue
+		}
+		i := base + e + 1 - n
+		if asciiFilter[n][foldKey(s[i])&31]&(1<<(foldKey(s[i+n-1])&63)) == 0 {
+			continue
+		}
+		set |= runLabels(s, i, n)
+	}
+	return set
+}
+
+// shortPiece is asciiPiece for a piece of at most maxForm bytes, most of
+// them (property names above all): two words hold it, and when it is one
+// run, as a snake_case or camelCase name is, those words folded are its key.
+func shortPiece[T ~string | ~[]byte](s T) (Set, bool) {
+	n := len(s)
+	if n == 0 {
+		return 0, true
+	}
+	var x0, x1 uint64
+	if n >= 8 {
+		x0, x1 = le64(s), le64(s[n-8:])>>(8*uint(16-n))
+	} else {
+		x0 = loadTail(s, 0)
+	}
+	if (x0|x1)&msb != 0 {
+		return 0, false
+	}
+	c0, c1 := classBytes(x0), classBytes(x1)
+	m := movemask(c0) | movemask(c1)<<8
+	if m == 1<<uint(n)-1 {
+		// Folding sets 0x20 in the class bytes only, so the zeros past
+		// the end stay zero, as in a key.
+		return keyLabels(s, 0, n, x0|c0>>2, x1|c1>>2), true
+	}
+	return blockLabels(s, 0, 0, m, 0), true
 }
 
 // piece returns the labels of one piece of the haystack (the name or the
