@@ -115,17 +115,31 @@ type asciiEntry struct {
 // unchanged, '_' to 0x7F. On class bytes it is one-to-one.
 func foldKey(c byte) byte { return c | 0x20 }
 
-// asciiIndex holds the entries by run length and the low five bits of the
-// folded first byte; asciiFilter has bit (last byte & 63) set when some
-// entry of asciiIndex[n][first] may end with that byte. Both tolerate false
-// positives (digits share low bits with letters); the key compare is exact.
+// asciiFilter has bit (last byte & 63) of [length][first byte & 31] set
+// when some entry may have that length, first and last byte: a cheap test
+// that most runs fail. It tolerates false positives (digits share low bits
+// with letters); the key compare is exact.
+var asciiFilter [maxForm + 1][32]uint64
+
+// The entries are found by a perfect hash of their two words: asciiSlot
+// maps the hash to an index into asciiEntries, whose entry 0 has the empty
+// key, which no run has.
+const slotBits = 10
+
 var (
-	asciiIndex  [maxForm + 1][32][]asciiEntry
-	asciiFilter [maxForm + 1][32]uint64
+	asciiEntries = []asciiEntry{{}}
+	asciiSlot    [1 << slotBits]uint8
+	hashMul      uint64
 )
 
-// buildASCIIIndex fills asciiIndex from formIndex; match.go's init calls it
-// once formIndex is complete (init functions run in file-name order).
+func keyHash(lo, hi uint64) uint64 {
+	return ((lo ^ hi*0x9E3779B97F4A7C15) * hashMul) >> (64 - slotBits)
+}
+
+// buildASCIIIndex fills the entries and the filter from formIndex, and
+// searches for a multiplier under which no two entries share a slot;
+// match.go's init calls it once formIndex is complete (init functions run
+// in file-name order).
 func buildASCIIIndex() {
 	for n := range formIndex {
 		for _, bucket := range formIndex[n] {
@@ -134,13 +148,28 @@ func buildASCIIIndex() {
 				for i := 0; i < len(e.form); i++ {
 					key[i] = foldKey(e.form[i])
 				}
-				first, last := key[0]&31, key[n-1]&63
-				asciiIndex[n][first] = append(asciiIndex[n][first], asciiEntry{
+				asciiEntries = append(asciiEntries, asciiEntry{
 					lo: le64(key[:8]), hi: le64(key[8:]), bits: e.bits, phrase: e.phrase,
 				})
-				asciiFilter[n][first] |= 1 << last
+				asciiFilter[n][key[0]&31] |= 1 << (key[n-1] & 63)
 			}
 		}
+	}
+	if len(asciiEntries) > 255 {
+		panic("classify: too many forms for the slot table")
+	}
+search:
+	for m := uint64(0x2545F4914F6CDD1D); ; m += 0x9E3779B97F4A7C16 {
+		hashMul = m | 1
+		clear(asciiSlot[:])
+		for i, e := range asciiEntries[1:] {
+			h := keyHash(e.lo, e.hi)
+			if asciiSlot[h] != 0 {
+				continue search
+			}
+			asciiSlot[h] = uint8(i + 1)
+		}
+		return
 	}
 }
 
@@ -177,29 +206,35 @@ func wordBefore[T ~string | ~[]byte](s T, end int, w string) bool {
 // "code" look back across exactly one space.
 func runLabels[T ~string | ~[]byte](s T, i, n int) Set {
 	lo, hi := runKey(s, i, n)
-	return keyLabels(s, i, n, lo, hi)
+	return keyLabels(s, i, lo, hi)
 }
 
 // keyLabels is runLabels given the run's folded key.
-func keyLabels[T ~string | ~[]byte](s T, i, n int, lo, hi uint64) Set {
-	for _, e := range asciiIndex[n][byte(lo)&31] {
-		if e.lo != lo || e.hi != hi {
-			continue
+func keyLabels[T ~string | ~[]byte](s T, i int, lo, hi uint64) Set {
+	e := &asciiEntries[asciiSlot[keyHash(lo, hi)]]
+	if e.lo != lo || e.hi != hi {
+		return 0
+	}
+	if e.phrase == 0 {
+		return e.bits
+	}
+	return e.bits | phraseLabels(s, i, e.phrase)
+}
+
+// phraseLabels adds the money label of \b(amount in|monetary|currency
+// code)\b for the phrase word ph found at s[i].
+func phraseLabels[T ~string | ~[]byte](s T, i int, ph uint8) Set {
+	switch ph {
+	case phMonetary:
+		return MoneyAmount
+	case phIn:
+		if i > 0 && s[i-1] == ' ' && wordBefore(s, i-1, "amount") {
+			return MoneyAmount
 		}
-		set := e.bits
-		switch e.phrase {
-		case phMonetary:
-			set |= MoneyAmount
-		case phIn:
-			if i > 0 && s[i-1] == ' ' && wordBefore(s, i-1, "amount") {
-				set |= MoneyAmount
-			}
-		case phCode:
-			if i > 0 && s[i-1] == ' ' && wordBefore(s, i-1, "currency") {
-				set |= MoneyAmount
-			}
+	case phCode:
+		if i > 0 && s[i-1] == ' ' && wordBefore(s, i-1, "currency") {
+			return MoneyAmount
 		}
-		return set
 	}
 	return 0
 }
@@ -280,7 +315,7 @@ func shortPiece[T ~string | ~[]byte](s T) (Set, bool) {
 	if m == 1<<uint(n)-1 {
 		// Folding sets 0x20 in the class bytes only, so the zeros past
 		// the end stay zero, as in a key.
-		return keyLabels(s, 0, n, x0|c0>>2, x1|c1>>2), true
+		return keyLabels(s, 0, x0|c0>>2, x1|c1>>2), true
 	}
 	return blockLabels(s, 0, 0, m, 0), true
 }
