@@ -174,3 +174,36 @@ func TestClassBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestSurfaceFastPath compares Surface with the literal reference on the
+// fast path's corners, and on surface words at every offset of ASCII
+// descriptions with and without links.
+func TestSurfaceFastPath(t *testing.T) {
+	pairs := fastPathPairs()
+	for _, w := range []string{"fetch", "Send", "DELETE file", "run script", "api_key", "refreshes token", "directories", "kubectl"} {
+		for _, fill := range []string{"x", " ", ".", "_", "é"} {
+			for off := 0; off <= 70; off++ {
+				pad := strings.Repeat(fill, off)
+				pairs = append(pairs,
+					[2]string{"tool", pad + w},
+					[2]string{"tool", pad + w + pad},
+					[2]string{"tool", "see http://x/" + pad + w},
+					[2]string{"tool", pad + w + " https://a.b " + w},
+					[2]string{"x:", "//" + pad + w},
+				)
+			}
+		}
+	}
+	bad := 0
+	for _, p := range pairs {
+		got, want := Surface([]byte(p[0]), []byte(p[1])), referenceSurface(p[0], p[1])
+		if got != want {
+			if bad++; bad <= 20 {
+				t.Errorf("Surface(%q, %q) = %v, reference %v", p[0], p[1], got.IDs(), want.IDs())
+			}
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%d of %d pairs differ", bad, len(pairs))
+	}
+}
