@@ -8,6 +8,8 @@ package classify
 // the class equals "monetary", or equals "amount" ("currency") and is followed
 // by one U+0020 and then such a run equal to "in" ("code"). So one pass over
 // the haystack, collecting runs and looking each up, decides every label.
+// This file's matcher takes any text, byte by byte; ascii.go finds the runs
+// of ASCII pieces 64 bytes at a time and leaves the rest to it.
 
 // maxForm is the length of the longest form ("destination_path"); a longer
 // run can match nothing.
