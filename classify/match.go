@@ -8,6 +8,8 @@ package classify
 // the class equals "monetary", or equals "amount" ("currency") and is followed
 // by one U+0020 and then such a run equal to "in" ("code"). So one pass over
 // the haystack, collecting runs and looking each up, decides every label.
+// This file's matcher takes any text, byte by byte; ascii.go finds the runs
+// of ASCII pieces 64 bytes at a time and leaves the rest to it.
 
 // maxForm is the length of the longest form ("destination_path"); a longer
 // run can match nothing.
@@ -66,6 +68,7 @@ func init() {
 			*bucket = append(*bucket, formEntry{form: w, phrase: ph})
 		}
 	}
+	buildASCIIIndex()
 }
 
 // Phrase states: a pure word run "amount" or "currency" has just been
@@ -227,14 +230,10 @@ func (m *matcher) finish() Set {
 	return m.set
 }
 
+// property or-s the labels of the two pieces: the joint " : " between them
+// ends every run and breaks every phrase, so no match spans it.
 func property[T ~string | ~[]byte](name, description T) Set {
-	var m matcher
-	feed(&m, name)
-	m.nonWord(true)
-	m.nonWord(false) // ':'
-	m.nonWord(true)
-	feed(&m, description)
-	return m.finish()
+	return piece(name) | piece(description)
 }
 
 // Property returns the labels (classes and buckets) of one parameter

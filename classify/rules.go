@@ -6,7 +6,7 @@
 // equal those of the spec's Python reference, re.search(pattern,
 // str.lower(name + " : " + description), re.IGNORECASE), on every input; the
 // differential tests prove it against CPython. No regex engine runs in the hot
-// path: see match.go.
+// path: see match.go, and ascii.go for the block scan that handles ASCII text.
 package classify
 
 import (

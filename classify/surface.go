@@ -303,6 +303,7 @@ func addSurfaceWord(w string, bits uint64) {
 	if len(w) > maxSurfaceRun || w[0] < 'a' || w[0] > 'z' {
 		panic("classify: surface word outside the matcher's assumptions: " + w)
 	}
+	addSurfaceKey(w, bits)
 	bucket := &surfaceIndex[len(w)][w[0]-'a']
 	for i := range *bucket {
 		if (*bucket)[i].word == w {
@@ -433,11 +434,18 @@ func surfaceFeed[T ~string | ~[]byte](sc *surfaceScanner, s T, name bool) {
 // invalid bytes bound words like any non-word character. It does not
 // allocate.
 func Surface(name, description []byte) SurfaceSet {
+	// The joint " : " ends the name's last word and any link skip, so
+	// the description is scanned on its own.
 	var sc surfaceScanner
 	surfaceFeed(&sc, name, true)
-	surfaceFeed(&sc, " : ", false)
-	surfaceFeed(&sc, description, false)
 	sc.endRun()
+	if lists, ok := surfaceASCII(description); ok {
+		sc.lists |= lists
+	} else {
+		sc.skipURL = false
+		surfaceFeed(&sc, description, false)
+		sc.endRun()
+	}
 	var s SurfaceSet
 	for _, c := range surfaceClauses {
 		if s&c.bit != 0 {

@@ -325,10 +325,12 @@ func BenchmarkSurface(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	var sink SurfaceSet
+	cpu := startCPU(b)
 	for b.Loop() {
 		for _, p := range pairs {
 			sink |= Surface(p[0], p[1])
 		}
 	}
+	cpu.stop(size)
 	_ = sink
 }
