@@ -1,11 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -177,7 +182,12 @@ type column[B any] struct {
 // scratch is the memory the column writes reuse from one row group to the
 // next.
 type scratch struct {
-	values []parquet.ByteArray
+	ids      map[string]int32
+	dict     []byte
+	dictEnds []int32
+	idx      []int32
+	valid    []byte
+	values   []parquet.ByteArray
 	defs   []int16
 	bools  []bool
 	ints   []int64
@@ -203,25 +213,94 @@ func stringColumn[B any](name string, nullable bool, get func(*B) *StringColumn)
 		props: []parquet.WriterProperty{parquet.WithStatsFor(name, false)},
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
 			c := get(b)
-			s.values, s.defs = s.values[:0], s.defs[:0]
-			lo := int32(0)
-			for i, hi := range c.ends {
-				if !c.null[i] {
-					s.values = append(s.values, c.data[lo:hi:hi])
-				}
-				lo = hi
-			}
 			var defs []int16
 			if nullable {
+				s.defs = s.defs[:0]
 				for _, n := range c.null {
 					s.defs = append(s.defs, int16(boolInt(!n)))
 				}
 				defs = s.defs
 			}
-			_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(s.values, defs, nil)
-			return err
+			return writeStrings(cw.(*file.ByteArrayColumnChunkWriter), c, defs, s)
 		},
 	}
+}
+
+// dictionaryEncoder is what a column writer's dictionary encoder offers
+// beyond the encoder interface: it can be seeded with a whole dictionary.
+type dictionaryEncoder interface {
+	PutDictionary(arrow.Array) error
+}
+
+// writeStrings writes a row group's strings. The column writer's own
+// dictionary encoder would hash every value; here the dictionary is built
+// once per row group with a Go map consulted only where a value differs
+// from the previous row's (server ids and tool names come in long runs),
+// and the writer receives the dictionary and the indices.
+func writeStrings(cw *file.ByteArrayColumnChunkWriter, c *StringColumn, defs []int16, s *scratch) error {
+	enc, ok := cw.CurrentEncoder().(dictionaryEncoder)
+	if !ok || cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict {
+		// Dictionary encoding is off for this column: plain values.
+		s.values = s.values[:0]
+		lo := int32(0)
+		for i, hi := range c.ends {
+			if !c.null[i] {
+				s.values = append(s.values, c.data[lo:hi:hi])
+			}
+			lo = hi
+		}
+		_, err := cw.WriteBatch(s.values, defs, nil)
+		return err
+	}
+	if s.ids == nil {
+		s.ids = make(map[string]int32)
+	}
+	clear(s.ids)
+	s.dict, s.dictEnds, s.idx = s.dict[:0], append(s.dictEnds[:0], 0), s.idx[:0]
+	var prev []byte
+	id, lo := int32(-1), int32(0)
+	for i, hi := range c.ends {
+		v := c.data[lo:hi]
+		lo = hi
+		switch {
+		case c.null[i]:
+			s.idx = append(s.idx, 0)
+			continue
+		case id >= 0 && bytes.Equal(v, prev):
+		default:
+			var seen bool
+			if id, seen = s.ids[string(v)]; !seen {
+				id = int32(len(s.dictEnds) - 1)
+				s.ids[string(v)] = id
+				s.dict = append(s.dict, v...)
+				s.dictEnds = append(s.dictEnds, int32(len(s.dict)))
+			}
+			prev = v
+		}
+		s.idx = append(s.idx, id)
+	}
+	dict := array.NewStringData(array.NewData(arrow.BinaryTypes.String, len(s.dictEnds)-1,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.dictEnds)), memory.NewBufferBytes(s.dict)}, nil, 0, 0))
+	defer dict.Release()
+	if err := enc.PutDictionary(dict); err != nil {
+		return err
+	}
+	// The indices have a slot per row; a null row's slot must be null in
+	// the array too, or the encoder writes an index for it.
+	var valid *memory.Buffer
+	if c.nulls > 0 {
+		s.valid = append(s.valid[:0], make([]byte, bitutil.BytesForBits(int64(len(c.null))))...)
+		for i, n := range c.null {
+			if !n {
+				bitutil.SetBit(s.valid, i)
+			}
+		}
+		valid = memory.NewBufferBytes(s.valid)
+	}
+	idx := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, len(s.idx),
+		[]*memory.Buffer{valid, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.idx))}, nil, c.nulls, 0))
+	defer idx.Release()
+	return cw.WriteDictIndices(idx, defs, nil)
 }
 
 // int64Column is an integer column in DELTA_BINARY_PACKED: ordinals and
