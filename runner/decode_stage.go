@@ -48,9 +48,15 @@ func (p *rowsPool) get() *chunkRows {
 	return new(chunkRows)
 }
 
+// maxPooledProps bounds the rows a recycled chunkRows may have held: the
+// rows of a giant record (tens of thousands of tools) are left to the
+// collector, so that one such record does not raise the memory of the rest
+// of the run. A chunk of the default size holds a few thousand.
+const maxPooledProps = 64 << 10
+
 // done is called by each consumer of r; the last one recycles it.
 func (p *rowsPool) done(r *chunkRows) {
-	if r.pending.Add(-1) == 0 {
+	if r.pending.Add(-1) == 0 && r.props.Len() <= maxPooledProps {
 		r.reset()
 		p.p.Put(r)
 	}

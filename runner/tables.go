@@ -12,7 +12,7 @@ import (
 )
 
 // tableQueue is how many chunks each table writer may lag behind the sink.
-const tableQueue = 4
+const tableQueue = 2
 
 // tablesStage writes tools.parquet and properties.parquet, each on a
 // goroutine of its own, from the chunks the sink hands over in order: the
