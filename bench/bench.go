@@ -121,14 +121,13 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 					return nil, err
 				}
 			}
-			row, err := benchScale(ctx, opt, data, py, scale)
+			row, err := benchScale(ctx, opt, data, py, scale, tail)
 			if data != opt.Data {
 				os.RemoveAll(data)
 			}
 			if err != nil {
 				return nil, err
 			}
-			row.MaxServerTools = tail
 			rows = append(rows, row)
 		}
 	}
@@ -141,8 +140,12 @@ func logf(w io.Writer, format string, a ...any) {
 	}
 }
 
-func benchScale(ctx context.Context, opt Options, data, py string, scale int) (Row, error) {
-	row := Row{Scale: scale}
+func benchScale(ctx context.Context, opt Options, data, py string, scale, tail int) (Row, error) {
+	row := Row{Scale: scale, MaxServerTools: tail}
+	label := fmt.Sprintf("%d×", scale)
+	if tail > 0 {
+		label += " heavy tail"
+	}
 	tools := filepath.Join(data, synth.ServerToolsFile)
 	fi, err := os.Stat(tools)
 	if err != nil {
@@ -154,7 +157,7 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale int) (R
 	gzipDC, _ := exec.LookPath("gzip")
 	var gunzip, gzipTimes, pipeline, python []time.Duration
 	for i := 0; i < opt.Runs; i++ {
-		logf(opt.Log, "%d×: run %d of %d", scale, i+1, opt.Runs)
+		logf(opt.Log, "%s: run %d of %d", label, i+1, opt.Runs)
 		d, n, err := timeGunzip(tools)
 		if err != nil {
 			return row, err

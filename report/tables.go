@@ -32,9 +32,6 @@ type StringColumn struct {
 	data []byte
 	ends []int32
 	null []bool
-	// nulls counts the null rows, so that a column without any skips the
-	// definition levels' scan.
-	nulls int
 }
 
 // Len is the number of rows.
@@ -66,12 +63,11 @@ func (c *StringColumn) AppendNullable(b []byte, ok bool) {
 	}
 	c.ends = append(c.ends, int32(len(c.data)))
 	c.null = append(c.null, true)
-	c.nulls++
 }
 
 // Reset empties the column, keeping its memory.
 func (c *StringColumn) Reset() {
-	c.data, c.ends, c.null, c.nulls = c.data[:0], c.ends[:0], c.null[:0], 0
+	c.data, c.ends, c.null = c.data[:0], c.ends[:0], c.null[:0]
 }
 
 func (c *StringColumn) start(row int) int32 {
@@ -90,13 +86,6 @@ func (c *StringColumn) appendRows(src *StringColumn, from, to int) {
 		c.ends = append(c.ends, e+shift)
 	}
 	c.null = append(c.null, src.null[from:to]...)
-	if src.nulls > 0 {
-		for _, n := range src.null[from:to] {
-			if n {
-				c.nulls++
-			}
-		}
-	}
 }
 
 // ToolsBatch is a run of tools.parquet rows, column by column. The ordinal
@@ -132,8 +121,9 @@ func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
 
 // PropertiesBatch is a run of properties.parquet rows, column by column.
 // A worker leaves ServerID and Tool empty: they are its tool's, and the
-// writer copies them from the chunk's ToolsBatch as it buffers the rows, so
-// a record's server id is not copied once per property on the hot path.
+// writer takes them from the chunk's ToolsBatch as it buffers the rows,
+// once per tool, so a record's server id is copied neither per property
+// on the hot path nor in the row group.
 type PropertiesBatch struct {
 	ServerID, Tool, Name, Where StringColumn
 	// ToolOrdinal is the ordinal of the row's tool. In a chunk's batch it
@@ -142,6 +132,11 @@ type PropertiesBatch struct {
 	ToolOrdinal []int64
 	Required    []bool
 	Labels      []classify.Set
+
+	// In the writer's row group, ServerID and Tool have one value per tool
+	// and toolRef gives each row's; lastOrdinal is the last tool's.
+	toolRef     []int32
+	lastOrdinal int64
 }
 
 // Len is the number of rows.
@@ -152,16 +147,21 @@ func (b *PropertiesBatch) Reset() {
 	for _, c := range []*StringColumn{&b.ServerID, &b.Tool, &b.Name, &b.Where} {
 		c.Reset()
 	}
-	b.ToolOrdinal, b.Required, b.Labels = b.ToolOrdinal[:0], b.Required[:0], b.Labels[:0]
+	b.ToolOrdinal, b.Required, b.Labels, b.toolRef = b.ToolOrdinal[:0], b.Required[:0], b.Labels[:0], b.toolRef[:0]
 }
 
 // appendRows appends rows [from, to) of a chunk's batch src, taking the
-// server id and tool name of each row from the chunk's tools.
+// server id and tool name of each row's tool from the chunk's tools.
 func (b *PropertiesBatch) appendRows(src *PropertiesBatch, tools *ToolsBatch, from, to int, firstOrdinal int64) {
 	for _, o := range src.ToolOrdinal[from:to] {
-		b.ServerID.appendRows(&tools.ServerID, int(o), int(o)+1)
-		b.Tool.appendRows(&tools.Name, int(o), int(o)+1)
-		b.ToolOrdinal = append(b.ToolOrdinal, firstOrdinal+o)
+		ord := firstOrdinal + o
+		if b.ServerID.Len() == 0 || ord != b.lastOrdinal {
+			b.ServerID.appendRows(&tools.ServerID, int(o), int(o)+1)
+			b.Tool.appendRows(&tools.Name, int(o), int(o)+1)
+			b.lastOrdinal = ord
+		}
+		b.toolRef = append(b.toolRef, int32(b.ServerID.Len()-1))
+		b.ToolOrdinal = append(b.ToolOrdinal, ord)
 	}
 	b.Name.appendRows(&src.Name, from, to)
 	b.Where.appendRows(&src.Where, from, to)
@@ -202,8 +202,10 @@ func must(n schema.Node, err error) schema.Node {
 
 // stringColumn is a string column; nullable ones have definition levels.
 // Strings are dictionary-encoded (ids and names repeat) without statistics,
-// whose byte comparisons cost more than they serve.
-func stringColumn[B any](name string, nullable bool, get func(*B) *StringColumn) column[B] {
+// whose byte comparisons cost more than they serve. get returns the
+// column's values and, when rows share them, each row's value index (nil:
+// row i has value i).
+func stringColumn[B any](name string, nullable bool, get func(*B) (*StringColumn, []int32)) column[B] {
 	rep := parquet.Repetitions.Required
 	if nullable {
 		rep = parquet.Repetitions.Optional
@@ -212,18 +214,44 @@ func stringColumn[B any](name string, nullable bool, get func(*B) *StringColumn)
 		node:  must(schema.NewPrimitiveNodeLogical(name, rep, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)),
 		props: []parquet.WriterProperty{parquet.WithStatsFor(name, false)},
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
-			c := get(b)
+			c, refs := get(b)
+			v := stringRows{c: c, refs: refs}
 			var defs []int16
 			if nullable {
 				s.defs = s.defs[:0]
-				for _, n := range c.null {
-					s.defs = append(s.defs, int16(boolInt(!n)))
+				for i := range v.len() {
+					s.defs = append(s.defs, int16(boolInt(!c.null[v.ref(i)])))
 				}
 				defs = s.defs
 			}
-			return writeStrings(cw.(*file.ByteArrayColumnChunkWriter), c, defs, s)
+			return writeStrings(cw.(*file.ByteArrayColumnChunkWriter), v, defs, s)
 		},
 	}
+}
+
+// stringRows are the rows of a string column: row i has value ref(i).
+type stringRows struct {
+	c    *StringColumn
+	refs []int32
+}
+
+func (v stringRows) len() int {
+	if v.refs != nil {
+		return len(v.refs)
+	}
+	return v.c.Len()
+}
+
+func (v stringRows) ref(i int) int {
+	if v.refs != nil {
+		return int(v.refs[i])
+	}
+	return i
+}
+
+func (v stringRows) value(e int) []byte {
+	lo, hi := v.c.start(e), v.c.ends[e]
+	return v.c.data[lo:hi:hi]
 }
 
 // dictionaryEncoder is what a column writer's dictionary encoder offers
@@ -237,17 +265,16 @@ type dictionaryEncoder interface {
 // once per row group with a Go map consulted only where a value differs
 // from the previous row's (server ids and tool names come in long runs),
 // and the writer receives the dictionary and the indices.
-func writeStrings(cw *file.ByteArrayColumnChunkWriter, c *StringColumn, defs []int16, s *scratch) error {
+func writeStrings(cw *file.ByteArrayColumnChunkWriter, v stringRows, defs []int16, s *scratch) error {
+	c, rows := v.c, v.len()
 	enc, ok := cw.CurrentEncoder().(dictionaryEncoder)
 	if !ok || cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict {
 		// Dictionary encoding is off for this column: plain values.
 		s.values = s.values[:0]
-		lo := int32(0)
-		for i, hi := range c.ends {
-			if !c.null[i] {
-				s.values = append(s.values, c.data[lo:hi:hi])
+		for i := range rows {
+			if e := v.ref(i); !c.null[e] {
+				s.values = append(s.values, v.value(e))
 			}
-			lo = hi
 		}
 		_, err := cw.WriteBatch(s.values, defs, nil)
 		return err
@@ -258,24 +285,27 @@ func writeStrings(cw *file.ByteArrayColumnChunkWriter, c *StringColumn, defs []i
 	clear(s.ids)
 	s.dict, s.dictEnds, s.idx = s.dict[:0], append(s.dictEnds[:0], 0), s.idx[:0]
 	var prev []byte
-	id, lo := int32(-1), int32(0)
-	for i, hi := range c.ends {
-		v := c.data[lo:hi]
-		lo = hi
-		switch {
-		case c.null[i]:
+	id, prevEntry, nulls := int32(-1), -1, 0
+	for i := range rows {
+		e := v.ref(i)
+		if c.null[e] {
 			s.idx = append(s.idx, 0)
+			nulls++
 			continue
-		case id >= 0 && bytes.Equal(v, prev):
-		default:
-			var seen bool
-			if id, seen = s.ids[string(v)]; !seen {
-				id = int32(len(s.dictEnds) - 1)
-				s.ids[string(v)] = id
-				s.dict = append(s.dict, v...)
-				s.dictEnds = append(s.dictEnds, int32(len(s.dict)))
+		}
+		if e != prevEntry {
+			val := v.value(e)
+			if id < 0 || !bytes.Equal(val, prev) {
+				var seen bool
+				if id, seen = s.ids[string(val)]; !seen {
+					id = int32(len(s.dictEnds) - 1)
+					s.ids[string(val)] = id
+					s.dict = append(s.dict, val...)
+					s.dictEnds = append(s.dictEnds, int32(len(s.dict)))
+				}
+				prev = val
 			}
-			prev = v
+			prevEntry = e
 		}
 		s.idx = append(s.idx, id)
 	}
@@ -288,17 +318,17 @@ func writeStrings(cw *file.ByteArrayColumnChunkWriter, c *StringColumn, defs []i
 	// The indices have a slot per row; a null row's slot must be null in
 	// the array too, or the encoder writes an index for it.
 	var valid *memory.Buffer
-	if c.nulls > 0 {
-		s.valid = append(s.valid[:0], make([]byte, bitutil.BytesForBits(int64(len(c.null))))...)
-		for i, n := range c.null {
-			if !n {
+	if nulls > 0 {
+		s.valid = append(s.valid[:0], make([]byte, bitutil.BytesForBits(int64(rows)))...)
+		for i := range rows {
+			if !c.null[v.ref(i)] {
 				bitutil.SetBit(s.valid, i)
 			}
 		}
 		valid = memory.NewBufferBytes(s.valid)
 	}
 	idx := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, len(s.idx),
-		[]*memory.Buffer{valid, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.idx))}, nil, c.nulls, 0))
+		[]*memory.Buffer{valid, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.idx))}, nil, nulls, 0))
 	defer idx.Release()
 	return cw.WriteDictIndices(idx, defs, nil)
 }
@@ -392,8 +422,8 @@ func boolInt(b bool) int {
 // two buckets.
 func toolsColumns() []column[ToolsBatch] {
 	cols := []column[ToolsBatch]{
-		stringColumn("server_id", true, func(b *ToolsBatch) *StringColumn { return &b.ServerID }),
-		stringColumn("tool", true, func(b *ToolsBatch) *StringColumn { return &b.Name }),
+		stringColumn("server_id", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.ServerID, nil }),
+		stringColumn("tool", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.Name, nil }),
 		int64Column("ordinal", func(b *ToolsBatch, first int64, s *scratch) []int64 {
 			s.ints = s.ints[:0]
 			for i := range b.Len() {
@@ -415,11 +445,11 @@ func toolsColumns() []column[ToolsBatch] {
 // bucket, as tools.parquet has them (WHERE credential_value).
 func propertiesColumns() []column[PropertiesBatch] {
 	cols := []column[PropertiesBatch]{
-		stringColumn("server_id", true, func(b *PropertiesBatch) *StringColumn { return &b.ServerID }),
-		stringColumn("tool", true, func(b *PropertiesBatch) *StringColumn { return &b.Tool }),
+		stringColumn("server_id", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.ServerID, b.toolRef }),
+		stringColumn("tool", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Tool, b.toolRef }),
 		int64Column("tool_ordinal", func(b *PropertiesBatch, _ int64, _ *scratch) []int64 { return b.ToolOrdinal }),
-		stringColumn("property", false, func(b *PropertiesBatch) *StringColumn { return &b.Name }),
-		stringColumn("where", false, func(b *PropertiesBatch) *StringColumn { return &b.Where }),
+		stringColumn("property", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Name, nil }),
+		stringColumn("where", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Where, nil }),
 		boolColumn("required", func(b *PropertiesBatch, _ *scratch) []bool { return b.Required }),
 	}
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *PropertiesBatch) []classify.Set { return b.Labels })...)
