@@ -188,9 +188,9 @@ type scratch struct {
 	idx      []int32
 	valid    []byte
 	values   []parquet.ByteArray
-	defs   []int16
-	bools  []bool
-	ints   []int64
+	defs     []int16
+	bools    []bool
+	ints     []int64
 }
 
 func must(n schema.Node, err error) schema.Node {
