@@ -42,6 +42,10 @@ type Options struct {
 	Tools int
 	// Scales multiply Tools (synthesised censuses only).
 	Scales []int
+	// MaxServerTools, when positive, also times at each scale a census with
+	// a heavy tail (synth.Options.MaxServerTools), whose largest server has
+	// MaxServerTools×scale tools: the giant lines of aggregator servers.
+	MaxServerTools int
 	// Runs is how many times each timing is taken; the median is reported.
 	Runs int
 	// PythonScales lists the scales at which the Python reference is timed
@@ -59,15 +63,23 @@ type Options struct {
 
 // Row is the result at one scale.
 type Row struct {
-	Scale     int
-	Tools     int64
-	JSONBytes int64
-	GzBytes   int64
-	Gunzip    time.Duration
-	Pipeline  time.Duration
-	RunRSS    int64 // bytes
-	Python    time.Duration
-	PythonRSS int64
+	Scale int
+	// MaxServerTools is the heavy tail's largest server (0: no tail, or a
+	// census given with Data).
+	MaxServerTools int
+	Tools          int64
+	JSONBytes      int64
+	GzBytes        int64
+	Gunzip         time.Duration
+	// GzipDC is `gzip -dc` of the same file into /dev/null, timed in the
+	// same runs (0 when gzip is not installed).
+	GzipDC   time.Duration
+	Pipeline time.Duration
+	// LargestLine is the longest line of server_tools.jsonl.gz, in bytes.
+	LargestLine int64
+	RunRSS      int64 // bytes
+	Python      time.Duration
+	PythonRSS   int64
 	// Classify is the classifier alone, single-threaded, over every
 	// property of the census; Haystack is its input size.
 	Classify   time.Duration
@@ -90,24 +102,34 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 	}
 	var rows []Row
 	for _, scale := range scales {
-		data := opt.Data
-		if data == "" {
-			data = filepath.Join(opt.Work, fmt.Sprintf("census-%dx", scale))
-			so := synth.DefaultOptions()
-			so.Tools, so.Servers = opt.Tools*scale, max(opt.Tools*scale*13089/229539, 1)
-			logf(opt.Log, "synthesising %d tools (%d×) in %s", so.Tools, scale, data)
-			if _, err := synth.Write(ctx, data, so); err != nil {
+		tails := []int{0}
+		if opt.MaxServerTools > 0 && opt.Data == "" {
+			tails = append(tails, opt.MaxServerTools*scale)
+		}
+		for _, tail := range tails {
+			data := opt.Data
+			if data == "" {
+				data = filepath.Join(opt.Work, fmt.Sprintf("census-%dx", scale))
+				so := synth.DefaultOptions()
+				so.Tools, so.Servers = opt.Tools*scale, max(opt.Tools*scale*13089/229539, 1)
+				so.MaxServerTools = tail
+				if tail > 0 && so.Tools-tail < so.Servers-1 {
+					return nil, fmt.Errorf("bench: a heavy tail of %d tools does not fit in %d tools", tail, so.Tools)
+				}
+				logf(opt.Log, "synthesising %d tools (%d×, largest server %d tools) in %s", so.Tools, scale, tail, data)
+				if _, err := synth.Write(ctx, data, so); err != nil {
+					return nil, err
+				}
+			}
+			row, err := benchScale(ctx, opt, data, py, scale, tail)
+			if data != opt.Data {
+				os.RemoveAll(data)
+			}
+			if err != nil {
 				return nil, err
 			}
+			rows = append(rows, row)
 		}
-		row, err := benchScale(ctx, opt, data, py, scale)
-		if data != opt.Data {
-			os.RemoveAll(data)
-		}
-		if err != nil {
-			return nil, err
-		}
-		rows = append(rows, row)
 	}
 	return rows, nil
 }
@@ -118,8 +140,12 @@ func logf(w io.Writer, format string, a ...any) {
 	}
 }
 
-func benchScale(ctx context.Context, opt Options, data, py string, scale int) (Row, error) {
-	row := Row{Scale: scale}
+func benchScale(ctx context.Context, opt Options, data, py string, scale, tail int) (Row, error) {
+	row := Row{Scale: scale, MaxServerTools: tail}
+	label := fmt.Sprintf("%d×", scale)
+	if tail > 0 {
+		label += " heavy tail"
+	}
 	tools := filepath.Join(data, synth.ServerToolsFile)
 	fi, err := os.Stat(tools)
 	if err != nil {
@@ -128,14 +154,22 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale int) (R
 	row.GzBytes = fi.Size()
 	sums := filepath.Join(data, synth.SumsFile)
 
-	var gunzip, pipeline, python []time.Duration
+	gzipDC, _ := exec.LookPath("gzip")
+	var gunzip, gzipTimes, pipeline, python []time.Duration
 	for i := 0; i < opt.Runs; i++ {
-		logf(opt.Log, "%d×: run %d of %d", scale, i+1, opt.Runs)
+		logf(opt.Log, "%s: run %d of %d", label, i+1, opt.Runs)
 		d, n, err := timeGunzip(tools)
 		if err != nil {
 			return row, err
 		}
 		gunzip, row.JSONBytes = append(gunzip, d), n
+		if gzipDC != "" {
+			d, err := timeGzipDC(ctx, gzipDC, tools)
+			if err != nil {
+				return row, err
+			}
+			gzipTimes = append(gzipTimes, d)
+		}
 
 		args := []string{"run", "--data", data, "--out", filepath.Join(opt.Work, "out"), "--progress=false"}
 		if _, err := os.Stat(sums); err == nil {
@@ -160,13 +194,13 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale int) (R
 			python, row.PythonRSS = append(python, d), max(row.PythonRSS, rss)
 		}
 	}
-	row.Gunzip, row.Pipeline, row.Python = median(gunzip), median(pipeline), median(python)
+	row.Gunzip, row.GzipDC, row.Pipeline, row.Python = median(gunzip), median(gzipTimes), median(pipeline), median(python)
 
 	props, err := loadProperties(tools)
 	if err != nil {
 		return row, err
 	}
-	row.Tools, row.Properties, row.Haystack = props.tools, int64(len(props.spans)), props.haystack
+	row.Tools, row.Properties, row.Haystack, row.LargestLine = props.tools, int64(len(props.spans)), props.haystack, props.largestLine
 	var cl []time.Duration
 	for i := 0; i < opt.Runs; i++ {
 		cl = append(cl, props.classify())
@@ -209,6 +243,17 @@ func timeGunzip(path string) (time.Duration, int64, error) {
 	n, err := io.Copy(io.Discard, zr)
 	zr.Close()
 	return time.Since(start), n, err
+}
+
+// timeGzipDC times `gzip -dc path` into /dev/null: the ratio the census's
+// users can check with their own tools.
+func timeGzipDC(ctx context.Context, gzip, path string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, gzip, "-dc", path)
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("gzip -dc %s: %w", path, err)
+	}
+	return time.Since(start), nil
 }
 
 // PeakRSSEnv names the environment variable through which a child run is
@@ -288,10 +333,11 @@ func timeChild(ctx context.Context, work, name string, args ...string) (time.Dur
 // properties are every (name, description) of a census, decoded once into
 // one arena, so that the classifier can be timed without the decoder.
 type properties struct {
-	arena    []byte
-	spans    [][4]int32
-	tools    int64
-	haystack int64
+	arena       []byte
+	spans       [][4]int32
+	tools       int64
+	haystack    int64
+	largestLine int64
 }
 
 func loadProperties(path string) (*properties, error) {
@@ -316,6 +362,7 @@ func loadProperties(path string) (*properties, error) {
 		if err != nil {
 			return nil, err
 		}
+		p.largestLine = max(p.largestLine, int64(len(line)))
 		if census.IsBlank(line) {
 			continue
 		}
@@ -371,8 +418,8 @@ func WriteTable(w io.Writer, rows []Row) {
 		}
 		return fmt.Sprintf("%.2f", a.Seconds()/b.Seconds())
 	}
-	fmt.Fprintln(w, "| scale | tools | JSON MB | gunzip s (limit) | pipeline s | pipeline/limit | tools/s | MB/s | peak RSS MB | Python s | Python/pipeline | Python RSS MB | classifier MB/s (1 core) | properties/s |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| scale | tools | JSON MB | gunzip s (limit) | pipeline s | pipeline/limit | tools/s | MB/s | peak RSS MB | Python s | Python/pipeline | Python RSS MB | classifier MB/s (1 core) | properties/s | largest server | largest line MB | gzip -dc s | pipeline/gzip -dc |")
+	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		rss := func(b int64) string {
 			if b == 0 {
@@ -380,10 +427,17 @@ func WriteTable(w io.Writer, rows []Row) {
 			}
 			return fmt.Sprintf("%.0f", float64(b)/1e6)
 		}
-		fmt.Fprintf(w, "| %d× | %d | %.1f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f |\n",
-			r.Scale, r.Tools, float64(r.JSONBytes)/1e6, secs(r.Gunzip), secs(r.Pipeline), ratio(r.Pipeline, r.Gunzip),
+		scale := fmt.Sprintf("%d×", r.Scale)
+		tail := "–"
+		if r.MaxServerTools > 0 {
+			scale += " heavy tail"
+			tail = fmt.Sprint(r.MaxServerTools)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.1f | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %.0f | %s | %.1f | %s | %s |\n",
+			scale, r.Tools, float64(r.JSONBytes)/1e6, secs(r.Gunzip), secs(r.Pipeline), ratio(r.Pipeline, r.Gunzip),
 			float64(r.Tools)/r.Pipeline.Seconds(), mbps(r.JSONBytes, r.Pipeline), rss(r.RunRSS),
 			secs(r.Python), ratio(r.Python, r.Pipeline), rss(r.PythonRSS),
-			mbps(r.Haystack, r.Classify), float64(r.Properties)/r.Classify.Seconds())
+			mbps(r.Haystack, r.Classify), float64(r.Properties)/r.Classify.Seconds(),
+			tail, float64(r.LargestLine)/1e6, secs(r.GzipDC), ratio(r.Pipeline, r.GzipDC))
 	}
 }

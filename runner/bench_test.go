@@ -61,3 +61,32 @@ func gunzippedSize(b *testing.B, path string) int64 {
 	}
 	return n
 }
+
+// BenchmarkRunHeavyTail times the whole run on a census of the snapshot's
+// size with a heavy tail (the largest server has 39,000 tools, a line of
+// about 16 MB): the shape on which the tables and memory are judged.
+func BenchmarkRunHeavyTail(b *testing.B) {
+	data := b.TempDir()
+	opt := synth.DefaultOptions()
+	opt.MaxServerTools = 39000
+	if _, err := synth.Write(context.Background(), data, opt); err != nil {
+		b.Fatal(err)
+	}
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(data, synth.SumsFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := Run(context.Background(), Options{Data: data, Out: out, Manifest: m, ManifestName: "SHA256SUMS"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Tools != int64(opt.Tools) {
+			b.Fatalf("%d tools", r.Tools)
+		}
+	}
+	b.StopTimer()
+	b.SetBytes(gunzippedSize(b, filepath.Join(data, hashverify.ToolsFile)))
+}

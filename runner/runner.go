@@ -332,51 +332,9 @@ type mainResult struct {
 	jsonBytes int64
 }
 
-// worker is the state one pipeline worker owns: no other goroutine touches
-// it until the pipeline has finished.
-type worker struct {
-	dec      *census.Decoder
-	counters *aggregate.Counters
-	skipped  []report.SkippedLine
-	skipN    int64
-}
-
-// chunkRows are the rows of one chunk, copied out of the decoder's memory
-// into one arena so that the chunk's buffer can be reused at once.
-type chunkRows struct {
-	arena []byte
-	tools []toolRow
-	props []propRow
-}
-
-type span struct{ off, end int32 }
-
-type toolRow struct {
-	key aggregate.ServerKey
-	// surface has bit i set when the tool counts in classify.SurfaceFigures[i].
-	surface            uint8
-	server, name       span
-	hasServer, hasName bool
-	line               int64
-	props              int32
-	labels, required   classify.Set
-}
-
-type propRow struct {
-	name, defKey span
-	where        census.WhereKind
-	required     bool
-	labels       classify.Set
-}
-
-func (c *chunkRows) put(b []byte) span {
-	off := len(c.arena)
-	c.arena = append(c.arena, b...)
-	return span{int32(off), int32(len(c.arena))}
-}
-
-func (c *chunkRows) get(s span) []byte { return c.arena[s.off:s.end] }
-
+// runTools runs server_tools.jsonl.gz through the pipeline: the decode
+// stage on the workers, the sink stage in order, the tables stage writing
+// the two Parquet tables beside them.
 func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
@@ -384,136 +342,17 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	}
 	defer st.close()
 	hr := st.hr
-	hasher := aggregate.NewHasher()
-	workers := make([]*worker, opt.Workers)
-	for i := range workers {
-		workers[i] = &worker{dec: census.NewDecoder(), counters: aggregate.New()}
-	}
-	toolsBuf, propsBuf := bufio.NewWriterSize(toolsF, 1<<20), bufio.NewWriterSize(propsF, 1<<20)
-	tables, err := report.NewTablesWriter(toolsBuf, propsBuf)
+	pool := &rowsPool{}
+	tables, err := startTables(ctx, toolsF, propsF, pool)
 	if err != nil {
 		return nil, err
 	}
-	rowsPool := sync.Pool{New: func() any { return new(chunkRows) }}
-	var ordinal int64
-
-	work := func(ctx context.Context, w int, c *pipeline.Chunk) (*chunkRows, error) {
-		ws := workers[w]
-		rows := rowsPool.Get().(*chunkRows)
-		err := c.Lines(func(line int64, text []byte) error {
-			if census.IsBlank(text) {
-				return nil
-			}
-			// Stream validates the whole record before Next gives its
-			// tools one at a time: a giant record is never materialised.
-			rec, err := ws.dec.Stream(text)
-			if err != nil {
-				if opt.SkipBad {
-					ws.skipN++
-					if len(ws.skipped) < maxSkippedExamples {
-						ws.skipped = append(ws.skipped, report.SkippedLine{File: f.Name, Line: line, Error: err.Error()})
-					}
-					return nil
-				}
-				return &LineError{File: f.Name, Line: line, Err: err}
-			}
-			ws.counters.Shapes[rec.Shape.String()]++
-			var key aggregate.ServerKey
-			if rec.HasServerID {
-				key = hasher.Key(rec.ServerID)
-			}
-			// One copy of the server id serves every tool of the record.
-			server := rows.put(rec.ServerID)
-			for {
-				t, err := ws.dec.Next()
-				if err != nil {
-					return &LineError{File: f.Name, Line: line, Err: err}
-				}
-				if t == nil {
-					break
-				}
-				tr := toolRow{key: key, server: server, line: line, hasServer: rec.HasServerID, hasName: t.HasName, props: int32(len(t.Properties))}
-				tr.name = rows.put(t.Name)
-				for pi := range t.Properties {
-					p := &t.Properties[pi]
-					l := classify.PropertyBytes(p.Name, p.Description)
-					tr.labels |= l
-					if p.Required {
-						tr.required |= l
-					}
-					rows.props = append(rows.props, propRow{name: rows.put(p.Name), defKey: rows.put(p.DefKey), where: p.Where, required: p.Required, labels: l})
-				}
-				// Server ids are counted by the sink, in one set.
-				ws.counters.AddTool(tr.labels, tr.required&classify.Classes, len(t.Properties))
-				surface := classify.Surface(t.Name, t.Description)
-				for fi := range classify.SurfaceFigures {
-					if fig := &classify.SurfaceFigures[fi]; fig.Counts(surface, tr.labels) {
-						ws.counters.AddSurface(fig.ID)
-						tr.surface |= 1 << fi
-					}
-				}
-				rows.tools = append(rows.tools, tr)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		return rows, nil
-	}
-
-	// servers holds the distinct server ids, kept by the sink alone: one set
-	// for the run instead of one per worker.
-	servers := aggregate.New()
-	var lastKey aggregate.ServerKey
-	var lastFlags uint8
-	haveLast := false
-	sink := func(rows *chunkRows) error {
-		pi := 0
-		for ti := range rows.tools {
-			t := &rows.tools[ti]
-			if t.hasServer {
-				var flags uint8
-				for fi := range classify.SurfaceFigures {
-					if classify.SurfaceFigures[fi].CountServers && t.surface&(1<<fi) != 0 {
-						flags |= 1 << fi
-					}
-				}
-				// Tools of one server come together in most files: skip
-				// the map for a repeat of the previous id and its flags.
-				if !haveLast || t.key != lastKey {
-					lastKey, lastFlags, haveLast = t.key, 0, true
-					servers.AddServer(t.key, flags)
-				} else if flags&^lastFlags != 0 {
-					servers.AddServer(t.key, flags)
-				}
-				lastFlags |= flags
-			}
-			if err := tables.AddTool(&report.ToolRow{
-				ServerID: rows.get(t.server), HasServerID: t.hasServer, Name: rows.get(t.name), HasName: t.hasName,
-				Ordinal: ordinal, Line: t.line, Properties: t.props, Labels: t.labels, Required: t.required & classify.Classes,
-			}); err != nil {
-				return fmt.Errorf("tools.parquet: %w", err)
-			}
-			for end := pi + int(t.props); pi < end; pi++ {
-				p := &rows.props[pi]
-				if err := tables.AddProperty(&report.PropertyRow{
-					ServerID: rows.get(t.server), HasServerID: t.hasServer, Tool: rows.get(t.name), HasTool: t.hasName,
-					ToolOrdinal: ordinal, Name: rows.get(p.name), Where: whereString(p.where, rows.get(p.defKey)),
-					Required: p.required, Labels: p.labels,
-				}); err != nil {
-					return fmt.Errorf("properties.parquet: %w", err)
-				}
-			}
-			ordinal++
-		}
-		rows.arena, rows.tools, rows.props = rows.arena[:0], rows.tools[:0], rows.props[:0]
-		rowsPool.Put(rows)
-		return nil
-	}
+	defer tables.close()
+	decode := newDecodeStage(f.Name, opt.SkipBad, opt.Workers, pool)
+	sink := newSinkStage(tables)
 
 	counted := &countingReader{r: st}
-	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, work, sink)
+	err = pipeline.Run(ctx, counted, pipeline.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)
 	if err != nil {
 		if tl := tooLong(f, err); tl != nil {
 			return nil, tl
@@ -527,16 +366,11 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	if err := st.finish(); err != nil {
 		return nil, streamError(f, hr, -1, err)
 	}
-	if err := tables.Close(); err != nil {
-		return nil, fmt.Errorf("writing Parquet: %w", err)
+	if err := tables.close(); err != nil {
+		return nil, err
 	}
-	for _, b := range []*bufio.Writer{toolsBuf, propsBuf} {
-		if err := b.Flush(); err != nil {
-			return nil, fmt.Errorf("writing Parquet: %w", err)
-		}
-	}
-	res := &mainResult{counters: servers, jsonBytes: counted.n}
-	for _, w := range workers {
+	res := &mainResult{counters: sink.servers, jsonBytes: counted.n}
+	for _, w := range decode.workers {
 		res.counters.Merge(w.counters)
 		res.skipped.Count += w.skipN
 		res.skipped.First = append(res.skipped.First, w.skipped...)
@@ -567,16 +401,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
 	return n, err
-}
-
-func whereString(k census.WhereKind, key []byte) string {
-	switch k {
-	case census.WhereDefinitions:
-		return "definitions/" + string(key)
-	case census.WhereDefs:
-		return "$defs/" + string(key)
-	}
-	return "properties"
 }
 
 // buildReport sets the merged counts beside the published table and judges.

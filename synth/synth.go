@@ -79,6 +79,12 @@ type Options struct {
 	Seed uint64
 	// Shape is ShapeServers or ShapeTools.
 	Shape string
+	// MaxServerTools, when positive, gives the census a heavy tail: the
+	// largest server carries this many tools and the next ones a Pareto
+	// (Zipf rank-size) share of it, as aggregator servers do. Zero keeps
+	// the log-normal distribution alone, whose largest server has a few
+	// hundred tools.
+	MaxServerTools int
 	// Workers bounds the generating goroutines (0: GOMAXPROCS). It does
 	// not change the output.
 	Workers int
@@ -103,6 +109,10 @@ func (o *Options) validate() error {
 		return fmt.Errorf("synth: %d tools cannot cover %d servers (every server has at least one tool)", o.Tools, o.Servers)
 	case o.Tools > math.MaxInt32:
 		return fmt.Errorf("synth: %d tools is too many", o.Tools)
+	case o.MaxServerTools < 0:
+		return fmt.Errorf("synth: negative MaxServerTools %d", o.MaxServerTools)
+	case o.MaxServerTools > 0 && o.Tools-o.MaxServerTools < o.Servers-1:
+		return fmt.Errorf("synth: a server of %d tools leaves too few of %d tools for the other %d servers", o.MaxServerTools, o.Tools, o.Servers-1)
 	}
 	return nil
 }
@@ -149,6 +159,44 @@ func toolCounts(tools, servers int, seed uint64) []int32 {
 			counts[i]++
 			left--
 		}
+	}
+	return counts
+}
+
+// tailExponent is the rank-size exponent of the heavy tail: the k-th
+// largest server has MaxServerTools·k^-1.8 tools. With MaxServerTools
+// 39,000 that gives about 39,000, 11,200, 5,400 and 3,200 tools (lines of
+// about 15.6, 4.5, 2.2 and 1.3 MB), the shape crawls of aggregator servers
+// yield.
+const tailExponent = 1.8
+
+// heavyTail draws a tools-per-server distribution whose largest servers
+// follow a Pareto tail: rank k gets maxTools·k^-tailExponent tools, for as
+// long as that exceeds what the log-normal body caps a server at. The body
+// (toolCounts) shares the remaining tools among the remaining servers, and
+// the tail servers are placed at random positions, so that the giant lines
+// are not all at the start of the file.
+func heavyTail(tools, servers, maxTools int, seed uint64) []int32 {
+	body := max(50, 20*tools/servers)
+	var tail []int32
+	left := tools
+	for k := 1; k < servers; k++ {
+		n := int(float64(maxTools)*math.Pow(float64(k), -tailExponent) + 0.5)
+		// Every other server needs one tool at least.
+		n = min(n, left-(servers-len(tail)-1))
+		if n <= body && k > 1 {
+			break
+		}
+		tail = append(tail, int32(n))
+		left -= n
+	}
+	counts := toolCounts(left, servers-len(tail), seed)
+	rng := rand.New(rand.NewPCG(seed, mix(seed+0x7A11)))
+	for _, n := range tail {
+		i := rng.IntN(len(counts) + 1)
+		counts = append(counts, 0)
+		copy(counts[i+1:], counts[i:])
+		counts[i] = n
 	}
 	return counts
 }
@@ -238,6 +286,9 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 	}
 	vocab() // parse once before the workers race for it
 	perServer := toolCounts(opt.Tools, opt.Servers, opt.Seed)
+	if opt.MaxServerTools > 0 {
+		perServer = heavyTail(opt.Tools, opt.Servers, opt.MaxServerTools, opt.Seed)
+	}
 
 	var outs []*output
 	cleanup := func(err error) error {

@@ -35,11 +35,12 @@ func parseInts(s string) ([]int, error) {
 }
 
 func runBench(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "bench", "bench [--data PATH | --tools N --scales 1,4,10] [--runs N] [--python-scales 1]")
+	fs := newFlagSet(env, "bench", "bench [--data PATH | --tools N --scales 1,4,10 --max-server-tools N] [--runs N] [--python-scales 1]")
 	data := fs.String("data", "", "census folder to time (default: synthesise one per scale)")
 	tools := fs.Int("tools", 229539, "tools in the 1× synthetic census")
 	scales := fs.String("scales", "1,4,10", "comma-separated multiples of --tools to time")
 	pyScales := fs.String("python-scales", "1", "scales at which to time the Python reference (empty: none)")
+	maxServerTools := fs.Int("max-server-tools", 39000, "also time, at each scale, a census with a heavy tail whose largest server has `N`×scale tools (0: none)")
 	runs := fs.Int("runs", 3, "runs per timing; the median is reported")
 	workers := fs.Int("workers", 0, "workers for the pipeline (default GOMAXPROCS)")
 	if err := parseFlags(fs, args); err != nil {
@@ -52,6 +53,9 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	ps, err := parseInts(*pyScales)
 	if err != nil {
 		return usageError{"--python-scales: " + err.Error()}
+	}
+	if *maxServerTools < 0 {
+		return usageError{"--max-server-tools must not be negative"}
 	}
 	if fs.NArg() > 0 || *runs <= 0 || *tools <= 0 || len(sc) == 0 {
 		return usageError{"bench takes positive --runs, --tools and --scales, and no arguments"}
@@ -66,7 +70,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	defer os.RemoveAll(work)
 	rows, err := bench.Run(ctx, bench.Options{
-		Data: *data, Tools: *tools, Scales: sc, PythonScales: ps, Runs: *runs,
+		Data: *data, Tools: *tools, Scales: sc, MaxServerTools: *maxServerTools, PythonScales: ps, Runs: *runs,
 		Binary: self, Workers: *workers, Work: work, Log: env.stderr,
 	})
 	if err != nil {

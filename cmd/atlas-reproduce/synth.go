@@ -32,6 +32,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool)")
 	seed := fs.Uint64("seed", def.Seed, "random seed")
 	shape := fs.String("shape", def.Shape, "record shape of "+synth.ServerToolsFile+": `servers` (one line per server) or tools (one line per tool)")
+	maxServerTools := fs.Int("max-server-tools", 0, "give the census a heavy tail: the largest server has `N` tools, the next ones a Pareto share of it (0: none)")
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output is the same for any value")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	if err := parseFlags(fs, args); err != nil {
@@ -50,8 +51,12 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{fmt.Sprintf("--tools (%d) must be at least --servers (%d): every server has a tool", *tools, *servers)}
 	case *workers < 0:
 		return usageError{"--workers must not be negative"}
+	case *maxServerTools < 0:
+		return usageError{"--max-server-tools must not be negative"}
+	case *maxServerTools > 0 && *tools-*maxServerTools < *servers-1:
+		return usageError{fmt.Sprintf("--max-server-tools %d leaves too few of --tools %d for the other %d servers", *maxServerTools, *tools, *servers-1)}
 	}
-	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers}
+	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools}
 	var bar *progressbar.ProgressBar
 	if *progress && env.stderrIsTerminal {
 		bar = progressbar.NewOptions(opt.Tools,
