@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
 // batchRows is the number of rows buffered before a batch is handed to the
@@ -34,6 +35,9 @@ type ToolRow struct {
 	// Labels is the union of the labels of the tool's properties; Required
 	// the union over its required properties.
 	Labels, Required classify.Set
+	// Sensitivity is what the non-normative variants add; nil when the run
+	// did not compute them (the columns are then null).
+	Sensitivity *sensitivity.Added
 }
 
 // PropertyRow is one row of properties.parquet.
@@ -126,6 +130,7 @@ func ToolsSchema() *arrow.Schema {
 	for _, b := range []classify.Set{classify.RawContentBlob, classify.AccountIdentity} {
 		fields = append(fields, arrow.Field{Name: classify.RuleOf(b).ID, Type: arrow.FixedWidthTypes.Boolean})
 	}
+	fields = sensitivityToolFields(fields)
 	return arrow.NewSchema(fields, nil)
 }
 
@@ -230,6 +235,7 @@ func (w *TablesWriter) AddTool(r *ToolRow) error {
 		w.toolBools[col].Append(r.Labels&bit != 0)
 		col++
 	}
+	appendSensitivity(w.toolBools[col:], r.Sensitivity)
 	return w.tools.rowAdded()
 }
 
@@ -313,4 +319,43 @@ func appendOpt(b *array.Int64Builder, v *int64) {
 		return
 	}
 	b.Append(*v)
+}
+
+// The sensitivity columns of tools.parquet, after the bucket columns: per
+// class, camel_case_<class> and camel_case_<class>_required, the same for
+// word_split, then deep_<class> (class columns named as above, e.g.
+// word_split_filesystem_path). True when the variant adds the class to the
+// tool; null when the run computed no sensitivity figures.
+
+// sensitivityToolFields appends the sensitivity columns' fields.
+func sensitivityToolFields(fields []arrow.Field) []arrow.Field {
+	for _, variant := range sensitivity.Variants {
+		for _, suffix := range []string{"", "_required"} {
+			if variant == "deep" && suffix != "" {
+				continue
+			}
+			for _, b := range classBits {
+				fields = append(fields, arrow.Field{Name: variant + "_" + columnName(classify.RuleOf(b).ID) + suffix, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
+			}
+		}
+	}
+	return fields
+}
+
+// appendSensitivity appends one row's sensitivity columns to their builders,
+// in sensitivityToolFields order.
+func appendSensitivity(bools []*array.BooleanBuilder, a *sensitivity.Added) {
+	if a == nil {
+		for _, b := range bools {
+			b.AppendNull()
+		}
+		return
+	}
+	col := 0
+	for _, set := range [5]classify.Set{a.CamelCase, a.CamelCaseRequired, a.WordSplit, a.WordSplitRequired, a.Deep} {
+		for _, bit := range classBits {
+			bools[col].Append(set&bit != 0)
+			col++
+		}
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 	"github.com/atlas-reproduce/atlas-reproduce/source"
 )
 
@@ -51,6 +52,11 @@ type Options struct {
 	ChunkSize int
 	// SkipBad passes over bad lines, counting them, instead of failing.
 	SkipBad bool
+	// NoSensitivity skips the non-normative sensitivity variants, to measure
+	// their cost and to show that no normative figure depends on them: the
+	// report then has no sensitivity figures, and their tools.parquet
+	// columns are null.
+	NoSensitivity bool
 	// Progress receives progress bars; nil draws none.
 	Progress io.Writer
 	// Log receives the one-line summary; nil discards it.
@@ -311,6 +317,7 @@ func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) e
 // mainResult is what the server_tools pass yields.
 type mainResult struct {
 	counters  *aggregate.Counters
+	sens      *aggregate.Sensitivity // nil when not computed
 	skipped   report.Skipped
 	jsonBytes int64
 }
@@ -322,6 +329,9 @@ type worker struct {
 	counters *aggregate.Counters
 	skipped  []report.SkippedLine
 	skipN    int64
+	// The sensitivity variants, counted apart from the normative counters.
+	sens       sensitivity.Analyzer
+	sensCounts aggregate.Sensitivity
 }
 
 // chunkRows are the rows of one chunk, copied out of the decoder's memory
@@ -343,6 +353,7 @@ type toolRow struct {
 	line               int64
 	props              int32
 	labels, required   classify.Set
+	sens               sensitivity.Added
 }
 
 type propRow struct {
@@ -420,6 +431,10 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 				}
 				// Server ids are counted by the sink, in one set.
 				ws.counters.AddTool(tr.labels, tr.required&classify.Classes, len(t.Properties))
+				if !opt.NoSensitivity {
+					tr.sens = ws.sens.Tool(t, tr.labels)
+					ws.sensCounts.Add(&tr.sens)
+				}
 				surface := classify.Surface(t.Name, t.Description)
 				for fi := range classify.SurfaceFigures {
 					if fig := &classify.SurfaceFigures[fi]; fig.Counts(surface, tr.labels) {
@@ -464,9 +479,14 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 				}
 				lastFlags |= flags
 			}
+			var sens *sensitivity.Added
+			if !opt.NoSensitivity {
+				sens = &t.sens
+			}
 			if err := tables.AddTool(&report.ToolRow{
 				ServerID: rows.get(t.server), HasServerID: t.hasServer, Name: rows.get(t.name), HasName: t.hasName,
 				Ordinal: ordinal, Line: t.line, Properties: t.props, Labels: t.labels, Required: t.required & classify.Classes,
+				Sensitivity: sens,
 			}); err != nil {
 				return fmt.Errorf("tools.parquet: %w", err)
 			}
@@ -508,8 +528,14 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 		}
 	}
 	res := &mainResult{counters: servers, jsonBytes: counted.n}
+	if !opt.NoSensitivity {
+		res.sens = &aggregate.Sensitivity{}
+	}
 	for _, w := range workers {
 		res.counters.Merge(w.counters)
+		if res.sens != nil {
+			res.sens.Merge(&w.sensCounts)
+		}
 		res.skipped.Count += w.skipN
 		res.skipped.First = append(res.skipped.First, w.skipped...)
 	}
@@ -604,6 +630,9 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 			sf.Servers = c.ServersWith(1 << fi)
 		}
 		r.Surface = append(r.Surface, sf)
+	}
+	if m.sens != nil {
+		r.Sensitivity = report.NewSensitivity(r, &m.sens.SensitivityCounts)
 	}
 	r.Judge(pinned)
 	return r
