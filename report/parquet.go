@@ -36,7 +36,7 @@ type ToolRow struct {
 	// the union over its required properties.
 	Labels, Required classify.Set
 	// Sensitivity is what the non-normative variants add; nil when the run
-	// did not compute them (the columns are then null).
+	// did not compute them (the columns are then false).
 	Sensitivity *sensitivity.Added
 }
 
@@ -325,7 +325,8 @@ func appendOpt(b *array.Int64Builder, v *int64) {
 // class, camel_case_<class> and camel_case_<class>_required, the same for
 // word_split, then deep_<class> (class columns named as above, e.g.
 // word_split_filesystem_path). True when the variant adds the class to the
-// tool; null when the run computed no sensitivity figures.
+// tool. A run asked to skip the figures (Options.NoSensitivity) writes
+// false: the columns stay non-nullable, which keeps them cheap to write.
 
 // sensitivityToolFields appends the sensitivity columns' fields.
 func sensitivityToolFields(fields []arrow.Field) []arrow.Field {
@@ -335,7 +336,7 @@ func sensitivityToolFields(fields []arrow.Field) []arrow.Field {
 				continue
 			}
 			for _, b := range classBits {
-				fields = append(fields, arrow.Field{Name: variant + "_" + columnName(classify.RuleOf(b).ID) + suffix, Type: arrow.FixedWidthTypes.Boolean, Nullable: true})
+				fields = append(fields, arrow.Field{Name: variant + "_" + columnName(classify.RuleOf(b).ID) + suffix, Type: arrow.FixedWidthTypes.Boolean})
 			}
 		}
 	}
@@ -347,7 +348,7 @@ func sensitivityToolFields(fields []arrow.Field) []arrow.Field {
 func appendSensitivity(bools []*array.BooleanBuilder, a *sensitivity.Added) {
 	if a == nil {
 		for _, b := range bools {
-			b.AppendNull()
+			b.Append(false)
 		}
 		return
 	}

@@ -34,6 +34,8 @@
 package sensitivity
 
 import (
+	"bytes"
+
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 )
@@ -98,10 +100,58 @@ func (a *Analyzer) Tool(t *census.Tool, base classify.Set) Added {
 	ad.CamelCaseRequired &= classify.Classes
 	ad.WordSplit &= classify.Classes
 	ad.WordSplitRequired &= classify.Classes
-	if t.Schema != nil {
+	if t.Schema != nil && mayHideProperties(t) {
 		ad.Deep = a.deep.Beyond(t.Schema) &^ base & classify.Classes
 	}
 	return ad
+}
+
+// mayHideProperties reports whether t's schema text may hold a "properties"
+// key the normative enumeration does not read; when it cannot, deep adds
+// nothing and the walk is skipped. Each run of t.Properties with the same
+// origin (the top level, or one definitions or $defs entry) comes from its
+// own "properties" key. A key spelt with an escape needs a \u006X or
+// \u007X escape (its letters are U+0065 to U+0074), and every other
+// spelling is the literal "properties". So when there is no such escape and
+// no more literal occurrences than runs, every "properties" key is one the
+// enumeration read, and there is nothing else to find. The common flat
+// schema costs three substring scans instead of a walk.
+func mayHideProperties(t *census.Tool) bool {
+	s := t.Schema
+	runs := 0
+	for i := range t.Properties {
+		p := &t.Properties[i]
+		if i == 0 || p.Where != t.Properties[i-1].Where || string(p.DefKey) != string(t.Properties[i-1].DefKey) {
+			runs++
+		}
+	}
+	// Count the literal occurrences, up to one more than runs. The needle
+	// starts at 'p' rather than at the quote, far rarer in JSON text.
+	n := 0
+	for at := 0; ; {
+		i := bytes.Index(s[at:], []byte(`properties"`))
+		if i < 0 {
+			break
+		}
+		j := at + i
+		if j > 0 && s[j-1] == '"' {
+			if n++; n > runs {
+				return true
+			}
+		}
+		at = j + len(`properties"`)
+	}
+	// One scan for \u00, the common prefix of both escapes.
+	for {
+		i := bytes.Index(s, []byte(`\u00`))
+		if i < 0 {
+			return false
+		}
+		if i+4 < len(s) && (s[i+4] == '6' || s[i+4] == '7') {
+			return true
+		}
+		s = s[i+4:]
+	}
 }
 
 func needsRewrite(name []byte) bool {
