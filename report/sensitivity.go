@@ -256,9 +256,9 @@ const sensitivityHTML = `{{with sensitivityView .R}}
 <rect x="0" y="0" width="{{.Width}}" height="{{.Height}}" fill="#ffffff"/>
 {{range .Legend}}<rect x="{{.X}}" y="{{.SwatchY}}" width="14" height="14" fill="{{.Fill}}" data-legend="{{.Series}}"/><text x="{{.TextX}}" y="{{.TxY}}">{{.Label}}</text>
 {{end}}{{$c := .}}{{range .Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$c.GridTop}}" y2="{{$c.GridBottom}}"/><text class="tick" x="{{.X}}" y="{{$c.AxisLabelY}}" text-anchor="middle">{{.Label}}</text>
-{{end}}{{range .Rows}}<g data-class="{{.ID}}">
+{{end}}{{range .Rows}}<g data-sensitivity-class="{{.ID}}">
 <text x="{{$c.LabelX}}" y="{{.LabelY}}" text-anchor="end">{{.ID}}</text>
-{{range .Bars}}<rect x="{{$c.BarX}}" y="{{.Y}}" width="{{.BaseW}}" height="18" fill="#b8c0c8" data-series="normative" data-value="{{.Base}}"><title>normative: {{num .Base}}</title></rect><rect x="{{.AddX}}" y="{{.Y}}" width="{{.AddW}}" height="18" fill="{{.Fill}}" data-series="{{.Variant}}" data-value="{{.Added}}"><title>{{.Variant}} adds {{num .Added}}</title></rect><text x="{{.TextX}}" y="{{.TextY}}">{{.Text}}</text>
+{{range .Bars}}<rect x="{{$c.BarX}}" y="{{.Y}}" width="{{.BaseW}}" height="18" fill="#b8c0c8" data-variant="normative" data-value="{{.Base}}"><title>normative: {{num .Base}}</title></rect><rect x="{{.AddX}}" y="{{.Y}}" width="{{.AddW}}" height="18" fill="{{.Fill}}" data-variant="{{.Variant}}" data-value="{{.Added}}"><title>{{.Variant}} adds {{num .Added}}</title></rect><text x="{{.TextX}}" y="{{.TextY}}">{{.Text}}</text>
 {{end}}</g>
 {{end}}</svg>
 <table id="sensitivity-table">
