@@ -321,23 +321,21 @@ func appendOpt(b *array.Int64Builder, v *int64) {
 	b.Append(*v)
 }
 
-// The sensitivity columns of tools.parquet, after the bucket columns: per
-// class, camel_case_<class> and camel_case_<class>_required, the same for
-// word_split, then deep_<class> (class columns named as above, e.g.
-// word_split_filesystem_path). True when the variant adds the class to the
-// tool. A run asked to skip the figures (Options.NoSensitivity) writes
-// false: the columns stay non-nullable, which keeps them cheap to write.
+// The sensitivity columns of tools.parquet, after the bucket columns:
+// camel_case_<class> for each class, then word_split_<class>, then
+// deep_<class> (class columns named as above, e.g.
+// word_split_filesystem_path): true when the variant adds the class to the
+// tool. The counts through required properties are in report.json and
+// classify --sensitivity; here they would add ten columns to the costliest
+// writer for little use. A run asked to skip the figures
+// (Options.NoSensitivity) writes false: the columns stay non-nullable,
+// which keeps them cheap to write.
 
 // sensitivityToolFields appends the sensitivity columns' fields.
 func sensitivityToolFields(fields []arrow.Field) []arrow.Field {
 	for _, variant := range sensitivity.Variants {
-		for _, suffix := range []string{"", "_required"} {
-			if variant == "deep" && suffix != "" {
-				continue
-			}
-			for _, b := range classBits {
-				fields = append(fields, arrow.Field{Name: variant + "_" + columnName(classify.RuleOf(b).ID) + suffix, Type: arrow.FixedWidthTypes.Boolean})
-			}
+		for _, b := range classBits {
+			fields = append(fields, arrow.Field{Name: variant + "_" + columnName(classify.RuleOf(b).ID), Type: arrow.FixedWidthTypes.Boolean})
 		}
 	}
 	return fields
@@ -346,14 +344,12 @@ func sensitivityToolFields(fields []arrow.Field) []arrow.Field {
 // appendSensitivity appends one row's sensitivity columns to their builders,
 // in sensitivityToolFields order.
 func appendSensitivity(bools []*array.BooleanBuilder, a *sensitivity.Added) {
-	if a == nil {
-		for _, b := range bools {
-			b.Append(false)
-		}
-		return
+	var sets [3]classify.Set
+	if a != nil {
+		sets = [3]classify.Set{a.CamelCase, a.WordSplit, a.Deep}
 	}
 	col := 0
-	for _, set := range [5]classify.Set{a.CamelCase, a.CamelCaseRequired, a.WordSplit, a.WordSplitRequired, a.Deep} {
+	for _, set := range sets {
 		for _, bit := range classBits {
 			bools[col].Append(set&bit != 0)
 			col++

@@ -2,6 +2,8 @@ package sensitivity_test
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -147,5 +149,73 @@ func TestRewriteExamples(t *testing.T) {
 	}
 	if got := string(sensitivity.CamelCase(nil, []byte("naïPath"))); got != "naïPath" {
 		t.Errorf("CamelCase(naïPath) = %q: ï is not in [a-z0-9], so no boundary", got)
+	}
+}
+
+// TestWorkedExample recomputes the figures report.SensitivityWorkedExample
+// and README.md quote from the bundled real schemas.
+func TestWorkedExample(t *testing.T) {
+	type row struct{ norm, camel, camelReq, words, wordsReq, deep int }
+	rows := map[string]*row{}
+	l := runner.NewLabeller().WithSensitivity()
+	err := l.ClassifyStream(bytes.NewReader(realcorpus.MustRead(t)), "real", func(_ report.Origin, tl *report.ToolLabels) error {
+		get := func(id string) *row {
+			if rows[id] == nil {
+				rows[id] = &row{}
+			}
+			return rows[id]
+		}
+		for _, id := range tl.Classes {
+			get(id).norm++
+		}
+		s := tl.Sensitivity
+		for _, id := range s.CamelCase {
+			get(id).camel++
+		}
+		for _, id := range s.CamelCaseRequired {
+			get(id).camelReq++
+		}
+		for _, id := range s.WordSplit {
+			get(id).words++
+		}
+		for _, id := range s.WordSplitRequired {
+			get(id).wordsReq++
+		}
+		for _, id := range s.Deep {
+			get(id).deep++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, cred, url := rows["gg:filesystem-path"], rows["gg:credential-value"], rows["gg:url-endpoint"]
+	got := fmt.Sprintf("word_split adds the most to gg:filesystem-path (+%d tools to %d, +%.2f%%; %d through a required property), then gg:credential-value (+%d to %d); camel_case adds only gg:credential-value (+%d: apiKey becomes api_Key); deep adds %d tools to gg:url-endpoint (+%.2f%%)",
+		fs.words, fs.norm, 100*float64(fs.words)/float64(fs.norm), fs.wordsReq, cred.words, cred.norm, cred.camel, url.deep, 100*float64(url.deep)/float64(url.norm))
+	if !strings.Contains(report.SensitivityWorkedExample, got) {
+		t.Errorf("the worked example says\n%s\nthe real schemas give\n%s", report.SensitivityWorkedExample, got)
+	}
+	for id, r := range rows {
+		if id != "gg:filesystem-path" && r.words >= fs.words {
+			t.Errorf("word_split adds %d to %s, not less than to gg:filesystem-path", r.words, id)
+		}
+		if id != "gg:credential-value" && r.camel != 0 {
+			t.Errorf("camel_case adds %d to %s", r.camel, id)
+		}
+		if id != "gg:url-endpoint" && (r.deep < 13 || r.deep > 28) {
+			t.Errorf("deep adds %d to %s, outside 13 to 28", r.deep, id)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range report.ClassOrder() {
+		r := rows[id]
+		pct := func(n int) string { return fmt.Sprintf("+%d (+%.2f%%)", n, 100*float64(n)/float64(r.norm)) }
+		line := fmt.Sprintf("| `%s` | %d | %s | +%d | %s | +%d | %s |", id, r.norm, pct(r.camel), r.camelReq, pct(r.words), r.wordsReq, pct(r.deep))
+		if !bytes.Contains(readme, []byte(line)) {
+			t.Errorf("README.md lacks the worked-example row\n%s", line)
+		}
 	}
 }
