@@ -190,7 +190,7 @@ func TestWorkedExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs, cred, url := rows["gg:filesystem-path"], rows["gg:credential-value"], rows["gg:url-endpoint"]
-	got := fmt.Sprintf("word_split adds the most to gg:filesystem-path (+%d tools to %d, +%.2f%%; %d through a required property), then gg:credential-value (+%d to %d); camel_case adds only gg:credential-value (+%d: apiKey becomes api_Key); deep adds %d tools to gg:url-endpoint (+%.2f%%)",
+	got := fmt.Sprintf("word_split adds the most to gg:filesystem-path (+%d tools to %d, +%.2f%%; %d through a required property), then gg:credential-value (+%d to %d); camel_case adds only gg:credential-value (+%d: all from privateKey, which becomes private_Key); deep adds %d tools to gg:url-endpoint (+%.2f%%)",
 		fs.words, fs.norm, 100*float64(fs.words)/float64(fs.norm), fs.wordsReq, cred.words, cred.norm, cred.camel, url.deep, 100*float64(url.deep)/float64(url.norm))
 	if !strings.Contains(report.SensitivityWorkedExample, got) {
 		t.Errorf("the worked example says\n%s\nthe real schemas give\n%s", report.SensitivityWorkedExample, got)
