@@ -25,7 +25,7 @@ var SensitivityDefinitions = []struct{ ID, Text string }{
 // SensitivityWorkedExample is the figures on the 5,606 real tool schemas
 // bundled with the tests (testdata/real-mcp-tools), as a scale for reading
 // a run's: a test recomputes them.
-const SensitivityWorkedExample = "On the 5,606 real tool schemas bundled with the tests, word_split adds the most to gg:filesystem-path " +
+const SensitivityWorkedExample = "on the 5,606 real tool schemas bundled with the tests, word_split adds the most to gg:filesystem-path " +
 	"(+150 tools to 421, +35.63%; 101 through a required property), then gg:credential-value (+73 to 252); " +
 	"camel_case adds only gg:credential-value (+9: all from privateKey, which becomes private_Key); deep adds 43 tools to gg:url-endpoint (+11.75%) " +
 	"and 13 to 28 to each other class."
