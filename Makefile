@@ -44,6 +44,7 @@ fuzz:
 	$(GO) test ./classify -run '^$$' -fuzz '^FuzzSurface$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report.
 demo: build

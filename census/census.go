@@ -136,6 +136,12 @@ type Tool struct {
 	// Properties are the properties of the tool's input schema in the
 	// reference's enumeration order.
 	Properties []Property
+	// Schema is the raw JSON text of the input schema tool_schema chose,
+	// from its '{' to its '}', when that is an object; nil otherwise. It
+	// aliases the line (valid as long as the Record), and the decoder has
+	// validated it, so readers of the whole schema need not parse it again
+	// for errors.
+	Schema []byte
 }
 
 // Record is one decoded line.

@@ -108,9 +108,10 @@ type schemaAcc struct {
 
 // toolAcc collects the interesting keys of one tool object.
 type toolAcc struct {
-	name, desc       []byte
-	hasName, hasDesc bool
-	schema, alt      span // inputSchema, input_schema: ranges of out
+	name, desc        []byte
+	hasName, hasDesc  bool
+	schema, alt       span   // inputSchema, input_schema: ranges of out
+	schemaRaw, altRaw []byte // their text, when objects
 }
 
 // recAcc collects the interesting keys of the record object.
@@ -390,9 +391,9 @@ func (d *Decoder) toolField(key []byte, p, depth int, t *toolAcc) (int, error) {
 	case "description":
 		return d.optString(p, depth, &t.desc, &t.hasDesc)
 	case "inputSchema":
-		return d.schemaValue(p, depth, &t.schema)
+		return d.schemaValue(p, depth, &t.schema, &t.schemaRaw)
 	case "input_schema":
-		return d.schemaValue(p, depth, &t.alt)
+		return d.schemaValue(p, depth, &t.alt, &t.altRaw)
 	}
 	return d.skipValue(p, depth)
 }
@@ -400,11 +401,14 @@ func (d *Decoder) toolField(key []byte, p, depth int, t *toolAcc) (int, error) {
 // finishTool applies tool_schema: inputSchema unless it is absent or null,
 // then input_schema; a schema that is not an object has no properties.
 func (d *Decoder) finishTool(t *toolAcc) Tool {
-	s := t.schema
+	s, raw := t.schema, t.schemaRaw
 	if s.kind == kAbsent || s.kind == kNull {
-		s = t.alt
+		s, raw = t.alt, t.altRaw
 	}
 	tool := Tool{Name: t.name, HasName: t.hasName, Description: t.desc, HasDescription: t.hasDesc}
+	if s.kind == kMatch {
+		tool.Schema = raw
+	}
 	if s.kind == kMatch && s.b > s.a {
 		tool.Properties = d.out[s.a:s.b:s.b]
 	}
@@ -439,13 +443,17 @@ func (d *Decoder) str(q, end int, esc bool) []byte {
 }
 
 // schemaValue parses the value of inputSchema or input_schema.
-func (d *Decoder) schemaValue(p, depth int, s *span) (int, error) {
+func (d *Decoder) schemaValue(p, depth int, s *span, raw *[]byte) (int, error) {
 	data := d.data
+	*raw = nil
 	if p < len(data) {
 		switch data[p] {
 		case '{':
 			a, b, end, err := d.schema(p, depth)
 			*s = span{kMatch, a, b}
+			if err == nil {
+				*raw = data[p:end:end]
+			}
 			return end, err
 		case 'n':
 			end, err := d.skipValue(p, depth)

@@ -103,6 +103,9 @@ func diffRecords(a *Record, aerr error, b *Record, berr error) string {
 		if ta.HasDescription != tb.HasDescription || !bytes.Equal(ta.Description, tb.Description) {
 			return fmt.Sprintf("tool %d description %q/%v vs %q/%v", i, ta.Description, ta.HasDescription, tb.Description, tb.HasDescription)
 		}
+		if !bytes.Equal(ta.Schema, tb.Schema) || (ta.Schema == nil) != (tb.Schema == nil) {
+			return fmt.Sprintf("tool %d schema text %q vs %q", i, ta.Schema, tb.Schema)
+		}
 		if len(ta.Properties) != len(tb.Properties) {
 			return fmt.Sprintf("tool %d: %d properties vs %d", i, len(ta.Properties), len(tb.Properties))
 		}

@@ -34,6 +34,7 @@ type jsonValue struct {
 	str  string
 	list []*jsonValue
 	dict *jsonDict
+	raw  []byte // a dict's text in the line, for Tool.Schema
 }
 
 // jsonDict is a Python dict: keys in first-insertion order, the last value
@@ -59,8 +60,9 @@ func (o *jsonDict) get(k string) *jsonValue {
 // refParser holds the line as code points, like a Python str, with the byte
 // offset of each so that errors can be reported in bytes.
 type refParser struct {
-	s   []rune
-	off []int // byte offset of s[i]; off[len(s)] is the line length
+	s    []rune
+	off  []int // byte offset of s[i]; off[len(s)] is the line length
+	line []byte
 }
 
 func (r *refParser) err(idx int, msg string) error {
@@ -69,7 +71,7 @@ func (r *refParser) err(idx int, msg string) error {
 
 // refParse is json.loads on the line decoded as strict UTF-8.
 func refParse(line []byte) (*jsonValue, error) {
-	r := &refParser{s: make([]rune, 0, len(line)), off: make([]int, 0, len(line)+1)}
+	r := &refParser{s: make([]rune, 0, len(line)), off: make([]int, 0, len(line)+1), line: line}
 	for i := 0; i < len(line); {
 		c, n := utf8.DecodeRune(line[i:])
 		if c == utf8.RuneError && n == 1 {
@@ -338,6 +340,7 @@ func wtf8(cs []rune) string {
 
 // parseObject is _parse_object_unicode; idx is just after the '{'.
 func (r *refParser) parseObject(idx, depth int) (*jsonValue, int, error) {
+	start := idx
 	s := r.s
 	n := len(s)
 	obj := &jsonDict{vals: map[string]*jsonValue{}}
@@ -371,7 +374,7 @@ func (r *refParser) parseObject(idx, depth int) (*jsonValue, int, error) {
 			idx = r.ws(idx + 1)
 		}
 	}
-	return &jsonValue{kind: jDict, dict: obj}, idx + 1, nil
+	return &jsonValue{kind: jDict, dict: obj, raw: r.line[r.off[start-1]:r.off[idx+1]]}, idx + 1, nil
 }
 
 // parseArray is _parse_array_unicode; idx is just after the '['.
@@ -481,7 +484,11 @@ func refTool(t *jsonDict) Tool {
 	if v := t.get("description"); v != nil && v.kind == jString {
 		out.Description, out.HasDescription = []byte(v.str), true
 	}
-	out.Properties = refIterProperties(refToolSchema(t))
+	schema := refToolSchema(t)
+	out.Properties = refIterProperties(schema)
+	if schema != nil && schema.kind == jDict {
+		out.Schema = append([]byte(nil), schema.raw...)
+	}
 	return out
 }
 

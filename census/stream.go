@@ -144,11 +144,11 @@ func (d *Decoder) flatTool(h *headAcc) error {
 	}
 	t.schema = span{kind: s.kind}
 	if s.kind == kMatch {
-		a, b, _, err := d.schema(s.a, 1)
+		a, b, end, err := d.schema(s.a, 1)
 		if err != nil {
 			return err
 		}
-		t.schema = span{kMatch, a, b}
+		t.schema, t.schemaRaw = span{kMatch, a, b}, d.data[s.a:end:end]
 	}
 	d.tools = append(d.tools, d.finishTool(&t))
 	return nil

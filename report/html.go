@@ -312,7 +312,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{range .Classes}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{num .Required}}</td><td class="n">{{num .Published.Tools}}</td><td class="n">{{pct .Published.Percent}}</td><td class="n">{{num .Published.Required}}</td><td class="n">{{signed .DeltaTools}}</td><td class="n">{{signed .DeltaRequired}}</td></tr>
 {{end}}</tbody>
 </table>
-
+{{template "sensitivity" .}}
 <h2>Inputs</h2>
 {{if .R.Verified}}<p>Expected hashes from: <code>{{.R.Manifest}}</code>.</p>
 {{else}}<p class="warnv">Hashes were computed but not checked: no expected values.</p>

@@ -72,6 +72,7 @@ func sampleReport(verified bool) *Report {
 		s.Percent = Percent(s.Tools, r.Tools)
 		r.Surface = append(r.Surface, s)
 	}
+	r.Sensitivity = sampleSensitivity(r)
 	return r
 }
 

@@ -13,6 +13,8 @@ type ToolLabels struct {
 	RequiredClasses []string         `json:"required_classes"`
 	Buckets         []string         `json:"buckets"`
 	Properties      []PropertyLabels `json:"properties"`
+	// Sensitivity is set only when asked for (classify --sensitivity).
+	Sensitivity *SensitivityLabels `json:"sensitivity,omitempty"`
 }
 
 // PropertyLabels is the classification of one enumerated property.
@@ -69,7 +71,12 @@ func (t *ToolLabels) AppendJSON(b []byte) []byte {
 		b = appendStrings(b, p.Buckets)
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...)
+	b = append(b, ']')
+	if t.Sensitivity != nil {
+		b = append(b, `, "sensitivity": `...)
+		b = t.Sensitivity.appendJSON(b)
+	}
+	return append(b, "}\n"...)
 }
 
 func appendOptString(b []byte, s *string) []byte {

@@ -40,6 +40,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		p("| `%s` | %d | %.3f | %d | %d | %.3f | %d | %+d | %+d |\n", id, c.Tools, c.Percent, c.Required,
 			c.Published.Tools, c.Published.Percent, c.Published.Required, c.DeltaTools, c.DeltaRequired)
 	}
+	r.writeSensitivityMarkdown(b)
 
 	p("\n## Contextual buckets (non-normative)\n\n")
 	p("High-recall buckets, reported for comparability only: they are not risk classes.\n\n")

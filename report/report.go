@@ -135,7 +135,10 @@ type Report struct {
 	Classes    map[string]Class  `json:"classes"`
 	Buckets    map[string]Bucket `json:"buckets"`
 	Surface    []Surface         `json:"surface,omitempty"`
-	Skipped    Skipped           `json:"skipped_lines"`
+	// Sensitivity holds the non-normative sensitivity analyses; absent when
+	// the run did not compute them.
+	Sensitivity *Sensitivity `json:"sensitivity,omitempty"`
+	Skipped     Skipped      `json:"skipped_lines"`
 	// ClassOrder is the published table's row order, for readers of the
 	// JSON that want to lay the classes out as the spec does.
 	ClassOrder []string `json:"class_order"`

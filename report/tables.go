@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
 // tools.parquet and properties.parquet are written with the Parquet column
@@ -98,6 +99,9 @@ type ToolsBatch struct {
 	// Required the union over its required properties. Each boolean group
 	// of the schema (toolsColumns) reads one of these sets.
 	Labels, Required []classify.Set
+	// CamelCase, WordSplit and Deep are the classes each non-normative
+	// sensitivity variant adds to the tool (zero when the run skips them).
+	CamelCase, WordSplit, Deep []classify.Set
 }
 
 // Len is the number of rows.
@@ -108,6 +112,7 @@ func (b *ToolsBatch) Reset() {
 	b.ServerID.Reset()
 	b.Name.Reset()
 	b.Line, b.Properties, b.Labels, b.Required = b.Line[:0], b.Properties[:0], b.Labels[:0], b.Required[:0]
+	b.CamelCase, b.WordSplit, b.Deep = b.CamelCase[:0], b.WordSplit[:0], b.Deep[:0]
 }
 
 func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
@@ -117,6 +122,9 @@ func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
 	b.Properties = append(b.Properties, src.Properties[from:to]...)
 	b.Labels = append(b.Labels, src.Labels[from:to]...)
 	b.Required = append(b.Required, src.Required[from:to]...)
+	b.CamelCase = append(b.CamelCase, src.CamelCase[from:to]...)
+	b.WordSplit = append(b.WordSplit, src.WordSplit[from:to]...)
+	b.Deep = append(b.Deep, src.Deep[from:to]...)
 }
 
 // PropertiesBatch is a run of properties.parquet rows, column by column.
@@ -437,6 +445,21 @@ func toolsColumns() []column[ToolsBatch] {
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
 	cols = append(cols, boolGroup(labelColumns(classBits, "_required"), classBits, func(b *ToolsBatch) []classify.Set { return b.Required })...)
 	cols = append(cols, boolGroup(labelColumns(bucketBits, ""), bucketBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
+	// The non-normative sensitivity variants, in sensitivity.Variants order:
+	// camel_case_<class>, word_split_<class>, deep_<class>, true where the
+	// variant adds the class to the tool. The counts through required
+	// properties are in report.json and classify --sensitivity only.
+	for i, sets := range [...]func(*ToolsBatch) []classify.Set{
+		func(b *ToolsBatch) []classify.Set { return b.CamelCase },
+		func(b *ToolsBatch) []classify.Set { return b.WordSplit },
+		func(b *ToolsBatch) []classify.Set { return b.Deep },
+	} {
+		var names []string
+		for _, name := range labelColumns(classBits, "") {
+			names = append(names, sensitivity.Variants[i]+"_"+name)
+		}
+		cols = append(cols, boolGroup(names, classBits, sets)...)
+	}
 	return cols
 }
 

@@ -29,6 +29,7 @@ type toolValues struct {
 	line                int64
 	count               int32
 	labels, required    classify.Set
+	added               [3]classify.Set // camel_case, word_split, deep
 	firstProp, lastProp int
 }
 
@@ -54,6 +55,9 @@ func genRows(rng *rand.Rand, tools int) *tableRows {
 		}
 		t := toolValues{server: server, name: str(fmt.Sprintf("tool_%d", rng.IntN(500))), line: int64(i/3 + 1), labels: classify.Set(rng.Uint32()) & (classify.Classes | classify.Buckets)}
 		t.required = t.labels & classify.Classes & classify.Set(rng.Uint32())
+		for v := range t.added {
+			t.added[v] = classify.Classes &^ t.labels & classify.Set(rng.Uint32())
+		}
 		switch rng.IntN(50) {
 		case 0:
 			t.name = nil
@@ -104,6 +108,9 @@ func (r *tableRows) write(t *testing.T, chunk func() int) (toolsPq, propsPq []by
 			tools.Properties = append(tools.Properties, v.count)
 			tools.Labels = append(tools.Labels, v.labels)
 			tools.Required = append(tools.Required, v.required)
+			tools.CamelCase = append(tools.CamelCase, v.added[0])
+			tools.WordSplit = append(tools.WordSplit, v.added[1])
+			tools.Deep = append(tools.Deep, v.added[2])
 			for _, p := range r.props[v.firstProp:v.lastProp] {
 				properties.ToolOrdinal = append(properties.ToolOrdinal, int64(i))
 				properties.Name.Append([]byte(p.name))
@@ -211,6 +218,11 @@ func TestTablesRoundTrip(t *testing.T) {
 		wantNames = append(wantNames, c+"_required")
 	}
 	wantNames = append(wantNames, "raw_content_blob", "account_identity")
+	for _, variant := range []string{"camel_case", "word_split", "deep"} {
+		for _, c := range classCols {
+			wantNames = append(wantNames, variant+"_"+c)
+		}
+	}
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("tools.parquet columns %v, want %v", names, wantNames)
 	}
@@ -225,6 +237,11 @@ func TestTablesRoundTrip(t *testing.T) {
 			}
 		}
 		want = append(want, v.labels&classify.RawContentBlob != 0, v.labels&classify.AccountIdentity != 0)
+		for _, set := range v.added {
+			for _, b := range classBits {
+				want = append(want, set&b != 0)
+			}
+		}
 		for c, name := range names {
 			if tools[name][i] != want[c] {
 				t.Fatalf("tools row %d column %s = %v, want %v", i, name, tools[name][i], want[c])

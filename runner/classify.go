@@ -9,16 +9,26 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
 // Labeller classifies records one at a time, for the classify command: the
 // gateway use, one schema or a stream of them, in input order.
 type Labeller struct {
 	dec *census.Decoder
+	// sens, when set, adds what the sensitivity variants add to each tool.
+	sens *sensitivity.Analyzer
 }
 
 // NewLabeller returns a Labeller.
 func NewLabeller() *Labeller { return &Labeller{dec: census.NewDecoder()} }
+
+// WithSensitivity makes the Labeller report, per tool, what the
+// non-normative sensitivity variants add (classify --sensitivity).
+func (l *Labeller) WithSensitivity() *Labeller {
+	l.sens = new(sensitivity.Analyzer)
+	return l
+}
 
 // Record classifies the tools of one record (any accepted shape) and calls
 // emit for each, in order.
@@ -52,6 +62,14 @@ func (l *Labeller) Record(doc []byte, emit func(*report.ToolLabels) error) error
 			})
 		}
 		out.Classes, out.RequiredClasses, out.Buckets = labels.IDs(classify.Classes), required.IDs(classify.Classes), labels.IDs(classify.Buckets)
+		if l.sens != nil {
+			a := l.sens.Tool(t, labels)
+			out.Sensitivity = &report.SensitivityLabels{
+				CamelCase: a.CamelCase.IDs(classify.Classes), CamelCaseRequired: a.CamelCaseRequired.IDs(classify.Classes),
+				WordSplit: a.WordSplit.IDs(classify.Classes), WordSplitRequired: a.WordSplitRequired.IDs(classify.Classes),
+				Deep: a.Deep.IDs(classify.Classes),
+			}
+		}
 		if err := emit(&out); err != nil {
 			return err
 		}

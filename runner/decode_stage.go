@@ -10,6 +10,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
 // chunkRows are what the decode stage makes of one chunk: its tools.parquet
@@ -69,6 +70,8 @@ func (p *rowsPool) done(r *chunkRows) {
 type decodeStage struct {
 	file    string
 	skipBad bool
+	// noSens skips the non-normative sensitivity variants.
+	noSens  bool
 	hasher  *aggregate.Hasher
 	pool    *rowsPool
 	workers []*decodeWorker
@@ -81,6 +84,9 @@ type decodeWorker struct {
 	counters *aggregate.Counters
 	skipped  []report.SkippedLine
 	skipN    int64
+	// The sensitivity variants, counted apart from the normative counters.
+	sens       sensitivity.Analyzer
+	sensCounts aggregate.Sensitivity
 
 	// The chunk and the record being decoded.
 	rows *chunkRows
@@ -88,8 +94,8 @@ type decodeWorker struct {
 	key  aggregate.ServerKey
 }
 
-func newDecodeStage(file string, skipBad bool, workers int, pool *rowsPool) *decodeStage {
-	s := &decodeStage{file: file, skipBad: skipBad, hasher: aggregate.NewHasher(), pool: pool}
+func newDecodeStage(file string, skipBad, noSens bool, workers int, pool *rowsPool) *decodeStage {
+	s := &decodeStage{file: file, skipBad: skipBad, noSens: noSens, hasher: aggregate.NewHasher(), pool: pool}
 	for range workers {
 		s.workers = append(s.workers, &decodeWorker{dec: census.NewDecoder(), counters: aggregate.New()})
 	}
@@ -140,13 +146,13 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 		if t == nil {
 			return nil
 		}
-		ws.tool(rec, t)
+		ws.tool(rec, t, s.noSens)
 	}
 }
 
 // tool classifies one tool of rec, counts it, and appends its rows: one to
 // the tools table, one per property to the properties table.
-func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool) {
+func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows := ws.rows
 	ordinal := int64(rows.tools.Len())
 	props := &rows.props
@@ -167,6 +173,11 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool) {
 	required &= classify.Classes
 	// Server ids are counted by the sink, in one set.
 	ws.counters.AddTool(labels, required, len(t.Properties))
+	var added sensitivity.Added
+	if !noSens {
+		added = ws.sens.Tool(t, labels)
+		ws.sensCounts.Add(&added)
+	}
 	var surface uint8
 	s := classify.Surface(t.Name, t.Description)
 	for fi := range classify.SurfaceFigures {
@@ -182,6 +193,9 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool) {
 	tools.Properties = append(tools.Properties, int32(len(t.Properties)))
 	tools.Labels = append(tools.Labels, labels)
 	tools.Required = append(tools.Required, required)
+	tools.CamelCase = append(tools.CamelCase, added.CamelCase)
+	tools.WordSplit = append(tools.WordSplit, added.WordSplit)
+	tools.Deep = append(tools.Deep, added.Deep)
 	rows.keys = append(rows.keys, ws.key)
 	rows.hasServer = append(rows.hasServer, rec.HasServerID)
 	rows.surface = append(rows.surface, surface)

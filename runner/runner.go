@@ -54,6 +54,11 @@ type Options struct {
 	MaxLine int
 	// SkipBad passes over bad lines, counting them, instead of failing.
 	SkipBad bool
+	// NoSensitivity skips the non-normative sensitivity variants, to measure
+	// their cost and to show that no normative figure depends on them: the
+	// report then has no sensitivity figures, and their tools.parquet
+	// columns are null.
+	NoSensitivity bool
 	// Progress receives progress bars; nil draws none.
 	Progress io.Writer
 	// Log receives the one-line summary; nil discards it.
@@ -328,6 +333,7 @@ func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) e
 // mainResult is what the server_tools pass yields.
 type mainResult struct {
 	counters  *aggregate.Counters
+	sens      *aggregate.Sensitivity // nil when not computed
 	skipped   report.Skipped
 	jsonBytes int64
 }
@@ -348,7 +354,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 		return nil, err
 	}
 	defer tables.close()
-	decode := newDecodeStage(f.Name, opt.SkipBad, opt.Workers, pool)
+	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
 	sink := newSinkStage(tables)
 
 	counted := &countingReader{r: st}
@@ -370,8 +376,14 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 		return nil, err
 	}
 	res := &mainResult{counters: sink.servers, jsonBytes: counted.n}
+	if !opt.NoSensitivity {
+		res.sens = &aggregate.Sensitivity{}
+	}
 	for _, w := range decode.workers {
 		res.counters.Merge(w.counters)
+		if res.sens != nil {
+			res.sens.Merge(&w.sensCounts)
+		}
 		res.skipped.Count += w.skipN
 		res.skipped.First = append(res.skipped.First, w.skipped...)
 	}
@@ -456,6 +468,9 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 			sf.Servers = c.ServersWith(1 << fi)
 		}
 		r.Surface = append(r.Surface, sf)
+	}
+	if m.sens != nil {
+		r.Sensitivity = report.NewSensitivity(r, &m.sens.SensitivityCounts)
 	}
 	r.Judge(pinned)
 	return r

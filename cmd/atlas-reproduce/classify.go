@@ -23,9 +23,10 @@ func init() {
 const version = "0.1.0"
 
 func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] < tools.jsonl")
+	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] [--sensitivity] < tools.jsonl")
 	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of stdin")
 	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0, one result per labelled property and class)")
+	sens := fs.Bool("sensitivity", false, "add to each tool's line a \"sensitivity\" key: the classes the non-normative variants camel_case, word_split and deep would add (json format only)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -36,8 +37,14 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
+	if *sens && *format != "json" {
+		return usageError{"--sensitivity needs --format json"}
+	}
 	emit, sarif := labelEmitter(*format, out)
 	l := runner.NewLabeller()
+	if *sens {
+		l.WithSensitivity()
+	}
 	var err error
 	if *schema != "" {
 		var doc []byte

@@ -26,6 +26,7 @@ type runFlags struct {
 	skipBad  bool
 	progress bool
 	maxLine  int
+	noSens   bool
 }
 
 func (f *runFlags) register(fs interface {
@@ -38,11 +39,12 @@ func (f *runFlags) register(fs interface {
 	fs.IntVar(&f.workers, "workers", 0, "decode-and-classify workers (default GOMAXPROCS)")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "count and skip bad lines instead of failing (the verdict cannot then be REPRODUCED)")
 	fs.BoolVar(&f.progress, "progress", true, "draw progress bars when stderr is a terminal")
+	fs.BoolVar(&f.noSens, "no-sensitivity", false, "skip the non-normative sensitivity figures (to measure their cost; normative figures are the same either way)")
 	fs.IntVar(&f.maxLine, "max-line", pipeline.DefaultMaxLine, "refuse a line longer than `BYTES` (the run fails, naming it)")
 }
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (runner.Options, error) {
-	opt := runner.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, Log: env.stderr}
+	opt := runner.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens, Log: env.stderr}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
