@@ -207,38 +207,55 @@ func (d *Decoder) parse() error {
 // after the whole line was validated, because json.loads fails before
 // tools_of ever sees a record.
 func (d *Decoder) finish(r *recAcc) (*Record, error) {
-	if !r.isObject {
+	rec, err := d.shape(r.isObject, &r.sid, r.tools.kind, r.tool.kind, r.toolsBad)
+	if err != nil {
+		return nil, err
+	}
+	switch rec.Shape {
+	case ShapeServer:
+		rec.Tools = d.tools[r.tools.a:r.tools.b:r.tools.b]
+	case ShapeTool:
+		rec.Tools = d.tools[r.tool.a:r.tool.b:r.tool.b]
+	default:
+		d.tools = append(d.tools, d.finishTool(&r.flat))
+		n := len(d.tools)
+		rec.Tools = d.tools[n-1 : n : n]
+	}
+	return rec, nil
+}
+
+// shape is tools_of and server_id on what the parse collected: the
+// record's shape and server id, or the RecordError the reference raises.
+// Both passes of a streamed record and the one pass of Decode share it, so
+// that they fail alike.
+func (d *Decoder) shape(isObject bool, sid *[4]sidVal, tools, tool kind, toolsBad int) (*Record, error) {
+	if !isObject {
 		return nil, &RecordError{Msg: msgNotObject}
 	}
 	rec := &d.rec
 	*rec = Record{}
-	for i := range r.sid {
-		if r.sid[i].kind == kMatch {
-			rec.ServerID, rec.HasServerID = r.sid[i].val, true
+	for i := range sid {
+		if sid[i].kind == kMatch {
+			rec.ServerID, rec.HasServerID = sid[i].val, true
 			break
 		}
 	}
 	switch {
-	case r.tools.kind != kAbsent:
-		if r.tools.kind != kMatch {
+	case tools != kAbsent:
+		if tools != kMatch {
 			return nil, &RecordError{Msg: msgToolsList}
 		}
-		if r.toolsBad >= 0 {
-			return nil, &RecordError{Msg: toolsElemMsg(r.toolsBad)}
+		if toolsBad >= 0 {
+			return nil, &RecordError{Msg: toolsElemMsg(toolsBad)}
 		}
 		rec.Shape = ShapeServer
-		rec.Tools = d.tools[r.tools.a:r.tools.b:r.tools.b]
-	case r.tool.kind != kAbsent:
-		if r.tool.kind != kMatch {
+	case tool != kAbsent:
+		if tool != kMatch {
 			return nil, &RecordError{Msg: msgToolObject}
 		}
 		rec.Shape = ShapeTool
-		rec.Tools = d.tools[r.tool.a:r.tool.b:r.tool.b]
 	default:
 		rec.Shape = ShapeFlat
-		d.tools = append(d.tools, d.finishTool(&r.flat))
-		n := len(d.tools)
-		rec.Tools = d.tools[n-1 : n : n]
 	}
 	return rec, nil
 }

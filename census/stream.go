@@ -271,33 +271,5 @@ func (d *Decoder) skimSchema(p, depth int, s *span) (int, error) {
 // finishHead is finish for the first pass: the same shapes, server id and
 // errors, with the tools left to Next.
 func (d *Decoder) finishHead(h *headAcc) (*Record, error) {
-	if !h.isObject {
-		return nil, &RecordError{Msg: msgNotObject}
-	}
-	rec := &d.rec
-	*rec = Record{}
-	for i := range h.sid {
-		if h.sid[i].kind == kMatch {
-			rec.ServerID, rec.HasServerID = h.sid[i].val, true
-			break
-		}
-	}
-	switch {
-	case h.tools.kind != kAbsent:
-		if h.tools.kind != kMatch {
-			return nil, &RecordError{Msg: msgToolsList}
-		}
-		if h.toolsBad >= 0 {
-			return nil, &RecordError{Msg: toolsElemMsg(h.toolsBad)}
-		}
-		rec.Shape = ShapeServer
-	case h.tool.kind != kAbsent:
-		if h.tool.kind != kMatch {
-			return nil, &RecordError{Msg: msgToolObject}
-		}
-		rec.Shape = ShapeTool
-	default:
-		rec.Shape = ShapeFlat
-	}
-	return rec, nil
+	return d.shape(h.isObject, &h.sid, h.tools.kind, h.tool.kind, h.toolsBad)
 }
