@@ -78,19 +78,11 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, apiError{Error: fmt.Sprintf("format %q: want json or sarif", format)})
 		return
 	}
-	bp := s.bufs.Get().(*[]byte)
-	defer s.putBuf(bp)
-	body, status, err := s.readBody(w, r, (*bp)[:0])
-	*bp = body
-	if err != nil {
-		writeError(w, status, apiError{Error: err.Error()})
+	body, done, ok := s.admittedBody(w, r)
+	if !ok {
 		return
 	}
-	release, err := s.admit(r.Context(), int64(len(body)))
-	if err != nil {
-		return // the client went away while waiting
-	}
-	defer release()
+	defer done()
 
 	op := s.bufs.Get().(*[]byte)
 	defer s.putBuf(op)

@@ -197,23 +197,36 @@ func (s *Server) admit(ctx context.Context, n int64) (func(), error) {
 	return func() { s.inFlight.Release(n) }, nil
 }
 
+// admittedBody reads r's body into a pooled buffer, bounded by --max-body,
+// and waits until its bytes are admitted among those in flight. ok is false
+// when the request has been answered already: an error, or a client that
+// went away while waiting. done releases the admission and the buffer.
+func (s *Server) admittedBody(w http.ResponseWriter, r *http.Request) (body []byte, done func(), ok bool) {
+	bp := s.bufs.Get().(*[]byte)
+	body, status, err := s.readBody(w, r, (*bp)[:0])
+	*bp = body
+	if err != nil {
+		s.putBuf(bp)
+		writeError(w, status, apiError{Error: err.Error()})
+		return nil, nil, false
+	}
+	release, err := s.admit(r.Context(), int64(len(body)))
+	if err != nil {
+		s.putBuf(bp)
+		return nil, nil, false
+	}
+	return body, func() { release(); s.putBuf(bp) }, true
+}
+
 // bodyFirst reads an MCP request's body, bounded as /v1/classify's is, and
 // admits it before the MCP handler decodes it.
 func (s *Server) bodyFirst(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		bp := s.bufs.Get().(*[]byte)
-		defer s.putBuf(bp)
-		body, status, err := s.readBody(w, r, (*bp)[:0])
-		*bp = body
-		if err != nil {
-			writeError(w, status, apiError{Error: err.Error()})
+		body, done, ok := s.admittedBody(w, r)
+		if !ok {
 			return
 		}
-		release, err := s.admit(r.Context(), int64(len(body)))
-		if err != nil {
-			return // the client went away while waiting
-		}
-		defer release()
+		defer done()
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		h.ServeHTTP(w, r)
