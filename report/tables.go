@@ -66,6 +66,19 @@ func (c *StringColumn) AppendNullable(b []byte, ok bool) {
 	c.null = append(c.null, true)
 }
 
+// lastIs reports whether the column's last value is b (a null when ok is
+// false). A value stored with its invalid UTF-8 replaced never equals b.
+func (c *StringColumn) lastIs(b []byte, ok bool) bool {
+	n := c.Len()
+	if n == 0 {
+		return false
+	}
+	if !ok || c.null[n-1] {
+		return !ok && c.null[n-1]
+	}
+	return bytes.Equal(c.data[c.start(n-1):c.ends[n-1]], b)
+}
+
 // Reset empties the column, keeping its memory.
 func (c *StringColumn) Reset() {
 	c.data, c.ends, c.null = c.data[:0], c.ends[:0], c.null[:0]
@@ -92,9 +105,15 @@ func (c *StringColumn) appendRows(src *StringColumn, from, to int) {
 // ToolsBatch is a run of tools.parquet rows, column by column. The ordinal
 // column is not held: it is the row's position in the file.
 type ToolsBatch struct {
-	ServerID, Name StringColumn
-	Line           []int64
-	Properties     []int32
+	// ServerID holds one value per run of rows with the same server id
+	// (a record's tools share one), and serverRef each row's value: a
+	// record of tens of thousands of tools keeps its id once. Fill it
+	// with AppendServerID.
+	ServerID   StringColumn
+	serverRef  []int32
+	Name       StringColumn
+	Line       []int64
+	Properties []int32
 	// Labels is the union of the labels of each tool's properties;
 	// Required the union over its required properties. Each boolean group
 	// of the schema (toolsColumns) reads one of these sets.
@@ -107,16 +126,28 @@ type ToolsBatch struct {
 // Len is the number of rows.
 func (b *ToolsBatch) Len() int { return len(b.Line) }
 
+// AppendServerID appends a row's server id, or a null when ok is false,
+// sharing the previous row's value when it is the same.
+func (b *ToolsBatch) AppendServerID(id []byte, ok bool) {
+	if !b.ServerID.lastIs(id, ok) {
+		b.ServerID.AppendNullable(id, ok)
+	}
+	b.serverRef = append(b.serverRef, int32(b.ServerID.Len()-1))
+}
+
 // Reset empties the batch, keeping its memory.
 func (b *ToolsBatch) Reset() {
 	b.ServerID.Reset()
+	b.serverRef = b.serverRef[:0]
 	b.Name.Reset()
 	b.Line, b.Properties, b.Labels, b.Required = b.Line[:0], b.Properties[:0], b.Labels[:0], b.Required[:0]
 	b.CamelCase, b.WordSplit, b.Deep = b.CamelCase[:0], b.WordSplit[:0], b.Deep[:0]
 }
 
 func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
-	b.ServerID.appendRows(&src.ServerID, from, to)
+	for _, r := range src.serverRef[from:to] {
+		b.appendServerRef(src, int(r))
+	}
 	b.Name.appendRows(&src.Name, from, to)
 	b.Line = append(b.Line, src.Line[from:to]...)
 	b.Properties = append(b.Properties, src.Properties[from:to]...)
@@ -125,6 +156,16 @@ func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
 	b.CamelCase = append(b.CamelCase, src.CamelCase[from:to]...)
 	b.WordSplit = append(b.WordSplit, src.WordSplit[from:to]...)
 	b.Deep = append(b.Deep, src.Deep[from:to]...)
+}
+
+// appendServerRef appends a row whose server id is value r of src's,
+// copying the value only when it differs from this batch's last one.
+func (b *ToolsBatch) appendServerRef(src *ToolsBatch, r int) {
+	c := &src.ServerID
+	if !b.ServerID.lastIs(c.data[c.start(r):c.ends[r]], !c.null[r]) {
+		b.ServerID.appendRows(c, r, r+1)
+	}
+	b.serverRef = append(b.serverRef, int32(b.ServerID.Len()-1))
 }
 
 // PropertiesBatch is a run of properties.parquet rows, column by column.
@@ -164,7 +205,8 @@ func (b *PropertiesBatch) appendRows(src *PropertiesBatch, tools *ToolsBatch, fr
 	for _, o := range src.ToolOrdinal[from:to] {
 		ord := firstOrdinal + o
 		if b.ServerID.Len() == 0 || ord != b.lastOrdinal {
-			b.ServerID.appendRows(&tools.ServerID, int(o), int(o)+1)
+			r := int(tools.serverRef[o])
+			b.ServerID.appendRows(&tools.ServerID, r, r+1)
 			b.Tool.appendRows(&tools.Name, int(o), int(o)+1)
 			b.lastOrdinal = ord
 		}
@@ -430,7 +472,7 @@ func boolInt(b bool) int {
 // two buckets.
 func toolsColumns() []column[ToolsBatch] {
 	cols := []column[ToolsBatch]{
-		stringColumn("server_id", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.ServerID, nil }),
+		stringColumn("server_id", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.ServerID, b.serverRef }),
 		stringColumn("tool", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.Name, nil }),
 		int64Column("ordinal", func(b *ToolsBatch, first int64, s *scratch) []int64 {
 			s.ints = s.ints[:0]

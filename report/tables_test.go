@@ -102,7 +102,7 @@ func (r *tableRows) write(t *testing.T, chunk func() int) (toolsPq, propsPq []by
 		tools.Reset()
 		properties.Reset()
 		for i, v := range r.tools[first:end] {
-			tools.ServerID.AppendNullable(bytesOf(v.server), v.server != nil)
+			tools.AppendServerID(bytesOf(v.server), v.server != nil)
 			tools.Name.AppendNullable(bytesOf(v.name), v.name != nil)
 			tools.Line = append(tools.Line, v.line)
 			tools.Properties = append(tools.Properties, v.count)

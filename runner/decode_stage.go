@@ -187,7 +187,7 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 		}
 	}
 	tools := &rows.tools
-	tools.ServerID.AppendNullable(rec.ServerID, rec.HasServerID)
+	tools.AppendServerID(rec.ServerID, rec.HasServerID)
 	tools.Name.AppendNullable(t.Name, t.HasName)
 	tools.Line = append(tools.Line, ws.line)
 	tools.Properties = append(tools.Properties, int32(len(t.Properties)))
