@@ -112,15 +112,17 @@ func TestClassifyBodyErrorsAreTheDecoders(t *testing.T) {
 		{`[1, 2]`, false, 0},
 		{`{"tools": 3}`, false, 0},
 	} {
-		_, err := bodyLabels(t, []byte(tc.doc))
-		var se *census.SyntaxError
-		var re *census.RecordError
-		switch {
-		case tc.syntax && (!errors.As(err, &se) || se.Offset != tc.offset):
-			t.Errorf("%q: %v, want a SyntaxError at byte %d", tc.doc, err, tc.offset)
-		case !tc.syntax && !errors.As(err, &re):
-			t.Errorf("%q: %v, want a RecordError", tc.doc, err)
-		}
+		t.Run(tc.doc, func(t *testing.T) {
+			_, err := bodyLabels(t, []byte(tc.doc))
+			var se *census.SyntaxError
+			var re *census.RecordError
+			switch {
+			case tc.syntax && (!errors.As(err, &se) || se.Offset != tc.offset):
+				t.Errorf("%q: %v, want a SyntaxError at byte %d", tc.doc, err, tc.offset)
+			case !tc.syntax && !errors.As(err, &re):
+				t.Errorf("%q: %v, want a RecordError", tc.doc, err)
+			}
+		})
 	}
 }
 

@@ -360,8 +360,10 @@ func TestArtifactURI(t *testing.T) {
 		{"", "stdin"},
 		{"stdin", "stdin"},
 	} {
-		if got := artifactURI(tc.in); got != tc.want {
-			t.Errorf("artifactURI(%q) = %q, want %q", tc.in, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			if got := artifactURI(tc.in); got != tc.want {
+				t.Errorf("artifactURI(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }
