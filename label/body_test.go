@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -159,17 +160,19 @@ func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 		[]byte(tool + "\n" + tool + "\n{\"a\": \n"),
 		[]byte("\u3000\n" + tool),
 	} {
-		got, gerr := lines(in)
-		want, werr := stream(in)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%.200q:\n lines:  %.500s\n stream: %.500s", in, got, want)
-		}
-		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
-			t.Fatalf("%.200q: ClassifyLines error %v, ClassifyStream error %v", in, gerr, werr)
-		}
-		var le *LineError
-		if gerr != nil && !errors.As(gerr, &le) {
-			t.Fatalf("%.200q: %v is not a LineError", in, gerr)
-		}
+		t.Run(fmt.Sprintf("%.30q", in), func(t *testing.T) {
+			got, gerr := lines(in)
+			want, werr := stream(in)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%.200q:\n lines:  %.500s\n stream: %.500s", in, got, want)
+			}
+			if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+				t.Fatalf("%.200q: ClassifyLines error %v, ClassifyStream error %v", in, gerr, werr)
+			}
+			var le *LineError
+			if gerr != nil && !errors.As(gerr, &le) {
+				t.Fatalf("%.200q: %v is not a LineError", in, gerr)
+			}
+		})
 	}
 }
