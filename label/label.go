@@ -102,15 +102,19 @@ func (l *Labeller) tool(rec *census.Record, t *census.Tool) *ToolLabels {
 	return out
 }
 
-// LineError is a bad line of an input file.
+// LineError is a bad line of an input file: the decoder's error, with the
+// file and the 1-based line that a user needs to find it.
 type LineError struct {
 	File string
 	Line int64
 	Err  error
 }
 
+// Error says "file: line N: " and the decoder's message.
 func (e *LineError) Error() string { return fmt.Sprintf("%s: line %d: %v", e.File, e.Line, e.Err) }
 
+// Unwrap gives the decoder's error (*census.SyntaxError or
+// *census.RecordError), for errors.As.
 func (e *LineError) Unwrap() error { return e.Err }
 
 // isDecodeError reports whether err is the decoder's verdict on the input,
