@@ -48,7 +48,7 @@ var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 
 // canonicalizer holds the scratch memory of AppendCanonical.
 type canonicalizer struct {
-	d    Decoder               // its lexer: data, the decoded-string scratch, the skip stack
+	lx   Lexer
 	mems []canonMem            // members of the open objects, innermost last
 	tmp  []byte                // an object's members while they are put in order
 	str  []byte                // a decoded string being escaped
@@ -66,7 +66,7 @@ type canonMem struct {
 }
 
 func (c *canonicalizer) release() {
-	c.d.data = nil
+	c.lx.data = nil
 	if cap(c.tmp) > retainBytes {
 		c.tmp = nil
 	}
@@ -86,7 +86,7 @@ func (c *canonicalizer) release() {
 }
 
 func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
-	c.d.data = raw
+	c.lx.data = raw
 	c.mems, c.keys = c.mems[:0], c.keys[:0]
 	base := len(dst)
 	out, err := c.top(dst)
@@ -102,7 +102,7 @@ func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 }
 
 func (c *canonicalizer) top(dst []byte) ([]byte, error) {
-	data := c.d.data
+	data := c.lx.data
 	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
 		return dst, synErr(0, msgBOM)
 	}
@@ -119,7 +119,7 @@ func (c *canonicalizer) top(dst []byte) ([]byte, error) {
 // value appends the canonical form of the value at p, held by a container
 // at the given depth (0 at the top), and returns the index past it.
 func (c *canonicalizer) value(dst []byte, p, depth int) ([]byte, int, error) {
-	data := c.d.data
+	data := c.lx.data
 	if p >= len(data) {
 		return dst, p, synErr(p, msgValue)
 	}
@@ -147,7 +147,7 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 		return dst, p, synErr(p, msgDepth)
 	}
 	dst = append(dst, '[')
-	p, done := c.d.arrOpen(p)
+	p, done := c.lx.ArrOpen(p)
 	var err error
 	for first := true; !done; first = false {
 		if !first {
@@ -156,7 +156,7 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 		if dst, p, err = c.value(dst, p, depth); err != nil {
 			return dst, p, err
 		}
-		if p, done, err = c.d.arrNext(p); err != nil {
+		if p, done, err = c.lx.ArrNext(p); err != nil {
 			return dst, p, err
 		}
 	}
@@ -170,18 +170,15 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	if depth > MaxDepth {
 		return dst, p, synErr(p, msgDepth)
 	}
-	data := c.d.data
+	data := c.lx.data
 	open := len(dst)
 	dst = append(dst, '{')
 	mstart, kstart := len(c.mems), len(c.keys)
-	p, done := c.d.objOpen(p)
+	p, done := c.lx.ObjOpen(p)
 	for !done {
-		if p >= len(data) || data[p] != '"' {
-			return dst, p, synErr(p, msgKey)
-		}
-		end, esc, err := scanString(data, p)
+		end, esc, v, err := c.lx.Key(p)
 		if err != nil {
-			return dst, end, err
+			return dst, v, err
 		}
 		ka := len(c.keys)
 		if esc {
@@ -190,16 +187,13 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 			c.keys = append(c.keys, data[p+1:end-1]...)
 		}
 		kb := len(c.keys)
-		p = skipWS(data, end)
-		if p >= len(data) || data[p] != ':' {
-			return dst, p, synErr(p, msgColon)
-		}
+		p = v
 		va := len(dst)
-		if dst, p, err = c.value(dst, skipWS(data, p+1), depth); err != nil {
+		if dst, p, err = c.value(dst, p, depth); err != nil {
 			return dst, p, err
 		}
 		c.mems = append(c.mems, canonMem{ka, kb, va, len(dst)})
-		if p, done, err = c.d.objNext(p); err != nil {
+		if p, done, err = c.lx.ObjNext(p); err != nil {
 			return dst, p, err
 		}
 	}
