@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unicode/utf16"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
 
@@ -199,35 +200,35 @@ func TestCanonicalErrors(t *testing.T) {
 // parser's values, for the fuzz target: keys sorted through utf16.Encode,
 // strings escaped code point by code point, numbers laid out from Go's
 // shortest 'g' form.
-func refCanonical(v *jsonValue) string {
-	switch v.kind {
-	case jNull:
+func refCanonical(v *jsonref.Value) string {
+	switch v.Kind {
+	case jsonref.Null:
 		return "null"
-	case jBool:
-		return v.str
-	case jInt, jFloat:
-		switch v.str {
+	case jsonref.Bool:
+		return v.Str
+	case jsonref.Int, jsonref.Float:
+		switch v.Str {
 		case "NaN", "Infinity", "-Infinity":
-			return v.str
+			return v.Str
 		}
-		f, _ := strconv.ParseFloat(v.str, 64)
+		f, _ := strconv.ParseFloat(v.Str, 64)
 		return refNumber(f)
-	case jString:
-		return refString(v.str)
-	case jList:
-		parts := make([]string, len(v.list))
-		for i, e := range v.list {
+	case jsonref.String:
+		return refString(v.Str)
+	case jsonref.List:
+		parts := make([]string, len(v.List))
+		for i, e := range v.List {
 			parts[i] = refCanonical(e)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	}
-	keys := slices.Clone(v.dict.keys)
+	keys := slices.Clone(v.Keys)
 	slices.SortFunc(keys, func(a, b string) int {
 		return slices.Compare(utf16Of(a), utf16Of(b))
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = refString(k) + ":" + refCanonical(v.dict.vals[k])
+		parts[i] = refString(k) + ":" + refCanonical(v.Dict[k])
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
