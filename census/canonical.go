@@ -66,22 +66,12 @@ type canonMem struct {
 }
 
 func (c *canonicalizer) release() {
-	c.lx.data = nil
-	if cap(c.tmp) > retainBytes {
-		c.tmp = nil
-	}
-	if cap(c.str) > retainBytes {
-		c.str = nil
-	}
-	if cap(c.keys) > retainBytes {
-		c.keys = nil
-	}
-	if cap(c.mems) > retainItems {
-		c.mems = nil
-	}
-	if cap(c.ord) > retainItems {
-		c.ord = nil
-	}
+	c.lx.Reset(nil)
+	c.tmp = retain(c.tmp, retainBytes)
+	c.str = retain(c.str, retainBytes)
+	c.keys = retain(c.keys, retainBytes)
+	c.mems = retain(c.mems, retainItems)
+	c.ord = retain(c.ord, retainItems)
 	canonPool.Put(c)
 }
 

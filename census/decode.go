@@ -151,32 +151,24 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 func (d *Decoder) reset(line []byte) {
 	d.lx.Reset(line)
 	d.st.done = true
-	if cap(d.buf) > retainBytes {
-		d.buf = nil
-	}
-	if cap(d.kbuf) > retainBytes {
-		d.kbuf = nil
-	}
-	if cap(d.segs) > retainItems {
-		d.segs = nil
-	}
-	if cap(d.out) > retainItems {
-		d.out = nil
-	}
-	if cap(d.tools) > retainItems {
-		d.tools = nil
-	}
-	if cap(d.reqs) > retainItems {
-		d.reqs = nil
-	}
-	if cap(d.defs) > retainItems {
-		d.defs = nil
-	}
+	d.buf = retain(d.buf, retainBytes)
+	d.kbuf = retain(d.kbuf, retainBytes)
+	d.segs = retain(d.segs, retainItems)
+	d.out = retain(d.out, retainItems)
+	d.tools = retain(d.tools, retainItems)
+	d.reqs = retain(d.reqs, retainItems)
+	d.defs = retain(d.defs, retainItems)
 	d.propIdx.trim(retainItems)
 	d.defIdx.trim(retainItems)
-	d.buf = d.buf[:0]
-	d.out = d.out[:0]
-	d.tools = d.tools[:0]
+}
+
+// retain empties an arena for the next line, dropping it when it has grown
+// past max.
+func retain[S ~[]E, E any](s S, max int) S {
+	if cap(s) > max {
+		return nil
+	}
+	return s[:0]
 }
 
 func (d *Decoder) decode() (*Record, error) {
@@ -668,15 +660,7 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 			d.out[i].Description = desc
 		} else {
 			d.out = append(d.out, Property{Name: name, Description: desc, Where: where, DefKey: defKey})
-			if hashed {
-				d.propIdx.put(name, len(d.out)-1)
-			} else if len(d.out)-start > linearMax {
-				d.propIdx.reset(2 * linearMax)
-				for j := start; j < len(d.out); j++ {
-					d.propIdx.put(d.out[j].Name, j)
-				}
-				hashed = true
-			}
+			hashed = indexAppended(&d.propIdx, propNames(d.out), start, hashed)
 		}
 		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
@@ -793,15 +777,7 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 			d.defs[i] = e
 		} else {
 			d.defs = append(d.defs, e)
-			if hashed {
-				d.defIdx.put(key, len(d.defs)-1)
-			} else if len(d.defs)-start > linearMax {
-				d.defIdx.reset(2 * linearMax)
-				for j := start; j < len(d.defs); j++ {
-					d.defIdx.put(d.defs[j].key, j)
-				}
-				hashed = true
-			}
+			hashed = indexAppended(&d.defIdx, defKeys(d.defs), start, hashed)
 		}
 		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
