@@ -516,7 +516,7 @@ func (l *Lexer) skipContainer(p, depth int) (int, error) {
 	}
 }
 
-// The two methods below read text the Lexer has already validated
+// The three methods below read text the Lexer has already validated
 // (Tool.Schema and Tool.Raw are such text), for readers that walk it again.
 // They find where a token ends without checking it: bytes.IndexByte finds
 // a string's closing quote many bytes at a time, where String must look at
@@ -548,6 +548,16 @@ func (l *Lexer) StringEnd(q int) (end int, esc bool) {
 		esc = true
 		p = j + 1
 	}
+}
+
+// KeyValidated is Key for validated text.
+func (l *Lexer) KeyValidated(p int) (end int, esc bool, v int) {
+	end, esc = l.StringEnd(p)
+	v = skipWS(l.data, end)
+	if v < len(l.data) {
+		v++ // the ':'
+	}
+	return end, esc, skipWS(l.data, v)
 }
 
 // SkipValidated is Skip for validated text: it counts brackets outside

@@ -120,10 +120,10 @@ func (w *Deep) str(q, end int, esc bool, buf *[]byte) []byte {
 // member parses a member name and its colon at p and returns the name
 // (valid until the next call) and the start of the value.
 func (w *Deep) member(p int) ([]byte, int) {
-	end, esc, v, err := w.lx.Key(p)
-	if err != nil {
+	if w.lx.At(p) != '"' {
 		return nil, w.fail()
 	}
+	end, esc, v := w.lx.KeyValidated(p)
 	return w.str(p, end, esc, &w.kbuf), v
 }
 
@@ -309,11 +309,11 @@ func (w *Deep) schemaMap(p, depth int, props, skip, defs bool) (classify.Set, in
 	start := len(w.ents)
 	p, done := w.open(p)
 	for !done {
-		end, esc, v, err := w.lx.Key(p)
-		if err != nil {
+		if w.lx.At(p) != '"' {
 			p = w.fail()
 			break
 		}
+		end, esc, v := w.lx.KeyValidated(p)
 		var key []byte
 		if esc {
 			a := len(w.keys)
