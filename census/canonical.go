@@ -59,7 +59,8 @@ type canonicalizer struct {
 }
 
 // canonMem is one member of an object being canonicalised: its decoded key
-// (a range of keys) and its canonical value (a range of the output).
+// (a range of keys) and its canonical "key":value text (a range of the
+// output).
 type canonMem struct {
 	ka, kb int
 	va, vb int
@@ -153,9 +154,9 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 	return append(dst, ']'), p, nil
 }
 
-// object writes each member's canonical value in text order, then, unless
-// they already are, puts the members in canonical order with the last of
-// each duplicate key, through tmp.
+// object writes the members in text order, each as "key":value, then,
+// unless they already are in canonical order with no duplicate key, puts
+// them in that order with the last of each duplicate, through tmp.
 func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	if depth > MaxDepth {
 		return dst, p, synErr(p, msgDepth)
@@ -170,19 +171,23 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 		if err != nil {
 			return dst, v, err
 		}
+		if len(c.mems) > mstart {
+			dst = append(dst, ',')
+		}
+		ma := len(dst)
 		ka := len(c.keys)
 		if esc {
 			c.keys = appendUnescaped(c.keys, data[p+1:end-1])
+			dst = c.appendDecoded(dst, c.keys[ka:])
 		} else {
 			c.keys = append(c.keys, data[p+1:end-1]...)
+			dst = append(dst, data[p:end]...) // already canonical, as appendString explains
 		}
-		kb := len(c.keys)
-		p = v
-		va := len(dst)
-		if dst, p, err = c.value(dst, p, depth); err != nil {
+		dst = append(dst, ':')
+		if dst, p, err = c.value(dst, v, depth); err != nil {
 			return dst, p, err
 		}
-		c.mems = append(c.mems, canonMem{ka, kb, va, len(dst)})
+		c.mems = append(c.mems, canonMem{ka, len(c.keys), ma, len(dst)})
 		if p, done, err = c.lx.ObjNext(p); err != nil {
 			return dst, p, err
 		}
@@ -192,14 +197,18 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	return append(dst, '}'), p, nil
 }
 
-// order rewrites dst[at:], the members' values back to back, as the
-// members in canonical order, each as "key":value joined by commas.
+// order rewrites dst[at:], the members joined by commas in text order, in
+// canonical order with the last of each duplicate key.
 func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
-	if len(mems) == 0 {
-		return dst
-	}
 	keys := c.keys
 	cmp := func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) }
+	inOrder := true
+	for i := 1; i < len(mems) && inOrder; i++ {
+		inOrder = cmp(mems[i-1], mems[i]) < 0 // equal keys need the rewrite too
+	}
+	if inOrder {
+		return dst
+	}
 	ord := append(c.ord[:0], mems...)
 	// Stable, so that of equal keys the last in the text stays last.
 	slices.SortStableFunc(ord, cmp)
@@ -219,8 +228,6 @@ func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = c.appendDecoded(dst, keys[m.ka:m.kb])
-		dst = append(dst, ':')
 		dst = append(dst, c.tmp[m.va-at:m.vb-at]...)
 	}
 	return dst
