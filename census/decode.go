@@ -660,7 +660,9 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 			d.out[i].Description = desc
 		} else {
 			d.out = append(d.out, Property{Name: name, Description: desc, Where: where, DefKey: defKey})
-			hashed = indexAppended(&d.propIdx, propNames(d.out), start, hashed)
+			if hashed || len(d.out)-start > linearMax { // the common short run stays a scan, without a call
+				hashed = indexAppended(&d.propIdx, propNames(d.out), start, hashed)
+			}
 		}
 		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
@@ -777,7 +779,9 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 			d.defs[i] = e
 		} else {
 			d.defs = append(d.defs, e)
-			hashed = indexAppended(&d.defIdx, defKeys(d.defs), start, hashed)
+			if hashed || len(d.defs)-start > linearMax {
+				hashed = indexAppended(&d.defIdx, defKeys(d.defs), start, hashed)
+			}
 		}
 		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
