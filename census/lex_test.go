@@ -60,3 +60,70 @@ func TestAppendUnescaped(t *testing.T) {
 		}
 	}
 }
+
+// FuzzLexerValidated holds the readers of validated text (StringEnd,
+// KeyValidated, SkipValidated) to the validating ones on every value the
+// lexer accepts: the same ends, the same escape flags.
+func FuzzLexerValidated(f *testing.F) {
+	for _, s := range canonicalHostile() {
+		if len(s) < 4096 {
+			f.Add([]byte(s))
+		}
+	}
+	for _, c := range trickyCases() {
+		if len(c.line) < 4096 {
+			f.Add([]byte(c.line))
+		}
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var lx Lexer
+		lx.Reset(in)
+		p := lx.WS(0)
+		end, err := lx.Skip(p, 0)
+		if err != nil || lx.WS(end) != len(in) {
+			return // validated text is a whole document
+		}
+		if got := lx.SkipValidated(p); got != end {
+			t.Fatalf("SkipValidated ends at %d, Skip at %d\ninput %q", got, end, in)
+		}
+		checkValidated(t, &lx, p, 0)
+	})
+}
+
+// checkValidated walks the accepted value at p comparing, at every string
+// and member, the validated readers with the validating ones.
+func checkValidated(t *testing.T, lx *Lexer, p, depth int) int {
+	t.Helper()
+	switch lx.At(p) {
+	case '"':
+		end, esc, _ := lx.String(p)
+		if e2, esc2 := lx.StringEnd(p); e2 != end || esc2 != esc {
+			t.Fatalf("StringEnd(%d) = %d, %v; String gives %d, %v\ninput %q", p, e2, esc2, end, esc, lx.Data())
+		}
+		return end
+	case '{':
+		p, done := lx.ObjOpen(p)
+		for !done {
+			end, esc, v, _ := lx.Key(p)
+			if e2, esc2, v2 := lx.KeyValidated(p); e2 != end || esc2 != esc || v2 != v {
+				t.Fatalf("KeyValidated(%d) = %d, %v, %d; Key gives %d, %v, %d\ninput %q", p, e2, esc2, v2, end, esc, v, lx.Data())
+			}
+			if s := lx.SkipValidated(v); s != checkValidated(t, lx, v, depth+1) {
+				t.Fatalf("SkipValidated(%d) = %d disagrees\ninput %q", v, s, lx.Data())
+			}
+			end, _ = lx.Skip(v, depth+1)
+			p, done, _ = lx.ObjNext(end)
+		}
+		return p
+	case '[':
+		p, done := lx.ArrOpen(p)
+		for !done {
+			checkValidated(t, lx, p, depth+1)
+			end, _ := lx.Skip(p, depth+1)
+			p, done, _ = lx.ArrNext(end)
+		}
+		return p
+	}
+	end, _ := lx.Skip(p, depth)
+	return end
+}
