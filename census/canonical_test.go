@@ -3,6 +3,7 @@ package census
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 
@@ -395,5 +397,42 @@ func BenchmarkCanonical(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestCanonicalConcurrent calls AppendCanonical from several goroutines at
+// once, as decode workers do: its pooled scratch must not be shared (run
+// with -race).
+func TestCanonicalConcurrent(t *testing.T) {
+	inputs := canonicalHostile()[:12]
+	want := make([]string, len(inputs))
+	for i, in := range inputs {
+		out, err := AppendCanonical(nil, []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = string(out)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for n := range 200 {
+				i := (n + g) % len(inputs)
+				buf, _ = AppendCanonical(buf[:0], []byte(inputs[i]))
+				if string(buf) != want[i] {
+					errs <- fmt.Sprintf("goroutine %d: %q gave %q, want %q", g, inputs[i], buf, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
