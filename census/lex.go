@@ -21,10 +21,14 @@ import (
 type Lexer struct {
 	data  []byte
 	stack []byte // open containers while skipping
+	// validated says the text has been read through once already (Stream's
+	// second pass): Skip then only finds the value's end, as
+	// SkipValidated does.
+	validated bool
 }
 
 // Reset makes the Lexer read data.
-func (l *Lexer) Reset(data []byte) { l.data = data }
+func (l *Lexer) Reset(data []byte) { l.data, l.validated = data, false }
 
 // Data is the text being read.
 func (l *Lexer) Data() []byte { return l.data }
@@ -432,6 +436,9 @@ func (l *Lexer) next(p int, closer byte) (int, bool, error) {
 // nesting of the container holding it (0 at the top), so that nesting past
 // MaxDepth fails as CPython's recursion limit makes it fail.
 func (l *Lexer) Skip(p, depth int) (int, error) {
+	if l.validated {
+		return l.SkipValidated(p), nil
+	}
 	data := l.data
 	if p < len(data) {
 		switch data[p] {
