@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/klauspost/compress/zip"
 )
 
@@ -32,6 +33,15 @@ type zipFile struct {
 func Open(p string) (*Source, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	// A folder that a writer left half committed holds files of two sets:
+	// reading it would mix them.
+	folder := p
+	if !fi.IsDir() {
+		folder = filepath.Dir(p)
+	}
+	if err := outset.Check(folder); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	s := &Source{}

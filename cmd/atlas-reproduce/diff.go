@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -85,14 +84,5 @@ func readReportFile(env *cmdEnv, path string) (*report.Report, error) {
 		}
 		return r, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := report.ReadJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
+	return report.ReadFile(path)
 }
