@@ -332,7 +332,11 @@ func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) e
 	if line >= 0 {
 		at = fmt.Sprintf(", at line %d", line+1)
 	}
-	return fmt.Errorf("%s: %s: %v (after %d of %d compressed bytes%s)", f.Location, what, err, hr.N(), f.Size, at)
+	of := ""
+	if f.Size >= 0 {
+		of = fmt.Sprintf(" of %d", f.Size)
+	}
+	return fmt.Errorf("%s: %s: %v (after %d%s compressed bytes%s)", f.Location, what, err, hr.N(), of, at)
 }
 
 // mainResult is what the server_tools pass yields.

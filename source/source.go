@@ -98,7 +98,8 @@ type File struct {
 	Name string
 	// Location is where it was found: a path, or archive.zip!member/path.
 	Location string
-	// Size is the file's size in bytes (the uncompressed size of a zip member).
+	// Size is the file's size in bytes (the uncompressed size of a zip
+	// member), or -1 when it cannot be known before reading (a named pipe).
 	Size int64
 }
 
@@ -127,7 +128,11 @@ func (s *Source) Open(name string) (*File, error) {
 				f.Close()
 				return nil, err
 			}
-			return &File{ReadCloser: f, Name: name, Location: p, Size: fi.Size()}, nil
+			size := fi.Size()
+			if !fi.Mode().IsRegular() {
+				size = -1 // a named pipe, say: its length is not known ahead
+			}
+			return &File{ReadCloser: f, Name: name, Location: p, Size: size}, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", name, err)
