@@ -287,3 +287,47 @@ func TestReadersRefuseHalfCommittedFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRenameFailsHalfway: a run whose commit fails between two renames
+// exits 1 and leaves OUT marked half committed, so diff refuses it instead
+// of reading a report beside tables of another run; the next run completes
+// the folder and publishes its own set.
+func TestRunRenameFailsHalfway(t *testing.T) {
+	data, _ := makeCensus(t, 2000)
+	sums := filepath.Join(data, synth.SumsFile)
+	out := t.TempDir()
+	args := []string{"run", "--data", data, "--sha256sums", sums, "--out", out}
+	if _, stderr, code := run(t, "", args...); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	// A folder where report.md should go makes that one rename fail.
+	blocker := filepath.Join(out, "report.md")
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", args...); code != exitFailure || !strings.Contains(stderr, "report.md") {
+		t.Fatalf("run over a blocked rename: exit %d, stderr %q; want exit 1 naming report.md", code, stderr)
+	}
+	report := filepath.Join(out, "report.json")
+	if _, stderr, code := run(t, "", "diff", report, report); code != exitFailure || !strings.Contains(stderr, "half-committed") {
+		t.Fatalf("diff of the half-committed OUT: exit %d, stderr %q", code, stderr)
+	}
+	if err := os.RemoveAll(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", args...); code != 0 {
+		t.Fatalf("run after the blocker is gone: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", "diff", report, report); code != 0 {
+		t.Fatalf("diff after repair: exit %d\n%s", code, stderr)
+	}
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
