@@ -26,6 +26,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/source"
@@ -87,6 +88,15 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		}
 	}
 
+	// The folder is taken first, so that a second run on it stops before
+	// reading anything. Its six files are published as one set, and only on
+	// success.
+	out, err := outset.Open(opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+
 	src, err := source.Open(opt.Data)
 	if err != nil {
 		return nil, err
@@ -106,16 +116,11 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		files[name] = f
 	}
 
-	out, err := newOutputs(opt.Out)
+	toolsF, err := out.Create("tools.parquet")
 	if err != nil {
 		return nil, err
 	}
-	defer out.abort()
-	toolsF, err := out.create("tools.parquet")
-	if err != nil {
-		return nil, err
-	}
-	propsF, err := out.create("properties.parquet")
+	propsF, err := out.Create("properties.parquet")
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +176,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		{"report.md", r.WriteMarkdown},
 		{"report.html", r.WriteHTML},
 	} {
-		f, err := out.create(w.name)
+		f, err := out.Create(w.name)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +188,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			return nil, fmt.Errorf("%s: %w", w.name, err)
 		}
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return nil, err
 	}
 	if opt.Log != nil {
@@ -316,7 +321,11 @@ func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) e
 	if line >= 0 {
 		at = fmt.Sprintf(", at line %d", line+1)
 	}
-	return fmt.Errorf("%s: %s: %v (after %d of %d compressed bytes%s)", f.Location, what, err, hr.N(), f.Size, at)
+	of := ""
+	if f.Size >= 0 {
+		of = fmt.Sprintf(" of %d", f.Size)
+	}
+	return fmt.Errorf("%s: %s: %v (after %d%s compressed bytes%s)", f.Location, what, err, hr.N(), of, at)
 }
 
 // mainResult is what the server_tools pass yields.

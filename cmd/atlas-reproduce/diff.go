@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -23,10 +21,10 @@ func runDiff(_ context.Context, env *cmdEnv, args []string) error {
 		"the change, as Markdown (default) or JSON. OLD and NEW are report.json files; one\n"+
 		"of them may be - for standard input.")
 	asJSON := fs.Bool("json", false, "write JSON instead of Markdown")
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	paths := fs.Args()
 	if len(paths) != 2 {
 		return usageError{fmt.Sprintf("diff takes two report.json files, OLD and NEW; got %d argument(s)", len(paths))}
 	}
@@ -49,27 +47,6 @@ func runDiff(_ context.Context, env *cmdEnv, args []string) error {
 	return d.WriteMarkdown(env.stdout)
 }
 
-// parseInterspersed parses flags wherever they stand among the arguments
-// (`diff OLD NEW --json` as well as `diff --json OLD NEW`), as users of
-// diff-like tools expect; "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-}
-
 func diffLabel(path string) string {
 	if path == "-" {
 		return "standard input"
@@ -85,14 +62,5 @@ func readReportFile(env *cmdEnv, path string) (*report.Report, error) {
 		}
 		return r, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := report.ReadJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
+	return report.ReadFile(path)
 }

@@ -26,17 +26,10 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	// Flags may follow the URL too: scan URL --format sarif.
-	var target string
-	if fs.NArg() > 0 {
-		target = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
-			return err
-		}
-	}
-	if target == "" || fs.NArg() != 0 {
+	if fs.NArg() != 1 {
 		return usageError{"scan takes one URL"}
 	}
+	target := fs.Arg(0)
 	if *format != "json" && *format != "sarif" {
 		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 	}
