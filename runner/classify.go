@@ -31,14 +31,23 @@ func (l *Labeller) WithSensitivity() *Labeller {
 }
 
 // Record classifies the tools of one record (any accepted shape) and calls
-// emit for each, in order.
+// emit for each, in order. The record is decoded a tool at a time
+// (census.Decoder.Stream): a record of millions of tools never holds them
+// all, and emit stopping early stops the decoding too. As with Decode, a
+// record that fails to decode emits nothing.
 func (l *Labeller) Record(doc []byte, emit func(*report.ToolLabels) error) error {
-	rec, err := l.dec.Decode(doc)
+	rec, err := l.dec.Stream(doc)
 	if err != nil {
 		return err
 	}
-	for ti := range rec.Tools {
-		t := &rec.Tools[ti]
+	for {
+		t, err := l.dec.Next()
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			return nil
+		}
 		out := report.ToolLabels{Properties: make([]report.PropertyLabels, 0, len(t.Properties))}
 		if rec.HasServerID {
 			s := string(rec.ServerID)
@@ -74,7 +83,6 @@ func (l *Labeller) Record(doc []byte, emit func(*report.ToolLabels) error) error
 			return err
 		}
 	}
-	return nil
 }
 
 // ClassifyStream classifies JSON Lines from r, calling emit per tool in
