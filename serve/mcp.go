@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // toolName is the MCP tool the server offers.
@@ -168,27 +169,38 @@ func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp
 		doc = make([]byte, 0, len(schema)+16)
 		doc = append(append(append(doc, `{"inputSchema":`...), schema...), '}')
 	}
-	out, err := s.label(nil, doc, false, false)
+	out, err := s.mcpAnswer(doc)
 	if err != nil {
 		return toolError("%v", err), nil
 	}
-	out = out[:len(out)-1] // the newline that ends an HTTP answer
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(out)}},
 		StructuredContent: json.RawMessage(out),
 	}, nil
 }
 
+// mcpAnswer returns the {"tools": [...]} answer for doc, as /v1/classify
+// answers it. A tool result is one JSON value, which the SDK holds, and
+// encodes twice (text and structured content): the answer cannot be
+// streamed, so it is bounded instead, by MaxTools and by MaxBody bytes.
+func (s *Server) mcpAnswer(doc []byte) ([]byte, error) {
+	out := []byte(`{"tools": [`)
+	n := 0
+	err := s.label(doc, false, func(t *report.ToolLabels) error {
+		if n++; n > 1 {
+			out = append(out, ", "...)
+		}
+		out = t.AppendJSON(out)
+		out = out[:len(out)-1] // AppendJSON ends the line
+		if int64(len(out)) > s.cfg.MaxBody {
+			return fmt.Errorf("the answer would exceed %d bytes, the server's limit (--max-body); send the tools in smaller calls", s.cfg.MaxBody)
+		}
+		return nil
+	})
+	return append(out, "]}"...), err
+}
+
 // toolError is a failed call the calling model can read and correct.
 func toolError(format string, a ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, a...)}}}
 }
-
-// stdioTransport carries JSON-RPC over r and w, one message a line.
-func stdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
