@@ -46,9 +46,10 @@ func (e *httpError) Error() string { return e.msg }
 // heldBody is a request body read into a pooled buffer, with the bytes it
 // holds among those in flight.
 type heldBody struct {
-	s    *Server
-	buf  *[]byte
-	held int64
+	s     *Server
+	buf   *[]byte
+	held  int64
+	large bool // counted in Server.large
 }
 
 // release gives back the bytes in flight and the buffer.
@@ -60,6 +61,10 @@ func (h *heldBody) release() {
 	if h.buf != nil {
 		h.s.putBuf(h.buf)
 		h.buf = nil
+	}
+	if h.large {
+		h.large = false
+		h.s.largeDone()
 	}
 }
 
@@ -77,6 +82,10 @@ func (h *heldBody) grow(ctx context.Context, bound int64) error {
 		return err
 	}
 	h.held = want
+	if want >= reclaimAbove && !h.large {
+		h.large = true
+		h.s.large.Add(1)
+	}
 	if int64(cap(b)) < want {
 		nb := make([]byte, len(b), want)
 		copy(nb, b)

@@ -97,6 +97,10 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 	a := &answer{w: w, buf: (*op)[:0], check: func() error { return s.check(body, jsonLines) }}
 	defer func() { *op = a.buf; s.putBuf(op) }() // after the last write of a.buf
 	err := s.label(body, jsonLines, a.tool)
+	var cf *checkFailed
+	if errors.As(err, &cf) {
+		err = cf.err
+	}
 	switch {
 	case err != nil && !a.committed:
 		writeError(w, errorStatus(err), decodeError(err))
@@ -134,7 +138,7 @@ func (a *answer) tool(t *report.ToolLabels) error {
 	}
 	if !a.committed {
 		if err := a.check(); err != nil {
-			return err
+			return &checkFailed{err}
 		}
 		h := a.w.Header()
 		h["Content-Type"] = jsonType
@@ -158,6 +162,13 @@ func (a *answer) finish() {
 	}
 	a.w.Write(a.buf)
 }
+
+// checkFailed carries the error check found out of the labelling that
+// called it. It has no Unwrap on purpose: the labeller would take a
+// decoding error inside for its own and wrap it with its own line.
+type checkFailed struct{ err error }
+
+func (c *checkFailed) Error() string { return c.err.Error() }
 
 // errTooManyTools is the error of a request over MaxTools.
 type errTooManyTools struct{ max int }

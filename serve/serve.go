@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -132,9 +134,16 @@ type Server struct {
 	inFlight  *semaphore.Weighted // request bytes, see Config.MaxInFlight
 	handler   http.Handler
 
+	// large counts the requests in flight holding a body of reclaimAbove
+	// bytes or more; when it falls to zero, reclaim is signalled.
+	large   atomic.Int64
+	reclaim chan struct{}
+
 	// testHookWaiting, when set, is called when a request starts waiting
-	// for room among the bytes in flight.
-	testHookWaiting func()
+	// for room among the bytes in flight; testHookConnState, on each
+	// connection state change.
+	testHookWaiting   func()
+	testHookConnState func(net.Conn, http.ConnState)
 }
 
 // New returns a Server for cfg with its own metrics registry, so that many
@@ -143,6 +152,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults()}
 	s.labellers.New = func() any { return runner.NewLabeller() }
 	s.bufs.New = func() any { b := make([]byte, 0, bodyStep); return &b }
+	s.reclaim = make(chan struct{}, 1)
 	s.metrics = newMetrics()
 	s.inFlight = semaphore.NewWeighted(s.cfg.MaxInFlight)
 	mux := http.NewServeMux()
@@ -173,6 +183,7 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         s.testHookConnState,
 	}
 }
 
@@ -201,6 +212,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// net/http runs these once its listeners are closed.
 		hs.RegisterOnShutdown(s.cfg.OnDrain)
 	}
+	stopReclaim := s.reclaimer()
+	defer stopReclaim()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -227,6 +240,48 @@ func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error
 		return nil
 	}
 	return err
+}
+
+// reclaimAbove is the body size from which a request's end may give
+// memory back to the operating system.
+const reclaimAbove = 1 << 20
+
+// largeDone notes the end of a request that held a large body.
+func (s *Server) largeDone() {
+	if s.large.Add(-1) == 0 {
+		select {
+		case s.reclaim <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// reclaimer starts the goroutine that returns memory to the operating
+// system once no large request is in flight, at most once a second, and
+// returns the function that stops it. The Go runtime gives freed memory
+// back only gradually; after a burst of large bodies the process would
+// otherwise keep its peak for minutes.
+func (s *Server) reclaimer() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-s.reclaim:
+			}
+			debug.FreeOSMemory()
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {
