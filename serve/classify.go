@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +88,11 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
+	turn, err := s.labelTurn(r.Context(), body)
+	if err != nil {
+		return // the client went away
+	}
+	defer turn()
 	jsonLines := isJSONLines(r.Header.Get("Content-Type"))
 	if format == "sarif" {
 		s.classifySARIF(w, body, jsonLines)
@@ -96,7 +102,7 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 	op := s.bufs.Get().(*[]byte)
 	a := &answer{w: w, buf: (*op)[:0], check: func() error { return s.check(body, jsonLines) }}
 	defer func() { *op = a.buf; s.putBuf(op) }() // after the last write of a.buf
-	err := s.label(body, jsonLines, a.tool)
+	err = s.label(body, jsonLines, a.tool)
 	var cf *checkFailed
 	if errors.As(err, &cf) {
 		err = cf.err
@@ -131,23 +137,67 @@ func (a *answer) tool(t *report.ToolLabels) error {
 		a.buf = append(a.buf, ", "...)
 	}
 	a.tools++
-	a.buf = t.AppendJSON(a.buf)
-	a.buf = a.buf[:len(a.buf)-1] // AppendJSON ends the line
-	if len(a.buf) < holdAnswer {
-		return nil
+	var err error
+	a.buf, err = appendTool(a.buf, t, a.flush)
+	return err
+}
+
+// flush commits the answer (after check) once buf holds holdAnswer bytes,
+// writes buf and returns it emptied.
+func (a *answer) flush(buf []byte) ([]byte, error) {
+	if len(buf) < holdAnswer {
+		return buf, nil
 	}
 	if !a.committed {
 		if err := a.check(); err != nil {
-			return &checkFailed{err}
+			return buf, &checkFailed{err}
 		}
 		h := a.w.Header()
 		h["Content-Type"] = jsonType
 		a.w.WriteHeader(http.StatusOK)
 		a.committed = true
 	}
-	_, err := a.w.Write(a.buf)
-	a.buf = a.buf[:0]
-	return err
+	_, err := a.w.Write(buf)
+	return buf[:0], err
+}
+
+// propsChunk is how many properties of a tool are encoded at a time: a
+// tool of a million properties is written in pieces, not built whole.
+const propsChunk = 4096
+
+// propsKey opens a tool's property list in report.ToolLabels.AppendJSON.
+var propsKey = []byte(`"properties": [`)
+
+// appendTool appends t's JSON object as AppendJSON writes it (without its
+// newline) to buf, calling flush after the tool's head and after each
+// chunk of its properties, so that flush can bound or write out what is
+// held. The pieces come from AppendJSON itself, which stays the one
+// encoder of the format.
+func appendTool(buf []byte, t *report.ToolLabels, flush func([]byte) ([]byte, error)) ([]byte, error) {
+	if len(t.Properties) <= propsChunk || t.Sensitivity != nil {
+		buf = t.AppendJSON(buf)
+		return flush(buf[:len(buf)-1]) // AppendJSON ends the line
+	}
+	props := t.Properties
+	head := *t
+	head.Properties = nil
+	buf = head.AppendJSON(buf)
+	buf = buf[:len(buf)-len("]}\n")] // open at the property list
+	var scratch []byte
+	for i := 0; i < len(props); i += propsChunk {
+		var err error
+		if buf, err = flush(buf); err != nil {
+			return buf, err
+		}
+		chunk := report.ToolLabels{Properties: props[i:min(i+propsChunk, len(props))]}
+		scratch = chunk.AppendJSON(scratch[:0])
+		items := scratch[bytes.Index(scratch, propsKey)+len(propsKey) : len(scratch)-len("]}\n")]
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = append(buf, items...)
+	}
+	return flush(append(buf, "]}"...))
 }
 
 func (a *answer) finish() {
@@ -189,6 +239,16 @@ func errorStatus(err error) int {
 	return http.StatusBadRequest
 }
 
+// labelTurn waits until body may be labelled (see Server.labelling) and
+// returns the function that ends its turn.
+func (s *Server) labelTurn(ctx context.Context, body []byte) (func(), error) {
+	n := min(max(int64(len(body)), 1), s.cfg.MaxBody)
+	if err := s.labelling.Acquire(ctx, n); err != nil {
+		return nil, err
+	}
+	return func() { s.labelling.Release(n) }, nil
+}
+
 // label calls emit for each tool of body, in order, counting tools and
 // properties in the metrics once all succeeded. More than MaxTools tools
 // stop it with *errTooManyTools.
@@ -211,7 +271,11 @@ func (s *Server) label(body []byte, jsonLines bool, emit func(*report.ToolLabels
 // walk runs a pooled labeller over body.
 func (s *Server) walk(body []byte, jsonLines bool, emit func(report.Origin, *report.ToolLabels) error) error {
 	l := s.labellers.Get().(*runner.Labeller)
-	defer s.labellers.Put(l)
+	if len(body) < reclaimAbove {
+		// A large body leaves its labeller holding arenas of its size:
+		// that one is left to the collector instead of the pool.
+		defer s.labellers.Put(l)
+	}
 	if jsonLines {
 		return l.ClassifyLines(body, sarifArtifact, emit)
 	}

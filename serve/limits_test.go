@@ -341,3 +341,48 @@ func TestStdioBadLines(t *testing.T) {
 		t.Fatalf("tools/call after bad lines: %v", res)
 	}
 }
+
+// TestAppendToolInPieces: a tool of more properties than propsChunk is
+// written in pieces that join to exactly AppendJSON's object.
+func TestAppendToolInPieces(t *testing.T) {
+	for _, n := range []int{0, 1, propsChunk, propsChunk + 1, 3*propsChunk + 7} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			name := "t\"x"
+			tl := report.ToolLabels{Tool: &name, Classes: []string{"gg:url-endpoint"}}
+			for i := range n {
+				tl.Properties = append(tl.Properties, report.PropertyLabels{Name: "p" + strconv.Itoa(i), Where: "properties", Required: i%3 == 0, Classes: []string{"gg:url-endpoint"}})
+			}
+			want := tl.AppendJSON([]byte("x"))
+			want = want[:len(want)-1]
+			flushes := 0
+			got, err := appendTool([]byte("x"), &tl, func(b []byte) ([]byte, error) { flushes++; return b, nil })
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("err %v; %d bytes, want %d:\n%.200s\n%.200s", err, len(got), len(want), got, want)
+			}
+			if wantFlushes := 1 + (n+propsChunk-1)/propsChunk; n > propsChunk && flushes != wantFlushes {
+				t.Errorf("%d flushes, want %d", flushes, wantFlushes)
+			}
+		})
+	}
+}
+
+// TestDenseToolStreamed: the answer for one tool of 100,000 properties is
+// streamed, and equal to the labeller's byte for byte.
+func TestDenseToolStreamed(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	_, base := testServer(t, Config{})
+	var b strings.Builder
+	b.WriteString(`{"name": "dense", "inputSchema": {"properties": {`)
+	for i := range 100_000 {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `"api_key_%d": {}`, i)
+	}
+	b.WriteString(`}}}`)
+	body := []byte(b.String())
+	code, h, got := post(t, client(t), base+"/v1/classify", "application/json", body)
+	if want := labellerAnswer(t, body, false); code != 200 || !bytes.Equal(got, want) || h.Get("Content-Length") != "" {
+		t.Fatalf("status %d, %d bytes, Content-Length %q; want 200, the labeller's %d bytes, streamed", code, len(got), h.Get("Content-Length"), len(want))
+	}
+}

@@ -149,7 +149,7 @@ func (e *errorRewriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 // callClassify runs classify_tools. {"tools": [...]} is itself a record the
 // labeller reads (a tools/list result), so it is classified as it came;
 // {"schema": {...}} becomes the input schema of an unnamed tool.
-func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callClassify(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.Params.Arguments
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(args, &keys); err != nil {
@@ -169,6 +169,11 @@ func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp
 		doc = make([]byte, 0, len(schema)+16)
 		doc = append(append(append(doc, `{"inputSchema":`...), schema...), '}')
 	}
+	turn, err := s.labelTurn(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	defer turn()
 	out, err := s.mcpAnswer(doc)
 	if err != nil {
 		return toolError("%v", err), nil
@@ -186,16 +191,19 @@ func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp
 func (s *Server) mcpAnswer(doc []byte) ([]byte, error) {
 	out := []byte(`{"tools": [`)
 	n := 0
+	bound := func(b []byte) ([]byte, error) {
+		if int64(len(b)) > s.cfg.MaxBody {
+			return b, fmt.Errorf("the answer would exceed %d bytes, the server's limit (--max-body); send the tools in smaller calls", s.cfg.MaxBody)
+		}
+		return b, nil
+	}
 	err := s.label(doc, false, func(t *report.ToolLabels) error {
 		if n++; n > 1 {
 			out = append(out, ", "...)
 		}
-		out = t.AppendJSON(out)
-		out = out[:len(out)-1] // AppendJSON ends the line
-		if int64(len(out)) > s.cfg.MaxBody {
-			return fmt.Errorf("the answer would exceed %d bytes, the server's limit (--max-body); send the tools in smaller calls", s.cfg.MaxBody)
-		}
-		return nil
+		var err error
+		out, err = appendTool(out, t, bound)
+		return err
 	})
 	return append(out, "]}"...), err
 }

@@ -132,6 +132,12 @@ type Server struct {
 	bufs      sync.Pool // *[]byte: request bodies and answers
 	metrics   *metrics
 	inFlight  *semaphore.Weighted // request bytes, see Config.MaxInFlight
+	// labelling bounds the bytes of bodies being labelled at once to
+	// MaxBody: labelling takes memory in proportion to the body (the
+	// decoder's properties and the labels of the tool at hand), up to
+	// some tens of times it for a tool of nothing but empty properties,
+	// and the CPU it needs is the same whether bodies take turns or not.
+	labelling *semaphore.Weighted
 	handler   http.Handler
 
 	// large counts the requests in flight holding a body of reclaimAbove
@@ -155,6 +161,7 @@ func New(cfg Config) *Server {
 	s.reclaim = make(chan struct{}, 1)
 	s.metrics = newMetrics()
 	s.inFlight = semaphore.NewWeighted(s.cfg.MaxInFlight)
+	s.labelling = semaphore.NewWeighted(s.cfg.MaxBody)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/classify", s.route("/v1/classify", onlyMethod(http.MethodPost, http.HandlerFunc(s.classify))))
 	mux.Handle("/mcp", s.route("/mcp", onlyMethod(http.MethodPost, s.bodyFirst(s.mcpHandler()))))

@@ -33,6 +33,21 @@ func emptyTools(size int) []byte {
 	return append(b, tail...)
 }
 
+// denseTool is one tool of about size bytes whose input schema holds as
+// many empty properties as fit: the decoder's worst case per byte.
+func denseTool(size int) []byte {
+	b := append(make([]byte, 0, size+64), `{"name":"t","inputSchema":{"properties":{`...)
+	for i := 0; len(b) < size-32; i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = strconv.AppendInt(b, int64(i), 36)
+		b = append(b, `":{}`...)
+	}
+	return append(b, "}}}"...)
+}
+
 // mcpCall wraps arguments in a JSON-RPC tools/call of classify_tools.
 func mcpCall(args []byte) []byte {
 	b := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"classify_tools","arguments":`)
@@ -49,6 +64,7 @@ type memLoad struct {
 func memLoads() []memLoad {
 	body := emptyTools(8_000_000)
 	call := mcpCall(body)
+	dense := denseTool(8_000_000)
 	classify := func(addr string, b []byte) func() string {
 		return func() string {
 			return postAll(addr, "/v1/classify", "Content-Type: application/json\r\n", b)
@@ -65,6 +81,8 @@ func memLoads() []memLoad {
 		{"8 MB of 2.7 M empty tools, /mcp", func(addr string) string { return mcp(addr)() }},
 		{"four such at once, /mcp", func(addr string) string { return parallel(4, mcp(addr)) }},
 		{"150 connections each holding 8 MiB-1 of body", func(addr string) string { return holders(addr, 150, 8<<20) }},
+		{"8 MB tool of 1 M empty properties, /v1/classify", func(addr string) string { return classify(addr, dense)() }},
+		{"four such at once, /v1/classify (dense)", func(addr string) string { return parallel(4, classify(addr, dense)) }},
 	}
 }
 

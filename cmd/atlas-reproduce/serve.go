@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
 
 	"github.com/atlas-reproduce/atlas-reproduce/serve"
 )
@@ -27,6 +30,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	maxTools := fs.Int("max-tools", serve.DefaultMaxTools, "most tools in one request (or MCP call); more are answered 413")
 	maxInFlight := fs.Int64("max-in-flight", 0, "request body `bytes` held at once, counted as they are read (default 4 × --max-body)")
 	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "most open connections; more wait to be accepted")
+	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	stdio := fs.Bool("stdio", false, "serve the MCP server over stdin and stdout instead of HTTP")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -46,6 +50,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if *maxInFlight != 0 && *maxInFlight < *maxBody {
 		return usageError{fmt.Sprintf("--max-in-flight %d is below --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
 	}
+	setMemoryLimit(fs, *memLimit)
 	s := serve.New(serve.Config{
 		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns, Version: version,
 		OnDrain: func() {
@@ -58,4 +63,20 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	return s.Run(ctx, func(a net.Addr) {
 		fmt.Fprintf(env.stderr, "atlas-reproduce serve: serving on http://%s\n", a)
 	})
+}
+
+// defaultServeMemoryLimit is serve's soft memory limit. The bounds on
+// bodies, tools and labelling keep what requests hold to a few hundred
+// megabytes at worst (a body that is one tool of a million empty
+// properties); the limit makes the collector reclaim their garbage
+// before the heap doubles past that, as it would by GOGC alone.
+const defaultServeMemoryLimit = 256 << 20
+
+func setMemoryLimit(fs *flag.FlagSet, limit int64) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "memory-limit" })
+	if limit == 0 || (!given && os.Getenv("GOMEMLIMIT") != "") {
+		return
+	}
+	debug.SetMemoryLimit(limit)
 }
