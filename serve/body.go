@@ -23,16 +23,35 @@ const pooledBufMax = 1 << 20
 // the function that releases them. A request that has to wait calls the
 // test hook first, so that a test can see it waiting without sleeping.
 func (s *Server) admit(ctx context.Context, n int64) (func(), error) {
-	n = max(n, 1)
-	if !s.inFlight.TryAcquire(n) {
-		if s.testHookWaiting != nil {
-			s.testHookWaiting()
-		}
-		if err := s.inFlight.Acquire(ctx, n); err != nil {
-			return nil, err
-		}
+	if err := s.admitWithin(ctx, n, 0); err != nil {
+		return nil, err
 	}
-	return func() { s.inFlight.Release(n) }, nil
+	return func() { s.inFlight.Release(max(n, 1)) }, nil
+}
+
+// admitWithin takes n bytes among those in flight, waiting up to wait for
+// them (no bound when 0). The timer is only made for a request that has
+// to wait: most never do.
+func (s *Server) admitWithin(ctx context.Context, n int64, wait time.Duration) error {
+	n = max(n, 1)
+	if s.inFlight.TryAcquire(n) {
+		return nil
+	}
+	if s.testHookWaiting != nil {
+		s.testHookWaiting()
+	}
+	if wait > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, wait)
+		defer cancel()
+	}
+	if err := s.inFlight.Acquire(ctx, n); err != nil {
+		if ctx.Err() == context.Canceled || context.Cause(ctx) == context.Canceled {
+			return errClientGone
+		}
+		return busy(err)
+	}
+	return nil
 }
 
 // httpError is a failure that is answered with its status.
@@ -72,13 +91,13 @@ func (h *heldBody) release() {
 // to bound, and the added capacity is admitted among the bytes in flight
 // before it is allocated, so what a request holds is counted before it is
 // read, whether or not the client ever sends the rest.
-func (h *heldBody) grow(ctx context.Context, bound int64) error {
+func (h *heldBody) grow(ctx context.Context, bound, first int64) error {
 	b := *h.buf
-	want := min(max(2*int64(cap(b)), bodyStep), bound)
+	want := min(max(2*int64(cap(b)), bodyStep, first), bound)
 	if want <= h.held {
 		return nil
 	}
-	if _, err := h.s.admit(ctx, want-h.held); err != nil {
+	if err := h.s.admitWithin(ctx, want-h.held, h.s.cfg.ReadTimeout); err != nil {
 		return err
 	}
 	h.held = want
@@ -118,19 +137,25 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *held
 	}
 	// Waiting for room is bounded as reading the body is: a request that
 	// gets none in that time is told to come back.
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.ReadTimeout)
-	defer cancel()
+	ctx := r.Context()
 	if err := h.admitBuf(ctx); err != nil {
 		h.release()
 		return nil, nil, err
 	}
+	// An announced body gets room for all of it at once, but not more
+	// than a megabyte before the bytes arrive: a client must not make the
+	// server allocate for a body it does not send.
+	first := int64(0)
+	if r.ContentLength > 0 {
+		first = min(r.ContentLength+1, 1<<20)
+	}
 	body := http.MaxBytesReader(w, r.Body, limit)
 	for {
 		b := *h.buf
-		if len(b) == cap(b) {
-			if err := h.grow(ctx, bound); err != nil {
+		if len(b) == cap(b) || int64(cap(b)) < first {
+			if err := h.grow(ctx, bound, first); err != nil {
 				h.release()
-				return nil, nil, busy(ctx, err)
+				return nil, nil, err
 			}
 			b = *h.buf
 		}
@@ -167,8 +192,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *held
 // admitBuf admits the capacity of the buffer the body starts in.
 func (h *heldBody) admitBuf(ctx context.Context) error {
 	n := max(int64(cap(*h.buf)), 1)
-	if _, err := h.s.admit(ctx, n); err != nil {
-		return busy(ctx, err)
+	if err := h.s.admitWithin(ctx, n, h.s.cfg.ReadTimeout); err != nil {
+		return err
 	}
 	h.held = n
 	return nil
@@ -179,10 +204,7 @@ func (h *heldBody) admitBuf(ctx context.Context) error {
 var errClientGone = errors.New("the client went away")
 
 // busy is the failure to get room for a body: err is the context's.
-func busy(ctx context.Context, err error) error {
-	if context.Cause(ctx) == context.Canceled {
-		return errClientGone
-	}
+func busy(err error) error {
 	return &httpError{http.StatusServiceUnavailable, fmt.Sprintf("no room for the request body among the bytes in flight: %v; retry later", err)}
 }
 
