@@ -88,19 +88,21 @@ func (h *heldBody) release() {
 }
 
 // grow makes room for more of the body: the buffer's capacity doubles, up
-// to bound, and the added capacity is admitted among the bytes in flight
-// before it is allocated, so what a request holds is counted before it is
-// read, whether or not the client ever sends the rest.
+// to bound, and capacity not yet admitted among the bytes in flight is
+// admitted before it is allocated, so what a request holds is counted
+// before it is read, whether or not the client ever sends the rest.
 func (h *heldBody) grow(ctx context.Context, bound, first int64) error {
 	b := *h.buf
 	want := min(max(2*int64(cap(b)), bodyStep, first), bound)
-	if want <= h.held {
+	if int64(cap(b)) >= want {
 		return nil
 	}
-	if err := h.s.admitWithin(ctx, want-h.held, h.s.cfg.ReadTimeout); err != nil {
-		return err
+	if want > h.held {
+		if err := h.s.admitWithin(ctx, want-h.held, h.s.cfg.ReadTimeout); err != nil {
+			return err
+		}
+		h.held = want
 	}
-	h.held = want
 	if want >= reclaimAbove && !h.large {
 		h.large = true
 		h.s.large.Add(1)
@@ -138,7 +140,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *held
 	// Waiting for room is bounded as reading the body is: a request that
 	// gets none in that time is told to come back.
 	ctx := r.Context()
-	if err := h.admitBuf(ctx); err != nil {
+	// An announced body takes its room whole, at once: no request then
+	// holds part of its room while it waits for the rest, which could
+	// leave every request waiting on the others. Only a body of unknown
+	// length grows its room as it arrives.
+	room := max(int64(cap(*h.buf)), 1)
+	if r.ContentLength >= 0 {
+		room = bound
+	}
+	if err := h.admitRoom(ctx, room); err != nil {
 		h.release()
 		return nil, nil, err
 	}
@@ -189,9 +199,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *held
 	}
 }
 
-// admitBuf admits the capacity of the buffer the body starts in.
-func (h *heldBody) admitBuf(ctx context.Context) error {
-	n := max(int64(cap(*h.buf)), 1)
+// admitRoom admits the first n bytes of room for the body.
+func (h *heldBody) admitRoom(ctx context.Context, n int64) error {
 	if err := h.s.admitWithin(ctx, n, h.s.cfg.ReadTimeout); err != nil {
 		return err
 	}
