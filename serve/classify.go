@@ -11,8 +11,8 @@ import (
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
 // sarifArtifact names the request body in SARIF locations, where classify
@@ -130,7 +130,7 @@ type answer struct {
 	check     func() error
 }
 
-func (a *answer) tool(t *report.ToolLabels) error {
+func (a *answer) tool(t *label.ToolLabels) error {
 	if a.tools == 0 {
 		a.buf = append(a.buf, `{"tools": [`...)
 	} else {
@@ -165,7 +165,7 @@ func (a *answer) flush(buf []byte) ([]byte, error) {
 // tool of a million properties is written in pieces, not built whole.
 const propsChunk = 4096
 
-// propsKey opens a tool's property list in report.ToolLabels.AppendJSON.
+// propsKey opens a tool's property list in label.ToolLabels.AppendJSON.
 var propsKey = []byte(`"properties": [`)
 
 // appendTool appends t's JSON object as AppendJSON writes it (without its
@@ -173,7 +173,7 @@ var propsKey = []byte(`"properties": [`)
 // chunk of its properties, so that flush can bound or write out what is
 // held. The pieces come from AppendJSON itself, which stays the one
 // encoder of the format.
-func appendTool(buf []byte, t *report.ToolLabels, flush func([]byte) ([]byte, error)) ([]byte, error) {
+func appendTool(buf []byte, t *label.ToolLabels, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	if len(t.Properties) <= propsChunk || t.Sensitivity != nil {
 		buf = t.AppendJSON(buf)
 		return flush(buf[:len(buf)-1]) // AppendJSON ends the line
@@ -189,7 +189,7 @@ func appendTool(buf []byte, t *report.ToolLabels, flush func([]byte) ([]byte, er
 		if buf, err = flush(buf); err != nil {
 			return buf, err
 		}
-		chunk := report.ToolLabels{Properties: props[i:min(i+propsChunk, len(props))]}
+		chunk := label.ToolLabels{Properties: props[i:min(i+propsChunk, len(props))]}
 		scratch = chunk.AppendJSON(scratch[:0])
 		items := scratch[bytes.Index(scratch, propsKey)+len(propsKey) : len(scratch)-len("]}\n")]
 		if i > 0 {
@@ -252,16 +252,16 @@ func (s *Server) labelTurn(ctx context.Context, body []byte) (func(), error) {
 // label calls emit for each tool of body, in order, counting tools and
 // properties in the metrics once all succeeded. More than MaxTools tools
 // stop it with *errTooManyTools.
-func (s *Server) label(body []byte, jsonLines bool, emit func(*report.ToolLabels) error) error {
+func (s *Server) label(body []byte, jsonLines bool, emit func(*label.ToolLabels) error) error {
 	tools, props := 0, 0
-	count := func(t *report.ToolLabels) error {
+	count := func(t *label.ToolLabels) error {
 		if tools == s.cfg.MaxTools {
 			return &errTooManyTools{s.cfg.MaxTools}
 		}
 		tools, props = tools+1, props+len(t.Properties)
 		return emit(t)
 	}
-	err := s.walk(body, jsonLines, func(_ report.Origin, t *report.ToolLabels) error { return count(t) })
+	err := s.walk(body, jsonLines, func(_ label.Origin, t *label.ToolLabels) error { return count(t) })
 	if err == nil {
 		s.metrics.classified(tools, props)
 	}
@@ -269,8 +269,8 @@ func (s *Server) label(body []byte, jsonLines bool, emit func(*report.ToolLabels
 }
 
 // walk runs a pooled labeller over body.
-func (s *Server) walk(body []byte, jsonLines bool, emit func(report.Origin, *report.ToolLabels) error) error {
-	l := s.labellers.Get().(*runner.Labeller)
+func (s *Server) walk(body []byte, jsonLines bool, emit func(label.Origin, *label.ToolLabels) error) error {
+	l := s.labellers.Get().(*label.Labeller)
 	if len(body) < reclaimAbove {
 		// A large body leaves its labeller holding arenas of its size:
 		// that one is left to the collector instead of the pool.
@@ -279,8 +279,8 @@ func (s *Server) walk(body []byte, jsonLines bool, emit func(report.Origin, *rep
 	if jsonLines {
 		return l.ClassifyLines(body, sarifArtifact, emit)
 	}
-	o := report.Origin{File: sarifArtifact, Line: 1}
-	return l.ClassifyBody(body, func(t *report.ToolLabels) error { return emit(o, t) })
+	o := label.Origin{File: sarifArtifact, Line: 1}
+	return l.ClassifyBody(body, func(t *label.ToolLabels) error { return emit(o, t) })
 }
 
 // check reads the whole body as label does, without answering: nil when
@@ -293,7 +293,7 @@ func (s *Server) check(body []byte, jsonLines bool) error {
 		return nil
 	}
 	tools := 0
-	return s.walk(body, jsonLines, func(report.Origin, *report.ToolLabels) error {
+	return s.walk(body, jsonLines, func(label.Origin, *label.ToolLabels) error {
 		if tools++; tools > s.cfg.MaxTools {
 			return &errTooManyTools{s.cfg.MaxTools}
 		}
@@ -311,7 +311,7 @@ func (s *Server) classifySARIF(w http.ResponseWriter, body []byte, jsonLines boo
 	sw := report.NewSARIFWriter(s.cfg.Version)
 	results := 0
 	tools, props := 0, 0
-	err := s.walk(body, jsonLines, func(o report.Origin, t *report.ToolLabels) error {
+	err := s.walk(body, jsonLines, func(o label.Origin, t *label.ToolLabels) error {
 		if tools == s.cfg.MaxTools {
 			return &errTooManyTools{s.cfg.MaxTools}
 		}
@@ -345,7 +345,7 @@ func (s *Server) classifySARIF(w http.ResponseWriter, body []byte, jsonLines boo
 // decoder's message and position.
 func decodeError(err error) apiError {
 	e := apiError{Error: err.Error()}
-	var le *runner.LineError
+	var le *label.LineError
 	if errors.As(err, &le) {
 		e.Line = le.Line
 		err = le.Err

@@ -17,8 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // manyTools is {"tools": [...]} of n copies of tool.
@@ -36,12 +35,12 @@ func manyLines(n int, tool string) []byte {
 func labellerAnswer(t *testing.T, body []byte, jsonLines bool) []byte {
 	t.Helper()
 	var want []byte
-	emit := func(_ report.Origin, tl *report.ToolLabels) error { want = tl.AppendJSON(want); return nil }
+	emit := func(_ label.Origin, tl *label.ToolLabels) error { want = tl.AppendJSON(want); return nil }
 	var err error
 	if jsonLines {
-		err = runner.NewLabeller().ClassifyStream(bytes.NewReader(body), "request", emit)
+		err = label.NewLabeller().ClassifyStream(bytes.NewReader(body), "request", emit)
 	} else {
-		err = runner.NewLabeller().ClassifyDocument(body, "request", emit)
+		err = label.NewLabeller().ClassifyDocument(body, "request", emit)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -348,9 +347,9 @@ func TestAppendToolInPieces(t *testing.T) {
 	for _, n := range []int{0, 1, propsChunk, propsChunk + 1, 3*propsChunk + 7} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			name := "t\"x"
-			tl := report.ToolLabels{Tool: &name, Classes: []string{"gg:url-endpoint"}}
+			tl := label.ToolLabels{Tool: &name, Classes: []string{"gg:url-endpoint"}}
 			for i := range n {
-				tl.Properties = append(tl.Properties, report.PropertyLabels{Name: "p" + strconv.Itoa(i), Where: "properties", Required: i%3 == 0, Classes: []string{"gg:url-endpoint"}})
+				tl.Properties = append(tl.Properties, label.PropertyLabels{Name: "p" + strconv.Itoa(i), Where: "properties", Required: i%3 == 0, Classes: []string{"gg:url-endpoint"}})
 			}
 			want := tl.AppendJSON([]byte("x"))
 			want = want[:len(want)-1]

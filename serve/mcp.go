@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // toolName is the MCP tool the server offers.
@@ -197,7 +197,7 @@ func (s *Server) mcpAnswer(doc []byte) ([]byte, error) {
 		}
 		return b, nil
 	}
-	err := s.label(doc, false, func(t *report.ToolLabels) error {
+	err := s.label(doc, false, func(t *label.ToolLabels) error {
 		if n++; n > 1 {
 			out = append(out, ", "...)
 		}
