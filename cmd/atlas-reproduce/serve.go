@@ -24,7 +24,7 @@ func init() {
 // in-flight requests has finished cleanly: it returns nil, so the exit
 // status is 0. Only requests cut off by the shutdown bound make it an error.
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "serve [--listen ADDR] [--max-body BYTES] [--max-tools N] [--max-in-flight BYTES] [--max-conns N] [--stdio]")
+	fs := newFlagSet(env, "serve", "serve [--listen ADDR] [--max-body BYTES] [--max-tools N] [--max-in-flight BYTES] [--max-conns N] [--memory-limit BYTES] [--stdio]")
 	listen := fs.String("listen", serve.DefaultAddr, "`address` to listen on (port 0 picks a free one; the bound address is printed on stderr)")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`; a larger one is answered 413")
 	maxTools := fs.Int("max-tools", serve.DefaultMaxTools, "most tools in one request (or MCP call); more are answered 413")
