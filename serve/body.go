@@ -67,6 +67,7 @@ func (e *httpError) Error() string { return e.msg }
 type heldBody struct {
 	s     *Server
 	buf   *[]byte
+	whole []byte // the pooled buffer before it was cut to the body's room
 	held  int64
 	large bool // counted in Server.large
 }
@@ -78,6 +79,9 @@ func (h *heldBody) release() {
 		h.held = 0
 	}
 	if h.buf != nil {
+		if h.whole != nil && cap(*h.buf) > 0 && &(*h.buf)[:1][0] == &h.whole[:1][0] {
+			*h.buf = h.whole // not grown: the pool gets its buffer back whole
+		}
 		h.s.putBuf(h.buf)
 		h.buf = nil
 	}
@@ -135,6 +139,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *held
 	bound = min(bound, s.cfg.MaxInFlight)
 	h := &heldBody{s: s, buf: s.bufs.Get().(*[]byte)}
 	if int64(cap(*h.buf)) > bound {
+		h.whole = *h.buf
 		*h.buf = (*h.buf)[:0:bound] // the pooled buffer's spare room is not this request's
 	}
 	// Waiting for room is bounded as reading the body is: a request that
