@@ -56,18 +56,27 @@ func AppendProperties(dst []classify.Set, t *census.Tool) (out []classify.Set, l
 }
 
 // Record classifies the tools of one record (any accepted shape) and calls
-// emit for each, in order.
+// emit for each, in order. The record is decoded a tool at a time
+// (census.Decoder.Stream): a record of millions of tools never holds them
+// all, and emit stopping early stops the decoding too. As with Decode, a
+// record that fails to decode emits nothing.
 func (l *Labeller) Record(doc []byte, emit func(*ToolLabels) error) error {
-	rec, err := l.dec.Decode(doc)
+	rec, err := l.dec.Stream(doc)
 	if err != nil {
 		return err
 	}
-	for ti := range rec.Tools {
-		if err := emit(l.tool(rec, &rec.Tools[ti])); err != nil {
+	for {
+		t, err := l.dec.Next()
+		if err != nil {
+			return err
+		}
+		if t == nil {
+			return nil
+		}
+		if err := emit(l.tool(rec, t)); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
 // tool builds the labels of one tool of rec.
