@@ -38,7 +38,7 @@ func BenchmarkProbe2500(b *testing.B) {
 		for b.Loop() {
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, DisableStandaloneSSE: true},
-				&mcp.ClientSessionOptions{ProtocolVersion: requestedVersion})
+				&mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
 			if err != nil {
 				b.Fatal(err)
 			}

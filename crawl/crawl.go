@@ -272,16 +272,20 @@ func newEntry(t *target, r *Result) *entry {
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
 	}}
-	if r.Reachable {
+	if r.Initialized {
 		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
-		e.Server.ServerInfo = r.ServerInfo
+		e.Server.ServerInfo, e.Server.Capabilities, e.Server.Instructions = r.ServerInfo, r.Capabilities, r.Instructions
+		tc := r.ToolsCapability
+		e.Server.ToolsCapability = &tc
+	}
+	if r.Reachable {
 		e.Server.ToolCount = len(r.Tools)
 		e.Tools = r.Tools
 		if e.Tools == nil {
 			e.Tools = []json.RawMessage{}
 		}
 	} else {
-		e.Server.ErrorKind, e.Server.Error = r.ErrorKind, r.Error
+		e.Server.ErrorKind, e.Server.Error, e.Server.ResourceMetadata = r.ErrorKind, r.Error, r.ResourceMetadata
 	}
 	return e
 }

@@ -21,7 +21,7 @@
 // numeric name, say). The census must classify what the server sent, so the
 // client captures the raw JSON-RPC result of each tools/list response on its
 // way from the SDK's transport to the SDK's session, keeps every tool
-// verbatim (compacted to one line, invalid UTF-8 replaced by U+FFFD as Go's
-// decoder would) and hands the session an empty page in its place. The SDK
+// verbatim (compacted to one line, each maximal invalid UTF-8 subsequence
+// replaced by one U+FFFD, as Python's errors="replace" decodes it) and hands the session an empty page in its place. The SDK
 // still does everything else: transports, framing, sessions, the handshake.
 package crawl

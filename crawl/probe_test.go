@@ -45,15 +45,15 @@ func TestProbe(t *testing.T) {
 		kind      string // error kind, for an unreachable case
 	}{
 		{name: "streamable JSON", url: func(t *testing.T) string { return streamableServer(t, few, 0, true).URL + "/mcp" },
-			tools: few, transport: TransportStreamable, version: requestedVersion},
+			tools: few, transport: TransportStreamable, version: RequestedVersion},
 		{name: "streamable SSE-framed", url: func(t *testing.T) string { return streamableServer(t, few, 0, false).URL },
-			tools: few, transport: TransportStreamable, version: requestedVersion},
+			tools: few, transport: TransportStreamable, version: RequestedVersion},
 		{name: "legacy SSE endpoint", url: func(t *testing.T) string { return sseServer(t, few).URL + "/sse" },
-			tools: few, transport: TransportSSE, version: requestedVersion},
+			tools: few, transport: TransportSSE, version: RequestedVersion},
 		{name: "legacy SSE by fallback after a 4xx to POST", url: func(t *testing.T) string { return sseServer(t, few).URL + "/mcp" },
-			tools: few, transport: TransportSSE, version: requestedVersion},
+			tools: few, transport: TransportSSE, version: RequestedVersion},
 		{name: "2,500 tools in pages of 100", url: func(t *testing.T) string { return streamableServer(t, many, 100, true).URL },
-			tools: many, transport: TransportStreamable, version: requestedVersion},
+			tools: many, transport: TransportStreamable, version: RequestedVersion},
 		{name: "hangs", url: func(t *testing.T) string { return serveHanging(t, hanging).URL }, kind: KindTimeout},
 		{name: "answers 500", url: func(t *testing.T) string { return serve(t, status(500)).URL }, kind: KindHTTPStatus},
 		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return serve(t, status(404)).URL }, kind: KindHTTPStatus},
@@ -171,9 +171,13 @@ func TestParsePage(t *testing.T) {
 		{raw: "{\"tools\":[{\"name\":\"a\xffb\"}]}", tools: []string{"{\"name\":\"a\uFFFDb\"}"}},
 	}
 	for _, c := range cases {
-		tools, next, kind, err := parsePage(json.RawMessage(c.raw))
+		tools, next, err := parsePage(json.RawMessage(c.raw))
 		if c.kind != "" {
-			if err == nil || kind != c.kind {
+			if pe := asProbeError(err); pe == nil || pe.Kind != c.kind {
+				kind := ""
+				if pe != nil {
+					kind = pe.Kind
+				}
 				t.Errorf("%s: kind %q err %v, want kind %q", c.raw, kind, err, c.kind)
 			}
 			continue
