@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 )
 
 // Candidate is one line of a candidates list.
@@ -59,11 +60,17 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 				return nil, fmt.Errorf("%s:%d: no string \"url\" in the record", src, n)
 			}
 			c.Record = append([]byte(nil), line...)
+			if s := StripUserinfo(c.URL); s != c.URL {
+				// The record goes into the release: its url loses the
+				// credential too, wherever the same text appears.
+				c.URL = s
+				c.Record = bytes.ReplaceAll(c.Record, rec["url"], appendJSONString(nil, s))
+			}
 		} else {
 			if bytes.ContainsAny(line, " \t\"") {
 				return nil, fmt.Errorf("%s:%d: neither a JSON object nor a bare URL", src, n)
 			}
-			c.URL = string(line)
+			c.URL = StripUserinfo(string(line))
 			// Python's json.dumps layout, in which census files are written.
 			c.Record = append(appendJSONString([]byte(`{"url": `), c.URL), '}')
 		}
@@ -76,4 +83,38 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 		return nil, fmt.Errorf("%s: no candidates", src)
 	}
 	return out, nil
+}
+
+// WriteCandidates writes cands, one record a line, to file: under a
+// temporary name in the same folder, synced, then renamed, so that a
+// failure leaves no partial file.
+func WriteCandidates(file string, cands []Candidate) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for _, c := range cands {
+		w.Write(c.Record)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), file)
 }

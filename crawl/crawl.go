@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // SumsFile is the manifest the crawl writes beside its three files.
@@ -35,8 +36,13 @@ const (
 
 // Options configure a crawl.
 type Options struct {
-	// Candidates is the candidates list (see ReadCandidates).
+	// Candidates is the candidates list (see ReadCandidates), unless
+	// CandidateList is given.
 	Candidates string
+	// CandidateList, when not nil, are the candidates, read elsewhere
+	// (from a registry, say); Source then says where from.
+	CandidateList []Candidate
+	Source        report.ReleaseSource
 	// Out is the output folder; it holds the journal while the crawl runs.
 	Out string
 	// Concurrency bounds the probes in flight; PerHost bounds them per
@@ -44,6 +50,12 @@ type Options struct {
 	Concurrency, PerHost int
 	// Probe bounds each server.
 	Probe ProbeOptions
+	// AllowPrivate connects to every address (Probe.AllowAddr = AnyAddr)
+	// and says so in release.json.
+	AllowPrivate bool
+	// MaxMemory bounds the response bytes of all probes in flight
+	// together (see Budget); 0 means DefaultMaxMemory.
+	MaxMemory int64
 	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
 	// output's bytes depend only on what the servers answered.
 	OmitElapsed bool
@@ -62,6 +74,10 @@ type Summary struct {
 	Resumed, Probed int
 	// Reachable and Unreachable count the servers; Tools the tools kept.
 	Reachable, Unreachable, Tools int
+	// UnreachableByKind counts the unreachable servers by error_kind.
+	UnreachableByKind map[string]int
+	// MemoryPeak is the most response bytes the probes held at once.
+	MemoryPeak int64
 }
 
 // target is one distinct server of the candidates list.
@@ -102,7 +118,15 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if opt.PerHost <= 0 {
 		opt.PerHost = DefaultPerHost
 	}
-	cands, err := ReadCandidates(opt.Candidates)
+	if opt.MaxMemory <= 0 {
+		opt.MaxMemory = DefaultMaxMemory
+	}
+	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
+		opt.Probe.AllowAddr = AnyAddr
+	}
+	opt.Probe.defaults()
+	opt.Probe.Budget = NewBudget(opt.MaxMemory, opt.Probe.MaxBytes+1)
+	cands, src, err := opt.candidates()
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +152,9 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err := probeAll(ctx, opt, ts, todo, j, sum); err != nil {
 		return nil, err
 	}
-	if err := writeRelease(ctx, opt, cands, ts, j, sum); err != nil {
+	sum.MemoryPeak = opt.Probe.Budget.Peak()
+	rel := opt.release(start, src, sum)
+	if err := writeRelease(ctx, opt, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
 	if opt.Log != nil {
@@ -221,11 +247,15 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	// The journal's failure stops the probes at once, while the journal
+	// goroutine still drains what is in flight.
+	gctx, stopProbes := context.WithCancelCause(gctx)
+	defer stopProbes(nil)
 	work := make(chan int)
 	// One slot per worker: a worker's report never blocks, even after
 	// the scheduler has stopped.
 	done := make(chan string, opt.Concurrency)
-	results := make(chan *entry, opt.Concurrency)
+	results := make(chan probed, opt.Concurrency)
 	sched := newScheduler(ts, todo, opt.PerHost)
 	g.Go(func() error { sched.run(gctx, work, done); return nil })
 	var workers sync.WaitGroup
@@ -238,11 +268,13 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 				r := p.Probe(gctx, t.u)
 				done <- t.u.Host
 				if gctx.Err() != nil {
+					r.Release()
 					return nil
 				}
 				select {
-				case results <- newEntry(t, &r):
+				case results <- probed{newEntry(t, &r), &r}:
 				case <-gctx.Done():
+					r.Release()
 					return nil
 				}
 			}
@@ -251,20 +283,34 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 	}
 	go func() { workers.Wait(); close(results) }()
 	g.Go(func() error {
-		for e := range results {
-			if err := j.append(e); err != nil {
-				return err
+		var err error
+		for pr := range results {
+			// The bytes stay charged until they are on disk; after
+			// an error the rest are drained, so no worker waits.
+			if err == nil {
+				if err = j.append(pr.e); err != nil {
+					stopProbes(err)
+				}
 			}
-			sum.Probed++
-			bar.add(e.Server.Reachable)
+			pr.r.Release()
+			if err == nil {
+				sum.Probed++
+				bar.add(pr.e.Server.Reachable)
+			}
 		}
-		return nil
+		return err
 	})
 	err := g.Wait()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	return err
+}
+
+// probed is a finished probe on its way to the journal.
+type probed struct {
+	e *entry
+	r *Result
 }
 
 func newEntry(t *target, r *Result) *entry {
@@ -380,7 +426,7 @@ func (rf *releaseFile) abort() {
 
 // writeRelease is the ordered writer: the final files from the journal, in
 // candidate order, renamed into place together.
-func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []target, j *journal, sum *Summary) (err error) {
+func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []target, j *journal, sum *Summary, rel *report.Release) (err error) {
 	var files []*releaseFile
 	defer func() {
 		if err != nil {
@@ -439,12 +485,19 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 			}
 		} else {
 			sum.Unreachable++
+			if sum.UnreachableByKind == nil {
+				sum.UnreachableByKind = map[string]int{}
+			}
+			sum.UnreachableByKind[e.Server.ErrorKind]++
 		}
 	}
 	for _, c := range cands {
 		if _, err := candW.Write(append(c.Record, '\n')); err != nil {
 			return err
 		}
+	}
+	if err := writeReleaseJSON(opt.Out, rel, sum, &files); err != nil {
+		return err
 	}
 	sums := map[string]string{}
 	for _, f := range files {
@@ -481,4 +534,23 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 		}
 	}
 	return nil
+}
+
+// writeReleaseJSON adds release.json, with the final counts, to the files
+// of the release.
+func writeReleaseJSON(dir string, rel *report.Release, sum *Summary, files *[]*releaseFile) error {
+	rel.Finished = time.Now().UTC().Format(time.RFC3339)
+	rel.Counts.Reachable, rel.Counts.Unreachable, rel.Counts.Tools = sum.Reachable, sum.Unreachable, sum.Tools
+	if sum.UnreachableByKind != nil {
+		rel.Counts.UnreachableByKind = sum.UnreachableByKind
+	}
+	rf, err := createRelease(dir, report.ReleaseFile, false)
+	if err != nil {
+		return err
+	}
+	*files = append(*files, rf)
+	enc := json.NewEncoder(rf.w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(rel)
 }

@@ -41,7 +41,11 @@ var ClientInfo = mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.
 // initialize: the SDK client's own default (roots, with listChanged),
 // named here so that a release can say what servers were told. Servers
 // may list different tools to a client that declares roots.
-var ClientCapabilities = mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+var ClientCapabilities = func() mcp.ClientCapabilities {
+	c := mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	c.Roots.ListChanged = true // the field the SDK marshals
+	return c
+}()
 
 // Defaults of ProbeOptions.
 const (
