@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -231,6 +233,13 @@ func TestRunOnCrawl(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Candidates: fl.candidates, Out: out, Probe: fleetProbe}); err != nil {
 		t.Fatal(err)
 	}
+	checkRunCounts(t, out, fl.served, fl.reachable)
+}
+
+// checkRunCounts runs run on the release in out and holds its counts to
+// the tools served.
+func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reachable int) {
+	t.Helper()
 	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, SumsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +251,7 @@ func TestRunOnCrawl(t *testing.T) {
 	wantTools := 0
 	wantClass := map[string]report.Row{}
 	l := runner.NewLabeller()
-	for _, tools := range fl.served {
+	for _, tools := range served {
 		for _, tool := range tools {
 			wantTools++
 			err := l.Record(tool.served(t), func(tl *report.ToolLabels) error {
@@ -263,8 +272,8 @@ func TestRunOnCrawl(t *testing.T) {
 			}
 		}
 	}
-	if !rep.Verified || rep.Tools != int64(wantTools) || rep.Servers != int64(fl.reachable) {
-		t.Fatalf("run: verified %v, %d tools on %d servers; want %d on %d", rep.Verified, rep.Tools, rep.Servers, wantTools, fl.reachable)
+	if !rep.Verified || rep.Tools != int64(wantTools) || rep.Servers != int64(reachable) {
+		t.Fatalf("run: verified %v, %d tools on %d servers; want %d on %d", rep.Verified, rep.Tools, rep.Servers, wantTools, reachable)
 	}
 	nonzero := 0
 	for id, c := range rep.Classes {
@@ -279,6 +288,60 @@ func TestRunOnCrawl(t *testing.T) {
 	if nonzero < 3 {
 		t.Errorf("only %d classes seen: the served tools do not exercise the classifier", nonzero)
 	}
+}
+
+// TestRegistryCrawlThenRun: a registry of loopback servers, crawled, then
+// run on the release, counts exactly the tools of the servers the registry
+// lists as active, latest versions; the deleted server is never asked.
+func TestRegistryCrawlThenRun(t *testing.T) {
+	served := map[string][]testTool{}
+	var entries []map[string]any
+	for i := range 4 {
+		tools := genTools(4+i*5, "reg"+string(rune('a'+i)))
+		var u string
+		if i%2 == 0 {
+			u = streamableServer(t, tools, 3, true).URL + "/mcp"
+		} else {
+			u = sseServer(t, tools).URL + "/sse"
+		}
+		id, _, _ := Normalise(u)
+		served[id] = tools
+		typ := TransportStreamable
+		if i%2 == 1 {
+			typ = "old:" + TransportSSE
+		}
+		entries = append(entries, regEntry(fmt.Sprintf("io.test/s%d", i), "1.0.0", "active", true, "2025-01-01T00:00:00Z", remote(typ, u)))
+	}
+	var asked atomic.Int32
+	deleted := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
+	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(TransportStreamable, deleted.URL)))
+	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	sum, err := Run(context.Background(), Options{CandidateList: cands, Source: report.ReleaseSource{Registry: reg.URL}, Out: out, Probe: fleetProbe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Reachable != 4 || sum.Unreachable != 0 || asked.Load() != 0 {
+		t.Fatalf("%+v; the deleted server was asked %d times", sum, asked.Load())
+	}
+	rel, err := report.ReadRelease(out)
+	if err != nil || rel.Candidates != (report.ReleaseSource{Registry: reg.URL}) {
+		t.Errorf("release candidates %+v (%v)", rel, err)
+	}
+	kept, _ := os.ReadFile(filepath.Join(out, hashverify.CandidatesFile))
+	var want bytes.Buffer
+	for _, c := range cands {
+		want.Write(c.Record)
+		want.WriteByte('\n')
+	}
+	if !bytes.Equal(kept, want.Bytes()) {
+		t.Errorf("candidates_remotes.jsonl:\n%s\nwant\n%s", kept, want.Bytes())
+	}
+	checkRunCounts(t, out, served, 4)
 }
 
 // TestCrawlResume interrupts a crawl mid-way, reruns it, and checks that no

@@ -121,3 +121,70 @@ func TestCrawlThenRun(t *testing.T) {
 		t.Errorf("crawl without --candidates: exit %d\n%s", code, stderr)
 	}
 }
+
+// registryOf serves a one-page MCP Registry list naming the given remotes.
+func registryOf(t *testing.T, urls ...string) string {
+	var servers []string
+	for i, u := range urls {
+		servers = append(servers, fmt.Sprintf(`{"server":{"name":"io.test/s%d","description":"d","version":"1.0.%d","remotes":[{"type":"streamable-http","url":%q}]},`+
+			`"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`, i, i, u))
+	}
+	body := `{"servers":[` + strings.Join(servers, ",") + `],"metadata":{"count":` + fmt.Sprint(len(urls)) + `}}`
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v0.1/servers" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func TestCandidatesAndCrawlFromRegistry(t *testing.T) {
+	a, b := mcpServer(t, 5), mcpServer(t, 3)
+	reg := registryOf(t, a, b, a)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.jsonl")
+	_, stderr, code := run(t, "", "candidates", "--registry", reg, "--out", file)
+	if code != 0 {
+		t.Fatalf("candidates: exit %d\n%s", code, stderr)
+	}
+	got, _ := os.ReadFile(file)
+	want := fmt.Sprintf("{\"url\": %q, \"transport\": \"streamable-http\", \"registry\": %q, \"name\": \"io.test/s0\", \"version\": \"1.0.0\"}\n"+
+		"{\"url\": %q, \"transport\": \"streamable-http\", \"registry\": %q, \"name\": \"io.test/s1\", \"version\": \"1.0.1\"}\n", a, reg, b, reg)
+	if string(got) != want || !strings.Contains(stderr, "skipped 1: same normalised URL") {
+		t.Errorf("candidates file:\n%s\nwant\n%s\nstderr: %s", got, want, stderr)
+	}
+
+	out := filepath.Join(dir, "release")
+	_, stderr, code = run(t, "", "crawl", "--registry", reg, "--out", out, "--allow-private")
+	if code != 0 {
+		t.Fatalf("crawl --registry: exit %d\n%s", code, stderr)
+	}
+	rel, _ := os.ReadFile(filepath.Join(out, "release.json"))
+	if !strings.Contains(string(rel), `"registry": "`+reg+`"`) || !strings.Contains(string(rel), `"tools": 8`) || !strings.Contains(string(rel), `"allow_private": true`) {
+		t.Errorf("release.json:\n%s", rel)
+	}
+	cands, _ := os.ReadFile(filepath.Join(out, "candidates_remotes.jsonl"))
+	if string(cands) != want {
+		t.Errorf("the release's candidates_remotes.jsonl:\n%s", cands)
+	}
+
+	bad := filepath.Join(dir, "bad.jsonl")
+	_, stderr, code = run(t, "", "candidates", "--registry", reg+"/nothing-here", "--out", bad)
+	if _, err := os.Stat(bad); code != 1 || !strings.Contains(stderr, "HTTP 404") || err == nil {
+		t.Errorf("a registry answering 404: exit %d, file %v\n%s", code, err, stderr)
+	}
+	for _, args := range [][]string{
+		{"crawl", "--registry", reg, "--candidates", file, "--out", out},
+		{"crawl", "--out", out},
+		{"candidates", "--registry", reg, "--out", bad, "--updated-since", "yesterday"},
+		{"crawl", "--candidates", file, "--out", out, "--max-memory", "100", "--max-bytes", "1000"},
+	} {
+		if _, stderr, code := run(t, "", args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr)
+		}
+	}
+}
