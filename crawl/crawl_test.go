@@ -444,3 +444,38 @@ func TestCrawlResume(t *testing.T) {
 		}
 	}
 }
+
+// TestCrawlStripsUserinfo: a credential in a candidate URL appears in no
+// file of the release, in the journal, nor in the log.
+func TestCrawlStripsUserinfo(t *testing.T) {
+	good := streamableServer(t, genTools(2, "cred"), 0, true).URL
+	closed := closedURL(t)
+	cands := writeCandidates(t, []string{
+		`{"url": "` + strings.Replace(good, "http://", "http://user:s3cret@", 1) + `/mcp", "source": "x"}`,
+		strings.Replace(closed, "http://", "http://user:s3cret@", 1),
+		"http://u:s3cret@%zz/",
+		`{"url": "ftp://u:s3cret@example.org/"}`,
+	})
+	out := t.TempDir()
+	var log bytes.Buffer
+	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: fleetProbe, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Reachable != 1 || sum.Unreachable != 3 {
+		t.Errorf("%+v", sum)
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(out, e.Name()))
+		if strings.HasSuffix(e.Name(), ".gz") {
+			b = []byte(strings.Join(gunzipLines(t, b), "\n"))
+		}
+		if bytes.Contains(b, []byte("s3cret")) || bytes.Contains(b, []byte("user:")) {
+			t.Errorf("%s keeps the credential:\n%s", e.Name(), b)
+		}
+	}
+	if strings.Contains(log.String(), "s3cret") {
+		t.Errorf("the log keeps the credential: %s", log.String())
+	}
+}

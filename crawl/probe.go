@@ -82,20 +82,9 @@ type ProbeOptions struct {
 	Transport http.RoundTripper
 }
 
-// PublicAddr reports whether a is a public unicast address: not loopback,
-// private (RFC 1918, RFC 4193), link-local, CGNAT (RFC 6598), unspecified or
-// multicast. A crawl of public candidate lists must not become a way to
-// reach the crawling machine or its network.
-func PublicAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsGlobalUnicast() && !a.IsPrivate() && !cgnat.Contains(a)
-}
-
 // AnyAddr allows every address: for scanning a server on one's own machine
 // or network.
 func AnyAddr(netip.Addr) bool { return true }
-
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
 // errBlocked marks a connection refused by the address policy.
 var errBlocked = errors.New("address not allowed")
