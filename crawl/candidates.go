@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // Candidate is one line of a candidates list.
@@ -85,36 +86,14 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 	return out, nil
 }
 
-// WriteCandidates writes cands, one record a line, to file: under a
-// temporary name in the same folder, synced, then renamed, so that a
-// failure leaves no partial file.
-func WriteCandidates(file string, cands []Candidate) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(file), "."+filepath.Base(file)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := f.Chmod(0o644); err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
+// WriteCandidates writes cands, one record a line, to file atomically
+// (a temporary beside it, synced, renamed), so that a failure leaves no
+// partial file.
+func WriteCandidates(file string, cands []Candidate) error {
+	var b bytes.Buffer
 	for _, c := range cands {
-		w.Write(c.Record)
-		w.WriteByte('\n')
+		b.Write(c.Record)
+		b.WriteByte('\n')
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), file)
+	return outset.WriteFile(file, b.Bytes(), 0o666)
 }

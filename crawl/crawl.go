@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
@@ -131,9 +132,13 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	ts := targets(cands)
-	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+	// The set's lock is the crawl's: a second crawl on the same folder
+	// would corrupt the journal, so it stops at once, naming this one.
+	set, err := outset.Open(opt.Out)
+	if err != nil {
 		return nil, err
 	}
+	defer set.Close()
 	j, err := openJournal(filepath.Join(opt.Out, JournalFile))
 	if err != nil {
 		return nil, err
@@ -154,7 +159,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	}
 	sum.MemoryPeak = opt.Probe.Budget.Peak()
 	rel := opt.release(start, src, sum)
-	if err := writeRelease(ctx, opt, cands, ts, j, sum, rel); err != nil {
+	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
 	if opt.Log != nil {
@@ -375,25 +380,22 @@ func (b *bar) finish() {
 	}
 }
 
-// releaseFile is one final file being written under a temporary name.
+// releaseFile is one final file of the release, written under a
+// temporary name of the set.
 type releaseFile struct {
 	name string
-	tmp  *os.File
+	f    *os.File
 	sum  hash.Hash
 	gz   *gzip.Writer
 	w    io.Writer
 }
 
-func createRelease(dir, name string, compress bool) (*releaseFile, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+func createRelease(set *outset.Set, name string, compress bool) (*releaseFile, error) {
+	f, err := set.Create(name)
 	if err != nil {
 		return nil, err
 	}
-	rf := &releaseFile{name: name, tmp: f, sum: sha256.New()}
-	if err := f.Chmod(0o644); err != nil {
-		rf.abort()
-		return nil, err
-	}
+	rf := &releaseFile{name: name, f: f, sum: sha256.New()}
 	rf.w = io.MultiWriter(f, rf.sum)
 	if compress {
 		// The zero header has no name and no mtime: the same records
@@ -404,42 +406,28 @@ func createRelease(dir, name string, compress bool) (*releaseFile, error) {
 	return rf, nil
 }
 
+// finish ends the file's stream and returns its SHA-256; the set's commit
+// syncs and renames it.
 func (rf *releaseFile) finish() (string, error) {
 	if rf.gz != nil {
 		if err := rf.gz.Close(); err != nil {
 			return "", err
 		}
 	}
-	if err := rf.tmp.Sync(); err != nil {
-		return "", err
-	}
-	if err := rf.tmp.Close(); err != nil {
-		return "", err
-	}
 	return hex.EncodeToString(rf.sum.Sum(nil)), nil
 }
 
-func (rf *releaseFile) abort() {
-	rf.tmp.Close()
-	os.Remove(rf.tmp.Name())
-}
-
 // writeRelease is the ordered writer: the final files from the journal, in
-// candidate order, renamed into place together.
-func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []target, j *journal, sum *Summary, rel *report.Release) (err error) {
+// candidate order, committed as one set: a crash at any instant leaves the
+// previous release or this one, never a mix. On error the caller's Close of
+// the set removes the temporaries.
+func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *report.Release) error {
 	var files []*releaseFile
-	defer func() {
-		if err != nil {
-			for _, f := range files {
-				f.abort()
-			}
-		}
-	}()
 	for _, f := range []struct {
 		name     string
 		compress bool
 	}{{hashverify.ToolsFile, true}, {hashverify.ServersFile, true}, {hashverify.CandidatesFile, false}} {
-		rf, err := createRelease(opt.Out, f.name, f.compress)
+		rf, err := createRelease(set, f.name, f.compress)
 		if err != nil {
 			return err
 		}
@@ -458,6 +446,7 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 		t := &ts[i]
 		var e *entry
 		if s, ok := j.done[t.id]; ok {
+			var err error
 			if e, err = j.read(s); err != nil {
 				return err
 			}
@@ -496,7 +485,7 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 			return err
 		}
 	}
-	if err := writeReleaseJSON(opt.Out, rel, sum, &files); err != nil {
+	if err := writeReleaseJSON(set, rel, sum, &files); err != nil {
 		return err
 	}
 	sums := map[string]string{}
@@ -512,7 +501,7 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	mf, err := createRelease(opt.Out, SumsFile, false)
+	mf, err := createRelease(set, SumsFile, false)
 	if err != nil {
 		return err
 	}
@@ -528,23 +517,21 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	for _, f := range files {
-		if err := os.Rename(f.tmp.Name(), filepath.Join(opt.Out, f.name)); err != nil {
-			return errors.Join(err, errors.New("crawl: the release is incomplete; rerun to write it again"))
-		}
+	if err := set.Commit(); err != nil {
+		return errors.Join(err, errors.New("crawl: the release is incomplete; rerun with the same --out to complete it"))
 	}
 	return nil
 }
 
 // writeReleaseJSON adds release.json, with the final counts, to the files
 // of the release.
-func writeReleaseJSON(dir string, rel *report.Release, sum *Summary, files *[]*releaseFile) error {
+func writeReleaseJSON(set *outset.Set, rel *report.Release, sum *Summary, files *[]*releaseFile) error {
 	rel.Finished = time.Now().UTC().Format(time.RFC3339)
 	rel.Counts.Reachable, rel.Counts.Unreachable, rel.Counts.Tools = sum.Reachable, sum.Unreachable, sum.Tools
 	if sum.UnreachableByKind != nil {
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
-	rf, err := createRelease(dir, report.ReleaseFile, false)
+	rf, err := createRelease(set, report.ReleaseFile, false)
 	if err != nil {
 		return err
 	}

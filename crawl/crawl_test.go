@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
@@ -478,5 +479,30 @@ func TestCrawlStripsUserinfo(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "s3cret") {
 		t.Errorf("the log keeps the credential: %s", log.String())
+	}
+}
+
+// TestCrawlOneWriter: a second crawl on a folder being written stops at
+// once, naming the first, and leaves its journal alone.
+func TestCrawlOneWriter(t *testing.T) {
+	fl := newFleet(t, 1)
+	out := t.TempDir()
+	first, err := outset.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(out, JournalFile)
+	os.WriteFile(journal, []byte(`{"server":{"server_id":"http://a/","url":"http://a/","reachable":false,"tool_count":0}}`+"\n"), 0o644)
+	_, err = Run(context.Background(), crawlOpts(fl, out, 2))
+	var le *outset.LockedError
+	if !errors.As(err, &le) || le.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second writer: %v, want a LockedError naming pid %d", err, os.Getpid())
+	}
+	if b, _ := os.ReadFile(journal); !bytes.HasSuffix(b, []byte("}}\n")) || bytes.Count(b, []byte("\n")) != 1 {
+		t.Errorf("the journal was touched: %q", b)
+	}
+	first.Close()
+	if _, err := Run(context.Background(), crawlOpts(fl, out, 2)); err != nil {
+		t.Fatalf("after the first writer closed: %v", err)
 	}
 }
