@@ -246,10 +246,22 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := runner.Run(context.Background(), runner.Options{Data: out, Out: t.TempDir(), Manifest: m, ManifestName: SumsFile})
+	repDir := t.TempDir()
+	rep, err := runner.Run(context.Background(), runner.Options{Data: out, Out: repDir, Manifest: m, ManifestName: SumsFile})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		// The report shows the release's provenance, in every form.
+		if rep.Release == nil || rep.Release.Counts.Tools != int(rep.Tools) || rep.Release.Counts.Reachable != reachable {
+			t.Errorf("report.json release block %+v", rep.Release)
+		}
+		md, _ := os.ReadFile(filepath.Join(repDir, "report.md"))
+		html, _ := os.ReadFile(filepath.Join(repDir, "report.html"))
+		if !bytes.Contains(md, []byte("## Crawl release")) || !bytes.Contains(html, []byte(`<table id="release">`)) {
+			t.Errorf("report.md or report.html lacks the crawl release section")
+		}
+	}()
 	wantTools := 0
 	wantClass := map[string]report.Row{}
 	l := label.NewLabeller()

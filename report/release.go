@@ -1,9 +1,12 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -85,21 +88,31 @@ type ReleaseCounts struct {
 }
 
 // ReadRelease reads dir's release.json; a folder without one (the frozen
-// snapshot, say) gives nil and no error.
+// snapshot, say), or data that is not a folder, gives nil and no error.
 func ReadRelease(dir string) (*Release, error) {
+	r, _, err := ReadReleaseBytes(dir)
+	return r, err
+}
+
+// ReadReleaseBytes is ReadRelease that also returns the file's bytes, for
+// a reader that checks them against a manifest.
+func ReadReleaseBytes(dir string) (*Release, []byte, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, nil, nil
+	}
 	name := filepath.Join(dir, ReleaseFile)
 	b, err := os.ReadFile(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var r Release
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a release.json: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: not a release.json: %w", name, err)
 	}
-	return &r, nil
+	return &r, b, nil
 }
 
 // OptionsDiffer names the crawl options, and the client declarations,
@@ -125,3 +138,88 @@ func OptionsDiffer(a, b *Release) []string {
 	sort.Strings(out)
 	return out
 }
+
+// writeReleaseMarkdown writes the section on the crawl that made the data,
+// when the data folder had a release.json.
+func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
+	rel := r.Release
+	if rel == nil {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
+	p("\n## Crawl release\n\nThe data folder is a crawl release; its `release.json` says how it was made.\n\n")
+	p("- Crawled by %s %s", rel.Tool.Name, rel.Tool.Version)
+	if rel.Tool.Revision != "" {
+		p(" (revision `%s`%s)", rel.Tool.Revision, map[bool]string{true: ", modified", false: ""}[rel.Tool.Modified])
+	}
+	p(", from %s to %s (UTC).\n", rel.Started, rel.Finished)
+	if c := rel.Candidates; c.Registry != "" {
+		p("- Candidates: the MCP Registry at `%s`", c.Registry)
+		if c.UpdatedSince != "" {
+			p(", servers updated since %s", c.UpdatedSince)
+		}
+		p(".\n")
+	} else {
+		p("- Candidates: `%s` (SHA-256 `%s`).\n", c.File, c.SHA256)
+	}
+	o := rel.Options
+	p("- Options: concurrency %d, %d per host, timeout %s, at most %d tools, %d bytes and %d pages per server, %d bytes in flight, private addresses %s.\n",
+		o.Concurrency, o.PerHost, o.Timeout, o.MaxTools, o.MaxBytes, o.MaxPages, o.MaxMemory, map[bool]string{true: "allowed", false: "refused"}[o.AllowPrivate])
+	p("- Client: protocol %s, clientInfo `%s`, capabilities `%s`.\n", rel.Client.ProtocolVersion, compactRaw(rel.Client.ClientInfo), compactRaw(rel.Client.Capabilities))
+	n := rel.Counts
+	p("- Counts: %d candidates, %d servers: %d reachable with %d tools, %d unreachable", n.Candidates, n.Servers, n.Reachable, n.Tools, n.Unreachable)
+	if len(n.UnreachableByKind) > 0 {
+		p(" (")
+		for i, k := range sortedKeys(n.UnreachableByKind) {
+			if i > 0 {
+				p(", ")
+			}
+			p("%s %d", k, n.UnreachableByKind[k])
+		}
+		p(")")
+	}
+	p(".\n")
+}
+
+func compactRaw(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// KindCounts are the unreachable counts in error_kind order, for the page.
+func (c ReleaseCounts) KindCounts() []KindCount {
+	out := make([]KindCount, 0, len(c.UnreachableByKind))
+	for _, k := range sortedKeys(c.UnreachableByKind) {
+		out = append(out, KindCount{k, c.UnreachableByKind[k]})
+	}
+	return out
+}
+
+// KindCount is one error_kind and its count.
+type KindCount struct {
+	Kind  string
+	Count int
+}
+
+func init() {
+	htmlTemplate.Funcs(template.FuncMap{"compactRaw": compactRaw})
+	template.Must(htmlTemplate.New("release").Parse(releaseHTML))
+}
+
+// releaseHTML is the page's section on the crawl release, after the inputs.
+const releaseHTML = `{{with .R.Release}}<h2>Crawl release</h2>
+<p>The data folder is a crawl release; its <code>release.json</code> says how it was made.</p>
+<table id="release">
+<tbody>
+<tr><th>Crawled by</th><td>{{.Tool.Name}} {{.Tool.Version}}{{if .Tool.Revision}} (revision <code>{{.Tool.Revision}}</code>{{if .Tool.Modified}}, modified{{end}}){{end}}</td></tr>
+<tr><th>Time (UTC)</th><td>{{.Started}} to {{.Finished}}</td></tr>
+<tr><th>Candidates</th><td>{{if .Candidates.Registry}}MCP Registry <code>{{.Candidates.Registry}}</code>{{if .Candidates.UpdatedSince}}, updated since {{.Candidates.UpdatedSince}}{{end}}{{else}}<code>{{.Candidates.File}}</code>, SHA-256 <code class="hash">{{.Candidates.SHA256}}</code>{{end}}</td></tr>
+<tr><th>Options</th><td>concurrency {{.Options.Concurrency}}, {{.Options.PerHost}} per host, timeout {{.Options.Timeout}}, at most {{.Options.MaxTools}} tools, {{num .Options.MaxBytes}} bytes and {{.Options.MaxPages}} pages per server, {{num .Options.MaxMemory}} bytes in flight, private addresses {{if .Options.AllowPrivate}}allowed{{else}}refused{{end}}</td></tr>
+<tr><th>Client</th><td>protocol {{.Client.ProtocolVersion}}, clientInfo <code>{{compactRaw .Client.ClientInfo}}</code>, capabilities <code>{{compactRaw .Client.Capabilities}}</code></td></tr>
+<tr><th>Counts</th><td>{{.Counts.Candidates}} candidates, {{.Counts.Servers}} servers: {{.Counts.Reachable}} reachable with {{.Counts.Tools}} tools, {{.Counts.Unreachable}} unreachable{{with .Counts.KindCounts}} ({{range $i, $k := .}}{{if $i}}, {{end}}{{$k.Kind}} {{$k.Count}}{{end}}){{end}}</td></tr>
+</tbody>
+</table>
+{{end}}`
