@@ -22,8 +22,9 @@ const ReleaseFile = "release.json"
 type Release struct {
 	// Tool is the crawler's version and VCS revision.
 	Tool ReleaseTool `json:"tool"`
-	// Started and Finished are the crawl's start and end, UTC, RFC 3339.
-	// A resumed crawl keeps the start of its first run.
+	// Started and Finished are the start and end, UTC, RFC 3339, of the
+	// crawl run that wrote the release (for a resumed crawl, the last run;
+	// servers journalled by earlier runs were probed before Started).
 	Started  string `json:"started"`
 	Finished string `json:"finished"`
 	// Options are the crawl's bounds.
