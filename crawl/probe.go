@@ -37,15 +37,13 @@ const RequestedVersion = "2025-06-18"
 // ClientInfo is the clientInfo the crawl declares in initialize.
 var ClientInfo = mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}
 
-// ClientCapabilities are the capabilities the crawl declares in
-// initialize: the SDK client's own default (roots, with listChanged),
-// named here so that a release can say what servers were told. Servers
-// may list different tools to a client that declares roots.
-var ClientCapabilities = func() mcp.ClientCapabilities {
-	c := mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
-	c.Roots.ListChanged = true // the field the SDK marshals
-	return c
-}()
+// newClient is the crawl's MCP client. Its capabilities are the SDK's
+// defaults (roots, with listChanged); release.json records them as sent
+// (see Declared), since servers may list other tools to a client that
+// declares roots.
+func newClient() *mcp.Client {
+	return mcp.NewClient(&ClientInfo, nil)
+}
 
 // Defaults of ProbeOptions.
 const (
@@ -276,8 +274,7 @@ func (p *Prober) maxEventSize() int {
 func (p *Prober) session(ctx context.Context, hs *httpState, t mcp.Transport, transport string) Result {
 	r := Result{Transport: transport, mem: hs.mem}
 	capt := &capture{hs: hs}
-	caps := ClientCapabilities
-	client := mcp.NewClient(&ClientInfo, &mcp.ClientOptions{Capabilities: &caps})
+	client := newClient()
 	cs, err := client.Connect(ctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
 	if err != nil {
 		return p.fail(ctx, hs, r, "initialize", err)

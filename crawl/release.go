@@ -2,12 +2,14 @@ package crawl
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
@@ -35,13 +37,7 @@ func (opt *Options) candidates() ([]Candidate, report.ReleaseSource, error) {
 // release is the crawl's release.json.
 func (opt *Options) release(start time.Time, src report.ReleaseSource, sum *Summary) *report.Release {
 	bi := buildinfo.Read()
-	// As initialize carries them on the wire.
-	params, _ := json.Marshal(&mcp.InitializeParams{ProtocolVersion: RequestedVersion, ClientInfo: &ClientInfo, Capabilities: &ClientCapabilities})
-	var sent struct {
-		ClientInfo   json.RawMessage `json:"clientInfo"`
-		Capabilities json.RawMessage `json:"capabilities"`
-	}
-	_ = json.Unmarshal(params, &sent)
+	sent, _ := Declared(context.Background()) // an in-memory exchange; it does not fail
 	info, caps := sent.ClientInfo, sent.Capabilities
 	byKind := sum.UnreachableByKind
 	if byKind == nil {
@@ -59,4 +55,58 @@ func (opt *Options) release(start time.Time, src report.ReleaseSource, sum *Summ
 		Candidates: src,
 		Counts:     report.ReleaseCounts{Candidates: sum.Candidates, Servers: sum.Servers, UnreachableByKind: byKind},
 	}
+}
+
+// InitializeSent is what the crawl's client sends in initialize.
+type InitializeSent struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	ClientInfo      json.RawMessage `json:"clientInfo"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+}
+
+// Declared returns the initialize parameters the crawl's client sends,
+// taken off the wire of a handshake with an in-memory server: the SDK
+// decides part of them, so they are read, not restated.
+func Declared(ctx context.Context) (InitializeSent, error) {
+	var sent InitializeSent
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mcp.NewServer(&mcp.Implementation{Name: "declared", Version: "0"}, nil).Connect(ctx, st, nil)
+	if err != nil {
+		return sent, err
+	}
+	defer ss.Close()
+	rec := &recordTransport{inner: ct}
+	cs, err := newClient().Connect(ctx, rec, &mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
+	if err != nil {
+		return sent, err
+	}
+	cs.Close()
+	err = json.Unmarshal(rec.params, &sent)
+	return sent, err
+}
+
+// recordTransport keeps the params of the initialize request written.
+type recordTransport struct {
+	inner  mcp.Transport
+	params json.RawMessage
+}
+
+func (t *recordTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &recordConn{Connection: c, t: t}, nil
+}
+
+type recordConn struct {
+	mcp.Connection
+	t *recordTransport
+}
+
+func (c *recordConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+		c.t.params = append(json.RawMessage(nil), req.Params...)
+	}
+	return c.Connection.Write(ctx, msg)
 }

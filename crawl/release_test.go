@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -91,4 +93,41 @@ func compactJSON(b []byte) string {
 	var out bytes.Buffer
 	json.Compact(&out, b)
 	return out.String()
+}
+
+// TestDeclaredMatchesWire: what release.json says the client declared is
+// what a server receives in initialize.
+func TestDeclaredMatchesWire(t *testing.T) {
+	h := mcpHandler(newSDKServer(genTools(1, "w"), 0))
+	got := make(chan []byte, 1)
+	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) == nil && msg.Method == "initialize" {
+			select {
+			case got <- msg.Params:
+			default:
+			}
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
+	}))
+	if r := probeOnce(t, ProbeOptions{}, ts.URL); !r.Reachable {
+		t.Fatalf("%s: %s", r.ErrorKind, r.Error)
+	}
+	var wire InitializeSent
+	if err := json.Unmarshal(<-got, &wire); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Declared(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wire.ProtocolVersion != RequestedVersion || compactJSON(wire.ClientInfo) != compactJSON(d.ClientInfo) ||
+		compactJSON(wire.Capabilities) != compactJSON(d.Capabilities) || len(d.Capabilities) == 0 {
+		t.Errorf("on the wire %s %s %s; declared %s %s", wire.ProtocolVersion, wire.ClientInfo, wire.Capabilities, d.ClientInfo, d.Capabilities)
+	}
 }
