@@ -270,3 +270,33 @@ for line in sys.stdin:
 		}
 	}
 }
+
+// FuzzReplaceInvalidUTF8: the result is valid UTF-8, valid input comes back
+// unchanged, and every valid sequence of the input survives in order.
+func FuzzReplaceInvalidUTF8(f *testing.F) {
+	for _, s := range []string{"A\xff\xfeB\xe2\x82C", "", "plain", "\xf0\x90\x80", "\xed\xa0\x80x"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := ReplaceInvalidUTF8(b)
+		if !utf8.Valid(got) {
+			t.Fatalf("%q -> %q: not valid", b, got)
+		}
+		if utf8.Valid(b) && string(got) != string(b) {
+			t.Fatalf("valid %q changed to %q", b, got)
+		}
+		// Dropping the replacements from the output and the invalid
+		// bytes from the input leaves the same text.
+		var kept []rune
+		for i := 0; i < len(b); {
+			r, n := utf8.DecodeRune(b[i:])
+			if r != utf8.RuneError || n > 1 {
+				kept = append(kept, r)
+			}
+			i += n
+		}
+		if want := strings.ReplaceAll(string(kept), "\uFFFD", ""); strings.ReplaceAll(string(got), "\uFFFD", "") != want {
+			t.Fatalf("%q -> %q: valid text changed", b, got)
+		}
+	})
+}
