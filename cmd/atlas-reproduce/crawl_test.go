@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // mcpServer serves n tools over Streamable HTTP on loopback.
@@ -186,5 +188,25 @@ func TestCandidatesAndCrawlFromRegistry(t *testing.T) {
 		if _, stderr, code := run(t, "", args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr)
 		}
+	}
+}
+
+// TestCrawlSecondWriter: a crawl on a folder another process is writing
+// exits 1 at once, naming that process.
+func TestCrawlSecondWriter(t *testing.T) {
+	out := t.TempDir()
+	held, err := outset.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cands := filepath.Join(t.TempDir(), "c.txt")
+	os.WriteFile(cands, []byte(mcpServer(t, 2)+"\n"), 0o644)
+	_, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", out, "--allow-private")
+	if code != 1 || !strings.Contains(stderr, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("exit %d, want 1 naming pid %d:\n%s", code, os.Getpid(), stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "crawl.journal.jsonl")); err == nil {
+		t.Error("the second writer created a journal")
 	}
 }
