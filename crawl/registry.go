@@ -20,21 +20,26 @@ import (
 
 // Defaults of RegistryOptions.
 const (
-	DefaultRegistryTimeout  = 60 * time.Second
-	DefaultRegistryPages    = 1000
-	DefaultRegistryRetries  = 5
-	DefaultRegistryMaxWait  = 2 * time.Minute
-	registryPageLimit       = 100
-	maxRegistryPageBytes    = 64 << 20
-	officialMetaKey         = "io.modelcontextprotocol.registry/official"
-	registryListPath        = "/v0.1/servers"
-	registryStatusActive    = "active"
-	skipTemplated           = "templated URL with a variable that has no default"
-	skipTransport           = "remote transport neither streamable-http nor sse"
-	skipNotHTTP             = "not an http(s) URL"
-	skipDuplicate           = "same normalised URL as an earlier remote"
-	skipStatusPrefix        = "status "
-	skipNoRemotes           = "no remotes (packages only)"
+	DefaultRegistryTimeout = 60 * time.Second
+	DefaultRegistryPages   = 1000
+	DefaultRegistryRetries = 5
+	DefaultRegistryMaxWait = 2 * time.Minute
+)
+
+const (
+	registryPageLimit    = 100
+	maxRegistryPageBytes = 64 << 20
+	officialMetaKey      = "io.modelcontextprotocol.registry/official"
+	registryListPath     = "/v0.1/servers"
+	registryStatusActive = "active"
+	skipTemplated        = "templated URL with a variable that has no default"
+	skipTransport        = "remote transport neither streamable-http nor sse"
+	skipNotHTTP          = "not an http(s) URL"
+	skipDuplicate        = "same normalised URL as an earlier remote"
+	skipStatusPrefix     = "status "
+	skipNoRemotes        = "no remotes (packages only)"
+	// defaultRetryAfterNoHint is the pause after a 429 or 503 that gives
+	// no usable Retry-After.
 	defaultRetryAfterNoHint = 5 * time.Second
 )
 
