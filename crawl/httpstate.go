@@ -127,7 +127,7 @@ func (hs *httpState) RoundTrip(req *http.Request) (*http.Response, error) {
 	body := &countedBody{rc: resp.Body, hs: hs, done: func() { stop(); cancel() }}
 	resp.Body = body
 	if resp.StatusCode/100 == 2 && isJSON(resp.Header.Get("Content-Type")) {
-		if err := body.checkJSON(req.Method); err != nil {
+		if err := body.checkJSON(req.Method, resp.ContentLength); err != nil {
 			resp.Body.Close()
 			return nil, err
 		}
@@ -253,8 +253,11 @@ func (hs *httpState) overBytes() error {
 // checkJSON reads a JSON body ahead and checks its syntax, so that a body
 // that is not JSON is named so here: the SDK reports its own decoding
 // failure only as text.
-func (b *countedBody) checkJSON(method string) error {
+func (b *countedBody) checkJSON(method string, contentLength int64) error {
 	var all bytes.Buffer
+	if contentLength > 0 && contentLength <= b.hs.p.opt.MaxBytes {
+		all.Grow(int(contentLength)) // one allocation, not a doubling series
+	}
 	chunk := make([]byte, readChunk)
 	for {
 		n, err := b.read(chunk)

@@ -514,7 +514,9 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.capt.hs.setProtocolVersion(v.ProtocolVersion)
 		}
 	case "tools/list":
-		c.capt.page = append(json.RawMessage(nil), resp.Result...)
+		// The session sees an empty page in its place, so the decoded
+		// bytes can be kept without a copy.
+		c.capt.page = resp.Result
 		resp.Result = emptyPage
 	}
 	return msg, err
