@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -91,8 +92,21 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 	}
 	cands := filepath.Join(b.TempDir(), "c.txt")
 	os.WriteFile(cands, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	for _, budget := range []int64{DefaultMaxMemory, 24 << 20} {
-		b.Run(fmt.Sprintf("budget=%dMiB", budget>>20), func(b *testing.B) {
+	for _, c := range []struct {
+		budget int64
+		soft   bool
+	}{{DefaultMaxMemory, false}, {24 << 20, false}, {24 << 20, true}} {
+		budget := c.budget
+		name := fmt.Sprintf("budget=%dMiB", budget>>20)
+		if c.soft {
+			name += ",soft-limit"
+		}
+		b.Run(name, func(b *testing.B) {
+			if c.soft {
+				// What crawl sets: the runtime's soft limit at
+				// SoftLimitFactor times the budget.
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(SoftLimitFactor * budget))
+			}
 			var counted, heap float64
 			for b.Loop() {
 				runtime.GC()

@@ -9,6 +9,14 @@ import (
 // probes in flight together.
 const DefaultMaxMemory = 1 << 30
 
+// SoftLimitFactor is how far past the budget a crawling process's heap
+// may grow before the garbage collector works harder: while an answer is
+// decoded its bytes exist in a few copies (read-ahead, the SDK's read and
+// decoding, the parsed page, the compacted tools), and the collector lets
+// the heap reach twice what is live. A command that crawls sets the Go
+// runtime's soft memory limit to this many times the budget (BENCH.md).
+const SoftLimitFactor = 4
+
 // Budget holds the response bytes of all probes in flight to one limit: a
 // semaphore weighted by bytes, taken as they are read and given back when
 // the probe's result is written out. Per-server caps alone let 32 servers

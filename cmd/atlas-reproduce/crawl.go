@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -50,7 +52,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private and link-local addresses (refused by default: a public candidate list must not reach into the crawling machine's network)")
-	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits")
+	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
 	var pf probeFlags
 	pf.register(fs)
 	var rf registryFlags
@@ -70,6 +72,11 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if *maxMemory <= po.MaxBytes {
 		return usageError{"--max-memory must be more than --max-bytes: one server must always be able to finish"}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The budget counts the bytes read; their copies while answers
+		// are decoded are held near it by the runtime's soft limit.
+		debug.SetMemoryLimit(crawl.SoftLimitFactor * *maxMemory)
 	}
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
 		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
