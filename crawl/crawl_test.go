@@ -335,7 +335,11 @@ func TestRegistryCrawlThenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	sum, err := Run(context.Background(), Options{CandidateList: cands, Source: report.ReleaseSource{Registry: reg.URL}, Out: out, Probe: fleetProbe})
+	// No server here hangs: a long deadline keeps a loaded machine from
+	// turning a slow answer into a timeout.
+	probe := fleetProbe
+	probe.Timeout = 30 * time.Second
+	sum, err := Run(context.Background(), Options{CandidateList: cands, Source: report.ReleaseSource{Registry: reg.URL}, Out: out, Probe: probe})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -472,7 +476,9 @@ func TestCrawlStripsUserinfo(t *testing.T) {
 	})
 	out := t.TempDir()
 	var log bytes.Buffer
-	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: fleetProbe, Log: &log})
+	probe := fleetProbe
+	probe.Timeout = 30 * time.Second // no server here hangs
+	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: probe, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
