@@ -371,27 +371,62 @@ func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err e
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, "", probeErrf(KindProtocol, "", "result is not an object: %w", err)
 	}
-	var list []json.RawMessage
-	if t, ok := res["tools"]; !ok || bytes.Equal(t, []byte("null")) {
+	t, ok := res["tools"]
+	if !ok || bytes.Equal(t, []byte("null")) {
 		return nil, "", probeErrf(KindProtocol, "", "result has no \"tools\" list")
-	} else if err := json.Unmarshal(t, &list); err != nil {
-		return nil, "", probeErrf(KindProtocol, "", "\"tools\" is not a list")
 	}
 	if c, ok := res["nextCursor"]; ok && !bytes.Equal(c, []byte("null")) {
 		if err := json.Unmarshal(c, &next); err != nil {
 			return nil, "", probeErrf(KindProtocol, "", "\"nextCursor\" is not a string")
 		}
 	}
-	tools = make([]json.RawMessage, len(list))
-	for i, t := range list {
-		var b bytes.Buffer
-		if err := json.Compact(&b, t); err != nil {
-			return nil, "", probeErr(KindInvalidJSON, "", err)
-		}
-		tools[i] = ReplaceInvalidUTF8(b.Bytes())
+	// One compacted copy of the list, split in place: a large answer
+	// is not copied once more per tool.
+	var b bytes.Buffer
+	b.Grow(len(t))
+	if err := json.Compact(&b, t); err != nil {
+		return nil, "", probeErr(KindInvalidJSON, "", err)
 	}
-	return tools, next, nil
+	list := ReplaceInvalidUTF8(b.Bytes())
+	if len(list) == 0 || list[0] != '[' {
+		return nil, "", probeErrf(KindProtocol, "", "\"tools\" is not a list")
+	}
+	return splitArray(list), next, nil
 }
+
+// splitArray returns the elements of a compact, valid JSON array as
+// subslices of it.
+func splitArray(a []byte) []json.RawMessage {
+	out := []json.RawMessage{}
+	depth, start, inString, escaped := 0, 1, false, false
+	for i, c := range a {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+			if depth == 0 && i > start {
+				out = append(out, a[start:i:i])
+			}
+		case c == ',' && depth == 1:
+			out = append(out, a[start:i:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
 
 // AppendToolsRecord appends the server_tools.jsonl.gz line of a server:
 // {"server_id": id, "tools": [tool, ...]} and a newline.

@@ -271,3 +271,28 @@ func TestPublicAddr(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitArray(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{`[]`, nil},
+		{`[1]`, []string{`1`}},
+		{`[{"a":[1,2]},"x,]",[[]],{"b":"\"]}"}]`, []string{`{"a":[1,2]}`, `"x,]"`, `[[]]`, `{"b":"\"]}"}`}},
+		{`[{},{}]`, []string{`{}`, `{}`}},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got := splitArray([]byte(c.in))
+			if len(got) != len(c.want) {
+				t.Fatalf("%q, want %q", got, c.want)
+			}
+			for i := range got {
+				if string(got[i]) != c.want[i] {
+					t.Errorf("element %d: %s, want %s", i, got[i], c.want[i])
+				}
+			}
+		})
+	}
+}
