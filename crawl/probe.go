@@ -427,7 +427,6 @@ func splitArray(a []byte) []json.RawMessage {
 	return out
 }
 
-
 // AppendToolsRecord appends the server_tools.jsonl.gz line of a server:
 // {"server_id": id, "tools": [tool, ...]} and a newline.
 func AppendToolsRecord(b []byte, id string, tools []json.RawMessage) []byte {
