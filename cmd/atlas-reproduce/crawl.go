@@ -51,7 +51,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
-	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private and link-local addresses (refused by default: a public candidate list must not reach into the crawling machine's network)")
+	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
 	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
 	var pf probeFlags
 	pf.register(fs)
