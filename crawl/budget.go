@@ -89,10 +89,14 @@ func (a *account) acquire(ctx context.Context, n int64) (fromReserve bool, err e
 		default:
 			wake := b.wake
 			b.mu.Unlock()
+			// The wait is the crawl's: the probe's deadline stands still.
+			resume := pauseDeadline(ctx)
 			select {
 			case <-wake:
+				resume()
 				continue
 			case <-ctx.Done():
+				resume()
 				return false, context.Cause(ctx)
 			}
 		}

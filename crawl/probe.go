@@ -215,7 +215,9 @@ func isSSEURL(u *url.URL) bool {
 // Result.Release.
 func (p *Prober) Probe(ctx context.Context, u *url.URL) (r Result) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, p.opt.Timeout)
+	// The deadline stands still while the probe waits for the memory
+	// budget (see Budget): only the server's time counts.
+	ctx, cancel := withProbeDeadline(ctx, p.opt.Timeout)
 	defer cancel()
 	defer func() {
 		// Hostile input must not take the crawl down, even through a
@@ -339,7 +341,7 @@ func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, stage string
 	}
 	var we *jsonrpc.Error
 	switch hf := hs.failure.Load(); {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case deadlinePassed(ctx):
 		// Only the stage is kept: the wrapped text depends on which
 		// goroutine saw the end first, and the record must not.
 		r.ErrorKind, r.Error = KindTimeout, fmt.Sprintf("no complete answer within %v (during %s)", p.opt.Timeout, stage)
