@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./label -run '^$$' -fuzz '^FuzzClassifyBody$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report.
 demo: build

@@ -139,6 +139,8 @@ type Report struct {
 	// the run did not compute them.
 	Sensitivity *Sensitivity `json:"sensitivity,omitempty"`
 	Skipped     Skipped      `json:"skipped_lines"`
+	// Release is the data folder's release.json, for a crawl release.
+	Release *Release `json:"release,omitempty"`
 	// ClassOrder is the published table's row order, for readers of the
 	// JSON that want to lay the classes out as the spec does.
 	ClassOrder []string `json:"class_order"`

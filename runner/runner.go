@@ -167,6 +167,9 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 
 	r := buildReport(main, inputs, verified, manifestName, !opt.NoVerify && manifest.IsPinned())
+	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
+		return nil, err
+	}
 	for _, w := range []struct {
 		name  string
 		write func(io.Writer) error
