@@ -1,0 +1,163 @@
+package proxy
+
+import (
+	"container/list"
+	"crypto/sha256"
+	"errors"
+	"sync"
+
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/runner"
+)
+
+// labelEntry is what the proxy keeps of one labelled tool definition.
+type labelEntry struct {
+	// name is the tool's name ("" when it has none).
+	name string
+	// classes are the tool's gg: classes, for the policy.
+	classes []string
+	// meta is the JSON object spliced into the tool's _meta.
+	meta []byte
+}
+
+// toolKey identifies a tool definition: the SHA-256 of its bytes as the
+// server sent them. Two byte-identical definitions share labels; any change
+// to a tool gives it a new key and so new labels.
+type toolKey [32]byte
+
+func keyOf(tool []byte) toolKey { return sha256.Sum256(tool) }
+
+// labeller labels tool definitions with the labeller of the classify
+// command, so that a proxy's labels are the ones classify prints, and
+// keeps the results in a bounded LRU cache: a repeated tools/list costs a
+// hash per tool, not a classification.
+type labeller struct {
+	pool sync.Pool // *runner.Labeller: each holds a decoder's arenas
+
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *cacheItem, most recent first
+	items map[toolKey]*list.Element
+}
+
+type cacheItem struct {
+	key toolKey
+	ent *labelEntry
+}
+
+func newLabeller(maxEntries int) *labeller {
+	l := &labeller{max: max(maxEntries, 1), order: list.New(), items: make(map[toolKey]*list.Element)}
+	l.pool.New = func() any { return runner.NewLabeller() }
+	return l
+}
+
+// label returns the labels of tool, from the cache when its definition was
+// seen before; hit says which. It returns an error for a tool the census
+// decoder rejects.
+func (l *labeller) label(tool []byte) (ent *labelEntry, hit bool, err error) {
+	k := keyOf(tool)
+	l.mu.Lock()
+	if el, ok := l.items[k]; ok {
+		l.order.MoveToFront(el)
+		ent = el.Value.(*cacheItem).ent
+		l.mu.Unlock()
+		return ent, true, nil
+	}
+	l.mu.Unlock()
+
+	ent, err = l.classify(tool)
+	if err != nil {
+		return nil, false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if el, ok := l.items[k]; ok { // labelled meanwhile by another session
+		l.order.MoveToFront(el)
+		return el.Value.(*cacheItem).ent, false, nil
+	}
+	l.items[k] = l.order.PushFront(&cacheItem{key: k, ent: ent})
+	for l.order.Len() > l.max {
+		last := l.order.Back()
+		l.order.Remove(last)
+		delete(l.items, last.Value.(*cacheItem).key)
+	}
+	return ent, false, nil
+}
+
+var errNotOneTool = errors.New("the tool did not decode as exactly one tool")
+
+// classify labels one tool. The tool is read as the one-tool tools/list
+// result {"tools": [tool]}, the shape classify reads a server's list in,
+// so that a member of the tool never changes how the record is read.
+func (l *labeller) classify(tool []byte) (*labelEntry, error) {
+	doc := make([]byte, 0, len(tool)+12)
+	doc = append(doc, `{"tools":[`...)
+	doc = append(doc, tool...)
+	doc = append(doc, "]}"...)
+	rl := l.pool.Get().(*runner.Labeller)
+	defer l.pool.Put(rl)
+	var ent *labelEntry
+	err := rl.Record(doc, func(t *report.ToolLabels) error {
+		if ent != nil {
+			return errNotOneTool
+		}
+		ent = entryOf(t)
+		return nil
+	})
+	if err == nil && ent == nil {
+		err = errNotOneTool
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ent, nil
+}
+
+// entryOf renders the _meta object of one tool's labels: the classes,
+// required classes and per-property classes classify prints (the
+// non-normative buckets are left out: they are not risk classes), and the
+// rules they follow.
+func entryOf(t *report.ToolLabels) *labelEntry {
+	ent := &labelEntry{classes: t.Classes}
+	if t.Tool != nil {
+		ent.name = *t.Tool
+	}
+	b := make([]byte, 0, 96+64*len(t.Properties))
+	b = append(b, `{"classes":`...)
+	b = appendStrings(b, t.Classes)
+	b = append(b, `,"required_classes":`...)
+	b = appendStrings(b, t.RequiredClasses)
+	b = append(b, `,"properties":[`...)
+	for i := range t.Properties {
+		p := &t.Properties[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = report.AppendJSONString(b, p.Name)
+		b = append(b, `,"where":`...)
+		b = report.AppendJSONString(b, p.Where)
+		if p.Required {
+			b = append(b, `,"required":true`...)
+		} else {
+			b = append(b, `,"required":false`...)
+		}
+		b = append(b, `,"classes":`...)
+		b = appendStrings(b, p.Classes)
+		b = append(b, '}')
+	}
+	b = append(b, `],"rules":"`+Rules+`"}`...)
+	ent.meta = b
+	return ent
+}
+
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = report.AppendJSONString(b, s)
+	}
+	return append(b, ']')
+}
