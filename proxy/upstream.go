@@ -24,6 +24,10 @@ type Upstream struct {
 	// Command starts a stdio server, one process per session: the program
 	// and its arguments.
 	Command []string
+	// Transport, when set, makes each upstream session's transport: for a
+	// program that embeds the proxy (an in-memory server, a custom
+	// client). It takes the place of URL and Command.
+	Transport func() mcp.Transport
 	// Env, when not nil, is the environment of Command (as exec.Cmd.Env).
 	Env []string
 	// Stderr receives the command's standard error; nil discards it.
@@ -38,6 +42,8 @@ type Upstream struct {
 // Validate says whether u names exactly one upstream that can be used.
 func (u Upstream) Validate() error {
 	switch {
+	case u.Transport != nil:
+		return nil
 	case u.URL != "" && len(u.Command) > 0:
 		return errors.New("give an upstream URL or a command, not both")
 	case u.URL == "" && len(u.Command) == 0:
@@ -84,6 +90,8 @@ func (u Upstream) connect(ctx context.Context) (mcp.Connection, error) {
 		maxMsg = DefaultMaxMessage
 	}
 	switch {
+	case u.Transport != nil:
+		return u.Transport().Connect(ctx)
 	case len(u.Command) > 0:
 		cmd := exec.Command(u.Command[0], u.Command[1:]...)
 		cmd.Env = u.Env
