@@ -65,9 +65,13 @@ func upstreamServer(started, release chan struct{}) *mcp.Server {
 		})
 	srv.AddTool(&mcp.Tool{Name: "read_file", Description: "Read a file", InputSchema: readFileSchema,
 		Meta: mcp.Meta{"vendor/origin": "test"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("contents"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("contents"), nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "run", Description: "run a command", InputSchema: runSchema},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ran"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("ran"), nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "ask", Description: "ask the client", InputSchema: emptySchema},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			roots, err := req.Session.ListRoots(ctx, nil)

@@ -189,10 +189,22 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 // JSON-RPC on r and w (the proxy launched as a client's subprocess), until
 // r ends or ctx is cancelled; either is a clean stop. An upstream failure
 // is returned after the client has been answered with it.
-func (p *Proxy) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
-	down, err := (&mcp.IOTransport{Reader: r, Writer: w}).Connect(ctx)
+func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	rc, ok := r.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(r)
+	}
+	wc, ok := w.(io.WriteCloser)
+	if !ok {
+		wc = nopWriteCloser{w}
+	}
+	down, err := (&mcp.IOTransport{Reader: rc, Writer: wc}).Connect(ctx)
 	if err != nil {
 		return err
 	}
 	return p.relay(ctx, down, nil)
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
