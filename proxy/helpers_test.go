@@ -196,7 +196,7 @@ func newProxy(t *testing.T, up Upstream, pol Policy) *Proxy {
 }
 
 // serveHTTP serves p's handler on loopback; the client reaches /mcp.
-func serveHTTP(t *testing.T, p *Proxy) string {
+func serveHTTP(t testing.TB, p *Proxy) string {
 	t.Helper()
 	ts := httptest.NewServer(p.Handler())
 	t.Cleanup(func() {
@@ -207,7 +207,7 @@ func serveHTTP(t *testing.T, p *Proxy) string {
 }
 
 // stdioClient runs p.ServeStdio over pipes and returns the client's end.
-func stdioClient(t *testing.T, p *Proxy) mcp.Transport {
+func stdioClient(t testing.TB, p *Proxy) mcp.Transport {
 	t.Helper()
 	cr, pw := io.Pipe() // proxy writes, client reads
 	pr, cw := io.Pipe() // client writes, proxy reads
@@ -225,7 +225,7 @@ func stdioClient(t *testing.T, p *Proxy) mcp.Transport {
 }
 
 // sdkUpstreamHTTP serves srv over Streamable HTTP on loopback.
-func sdkUpstreamHTTP(t *testing.T, srv *mcp.Server) *httptest.Server {
+func sdkUpstreamHTTP(t testing.TB, srv *mcp.Server) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)
@@ -233,7 +233,7 @@ func sdkUpstreamHTTP(t *testing.T, srv *mcp.Server) *httptest.Server {
 }
 
 // sdkUpstreamSSE serves srv over the legacy HTTP+SSE transport.
-func sdkUpstreamSSE(t *testing.T, srv *mcp.Server) *httptest.Server {
+func sdkUpstreamSSE(t testing.TB, srv *mcp.Server) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil))
 	t.Cleanup(ts.Close)

@@ -23,6 +23,9 @@ type listStats struct {
 func rewriteList(dst, result []byte, label func(tool []byte) *labelEntry, keep func(*labelEntry) bool) ([]byte, listStats, error) {
 	var st listStats
 	i := skipWS(result, 0)
+	if i >= len(result) || result[i] != '{' {
+		return append(dst, result...), st, nil // not a list result
+	}
 	ts, _, _, err := lastMember(result, i, "tools")
 	if err != nil {
 		return append(dst, result...), st, err
