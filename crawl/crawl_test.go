@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
@@ -227,11 +228,11 @@ func TestRunOnCrawl(t *testing.T) {
 	}
 	wantTools := 0
 	wantClass := map[string]report.Row{}
-	l := runner.NewLabeller()
+	l := label.NewLabeller()
 	for _, tools := range fl.served {
 		for _, tool := range tools {
 			wantTools++
-			err := l.Record(tool.served(t), func(tl *report.ToolLabels) error {
+			err := l.Record(tool.served(t), func(tl *label.ToolLabels) error {
 				for _, c := range tl.Classes {
 					r := wantClass[c]
 					r.Tools++

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 )
 
 // sampleSensitivity gives r (from sampleReport) figures in which every
 // variant adds something to every class, word_split the most.
 func sampleSensitivity(r *Report) *Sensitivity {
-	var c SensitivityCounts
+	var c aggregate.Sensitivity
 	for i := range 5 {
 		c.Tools[0][i], c.Required[0][i] = int64(1000*(i+1)), int64(400*(i+1))
 		c.Tools[1][i], c.Required[1][i] = int64(2500*(i+1)), int64(900*(i+1))

@@ -22,10 +22,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/source"
@@ -67,17 +67,6 @@ type Options struct {
 
 // maxSkippedExamples is how many skipped lines the report lists.
 const maxSkippedExamples = 10
-
-// LineError is a bad line of an input file.
-type LineError struct {
-	File string
-	Line int64
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("%s: line %d: %v", e.File, e.Line, e.Err) }
-
-func (e *LineError) Unwrap() error { return e.Err }
 
 // Run carries out a run and returns its report. On any error nothing is
 // published under a final name.
@@ -470,7 +459,7 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 		r.Surface = append(r.Surface, sf)
 	}
 	if m.sens != nil {
-		r.Sensitivity = report.NewSensitivity(r, &m.sens.SensitivityCounts)
+		r.Sensitivity = report.NewSensitivity(r, m.sens)
 	}
 	r.Judge(pinned)
 	return r

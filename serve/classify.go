@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
 // sarifArtifact names the request body in SARIF locations, where classify
@@ -106,7 +106,7 @@ func (s *Server) classify(w http.ResponseWriter, r *http.Request) {
 func (s *Server) label(out, body []byte, jsonLines, sarif bool) ([]byte, error) {
 	var sw *report.SARIFWriter
 	tools, props := 0, 0
-	emit := func(o report.Origin, t *report.ToolLabels) error {
+	emit := func(o label.Origin, t *label.ToolLabels) error {
 		tools, props = tools+1, props+len(t.Properties)
 		if sw != nil {
 			sw.Add(o, t)
@@ -124,13 +124,13 @@ func (s *Server) label(out, body []byte, jsonLines, sarif bool) ([]byte, error) 
 	} else {
 		out = append(out, `{"tools": [`...)
 	}
-	l := s.labellers.Get().(*runner.Labeller)
+	l := s.labellers.Get().(*label.Labeller)
 	var err error
 	if jsonLines {
 		err = l.ClassifyLines(body, sarifArtifact, emit)
 	} else {
-		o := report.Origin{File: sarifArtifact, Line: 1}
-		err = l.ClassifyBody(body, func(t *report.ToolLabels) error { return emit(o, t) })
+		o := label.Origin{File: sarifArtifact, Line: 1}
+		err = l.ClassifyBody(body, func(t *label.ToolLabels) error { return emit(o, t) })
 	}
 	s.labellers.Put(l)
 	if err != nil {
@@ -196,7 +196,7 @@ func (s *Server) putBuf(bp *[]byte) {
 // decoder's message and position.
 func decodeError(err error) apiError {
 	e := apiError{Error: err.Error()}
-	var le *runner.LineError
+	var le *label.LineError
 	if errors.As(err, &le) {
 		e.Line = le.Line
 		err = le.Err

@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // Defaults of Config. The timeouts bound what a slow or stalled client can
@@ -92,7 +92,7 @@ func (c Config) withDefaults() Config {
 // Server is the classifier service. Its handler is safe for concurrent use.
 type Server struct {
 	cfg       Config
-	labellers sync.Pool // *runner.Labeller: each holds a decoder's arenas
+	labellers sync.Pool // *label.Labeller: each holds a decoder's arenas
 	bufs      sync.Pool // *[]byte: request bodies and answers
 	metrics   *metrics
 	inFlight  *semaphore.Weighted // request bytes, see Config.MaxInFlight
@@ -103,7 +103,7 @@ type Server struct {
 // servers can live in one process.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults()}
-	s.labellers.New = func() any { return runner.NewLabeller() }
+	s.labellers.New = func() any { return label.NewLabeller() }
 	s.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
 	s.metrics = newMetrics()
 	s.inFlight = semaphore.NewWeighted(s.cfg.MaxInFlight)

@@ -19,8 +19,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
 const referencePy = "../bench/reference.py"
@@ -194,12 +194,12 @@ func TestClassifyBodyForms(t *testing.T) {
 		var want []byte
 		var sarifWant bytes.Buffer
 		sw := report.NewSARIFWriter("9.9.9")
-		emit := func(o report.Origin, tl *report.ToolLabels) error {
+		emit := func(o label.Origin, tl *label.ToolLabels) error {
 			want = tl.AppendJSON(want)
 			sw.Add(o, tl)
 			return nil
 		}
-		l := runner.NewLabeller()
+		l := label.NewLabeller()
 		var err error
 		if strings.Contains(tc.contentType, "ndjson") {
 			err = l.ClassifyStream(strings.NewReader(tc.body), "request", emit)

@@ -7,8 +7,7 @@ import (
 	"fmt"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 func init() {
@@ -59,9 +58,9 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sarif := labelEmitter(*format, out)
-	o := report.Origin{File: id, Line: 1}
-	err = runner.NewLabeller().Record(crawl.AppendToolsRecord(nil, id, r.Tools),
-		func(t *report.ToolLabels) error { return emit(o, t) })
+	o := label.Origin{File: id, Line: 1}
+	err = label.NewLabeller().Record(crawl.AppendToolsRecord(nil, id, r.Tools),
+		func(t *label.ToolLabels) error { return emit(o, t) })
 	if sarif != nil && err == nil {
 		_, err = sarif.WriteTo(out)
 	}

@@ -1,4 +1,4 @@
-package runner
+package label
 
 import (
 	"bytes"
@@ -9,13 +9,12 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 func bodyLabels(t *testing.T, doc []byte) ([]byte, error) {
 	t.Helper()
 	var out []byte
-	err := NewLabeller().ClassifyBody(doc, func(tl *report.ToolLabels) error {
+	err := NewLabeller().ClassifyBody(doc, func(tl *ToolLabels) error {
 		out = tl.AppendJSON(out)
 		return nil
 	})
@@ -25,7 +24,7 @@ func bodyLabels(t *testing.T, doc []byte) ([]byte, error) {
 func documentLabels(t *testing.T, doc []byte) ([]byte, error) {
 	t.Helper()
 	var out []byte
-	err := NewLabeller().ClassifyDocument(doc, "f.json", func(_ report.Origin, tl *report.ToolLabels) error {
+	err := NewLabeller().ClassifyDocument(doc, "f.json", func(_ Origin, tl *ToolLabels) error {
 		out = tl.AppendJSON(out)
 		return nil
 	})
@@ -130,7 +129,7 @@ func TestClassifyBodyErrorsAreTheDecoders(t *testing.T) {
 func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 	lines := func(in []byte) ([]byte, error) {
 		var out []byte
-		err := NewLabeller().ClassifyLines(in, "stdin", func(o report.Origin, tl *report.ToolLabels) error {
+		err := NewLabeller().ClassifyLines(in, "stdin", func(o Origin, tl *ToolLabels) error {
 			out = append(out, []byte(strings.Repeat("#", int(o.Line%7)))...)
 			out = tl.AppendJSON(out)
 			return nil
@@ -139,7 +138,7 @@ func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 	}
 	stream := func(in []byte) ([]byte, error) {
 		var out []byte
-		err := NewLabeller().ClassifyStream(bytes.NewReader(in), "stdin", func(o report.Origin, tl *report.ToolLabels) error {
+		err := NewLabeller().ClassifyStream(bytes.NewReader(in), "stdin", func(o Origin, tl *ToolLabels) error {
 			out = append(out, []byte(strings.Repeat("#", int(o.Line%7)))...)
 			out = tl.AppendJSON(out)
 			return nil
