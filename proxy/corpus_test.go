@@ -12,8 +12,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // rawServer is a Streamable HTTP MCP server that sends the given tools
@@ -67,11 +66,11 @@ func rawServer(t testing.TB, tools []json.RawMessage) *httptest.Server {
 
 // corpusTools returns the bundled real tools as the census holds them, and
 // the labels classify gives each, read from its census record.
-func corpusTools(t testing.TB) ([]json.RawMessage, []*report.ToolLabels) {
+func corpusTools(t testing.TB) ([]json.RawMessage, []*label.ToolLabels) {
 	data := realcorpus.MustRead(t)
 	var tools []json.RawMessage
-	var labels []*report.ToolLabels
-	l := runner.NewLabeller()
+	var labels []*label.ToolLabels
+	l := label.NewLabeller()
 	for line := range bytes.Lines(data) {
 		var rec struct {
 			Tool json.RawMessage `json:"tool"`
@@ -79,7 +78,7 @@ func corpusTools(t testing.TB) ([]json.RawMessage, []*report.ToolLabels) {
 		if err := json.Unmarshal(line, &rec); err != nil {
 			t.Fatal(err)
 		}
-		err := l.Record(line, func(tl *report.ToolLabels) error {
+		err := l.Record(line, func(tl *label.ToolLabels) error {
 			c := *tl
 			labels = append(labels, &c)
 			return nil

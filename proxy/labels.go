@@ -6,8 +6,8 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // labelEntry is what the proxy keeps of one labelled tool definition.
@@ -20,19 +20,34 @@ type labelEntry struct {
 	meta []byte
 }
 
-// toolKey identifies a tool definition: the SHA-256 of its bytes as the
-// server sent them. Two byte-identical definitions share labels; any change
-// to a tool gives it a new key and so new labels.
+// toolKey identifies a tool definition: the SHA-256 of its RFC 8785
+// canonical form (census.AppendCanonical), the definition hash the
+// tool-level diff uses too. Whitespace and key order do not change it; any
+// change to what the tool says gives it a new key and so new labels.
 type toolKey [32]byte
 
-func keyOf(tool []byte) toolKey { return sha256.Sum256(tool) }
+var canonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// keyOf returns the tool's definition hash. A tool that does not parse has
+// no canonical form; its raw bytes are hashed instead (the labeller will
+// reject it anyway).
+func keyOf(tool []byte) toolKey {
+	bp := canonBufs.Get().(*[]byte)
+	defer canonBufs.Put(bp)
+	c, err := census.AppendCanonical((*bp)[:0], tool)
+	if err != nil {
+		return sha256.Sum256(tool)
+	}
+	*bp = c
+	return sha256.Sum256(c)
+}
 
 // labeller labels tool definitions with the labeller of the classify
 // command, so that a proxy's labels are the ones classify prints, and
 // keeps the results in a bounded LRU cache: a repeated tools/list costs a
 // hash per tool, not a classification.
 type labeller struct {
-	pool sync.Pool // *runner.Labeller: each holds a decoder's arenas
+	pool sync.Pool // *label.Labeller: each holds a decoder's arenas
 
 	mu    sync.Mutex
 	max   int
@@ -47,7 +62,7 @@ type cacheItem struct {
 
 func newLabeller(maxEntries int) *labeller {
 	l := &labeller{max: max(maxEntries, 1), order: list.New(), items: make(map[toolKey]*list.Element)}
-	l.pool.New = func() any { return runner.NewLabeller() }
+	l.pool.New = func() any { return label.NewLabeller() }
 	return l
 }
 
@@ -94,10 +109,10 @@ func (l *labeller) classify(tool []byte) (*labelEntry, error) {
 	doc = append(doc, `{"tools":[`...)
 	doc = append(doc, tool...)
 	doc = append(doc, "]}"...)
-	rl := l.pool.Get().(*runner.Labeller)
+	rl := l.pool.Get().(*label.Labeller)
 	defer l.pool.Put(rl)
 	var ent *labelEntry
-	err := rl.Record(doc, func(t *report.ToolLabels) error {
+	err := rl.Record(doc, func(t *label.ToolLabels) error {
 		if ent != nil {
 			return errNotOneTool
 		}
@@ -117,7 +132,7 @@ func (l *labeller) classify(tool []byte) (*labelEntry, error) {
 // required classes and per-property classes classify prints (the
 // non-normative buckets are left out: they are not risk classes), and the
 // rules they follow.
-func entryOf(t *report.ToolLabels) *labelEntry {
+func entryOf(t *label.ToolLabels) *labelEntry {
 	ent := &labelEntry{classes: t.Classes}
 	if t.Tool != nil {
 		ent.name = *t.Tool
@@ -134,9 +149,9 @@ func entryOf(t *report.ToolLabels) *labelEntry {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = report.AppendJSONString(b, p.Name)
+		b = label.AppendJSONString(b, p.Name)
 		b = append(b, `,"where":`...)
-		b = report.AppendJSONString(b, p.Where)
+		b = label.AppendJSONString(b, p.Where)
 		if p.Required {
 			b = append(b, `,"required":true`...)
 		} else {
@@ -157,7 +172,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = report.AppendJSONString(b, s)
+		b = label.AppendJSONString(b, s)
 	}
 	return append(b, ']')
 }

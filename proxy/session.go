@@ -88,7 +88,6 @@ func (p *Proxy) relay(ctx context.Context, down mcp.Connection, writeDown func(c
 	})
 	g.Wait()
 	if upErr != nil {
-		p.metrics.upstream.Inc()
 		p.log.Warn("upstream failed", "err", upErr)
 	}
 	return upErr
@@ -190,6 +189,9 @@ func (s *session) serverToClient(ctx context.Context) error {
 				err = errors.New("the upstream server closed the session")
 			}
 			err = fmt.Errorf("upstream: %w", err)
+			// Counted before the client hears of it, so that whoever
+			// sees the error sees the count.
+			s.p.metrics.upstream.Inc()
 			s.failPending(ctx, err)
 			return err
 		}
