@@ -45,6 +45,7 @@ fuzz:
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report.
 demo: build
