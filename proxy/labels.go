@@ -61,7 +61,8 @@ type cacheItem struct {
 }
 
 func newLabeller(maxEntries int) *labeller {
-	l := &labeller{max: max(maxEntries, 1), order: list.New(), items: make(map[toolKey]*list.Element)}
+	// Two keys per definition (see label).
+	l := &labeller{max: 2 * max(maxEntries, 1), order: list.New(), items: make(map[toolKey]*list.Element)}
 	l.pool.New = func() any { return label.NewLabeller() }
 	return l
 }
@@ -69,26 +70,47 @@ func newLabeller(maxEntries int) *labeller {
 // label returns the labels of tool, from the cache when its definition was
 // seen before; hit says which. It returns an error for a tool the census
 // decoder rejects.
+//
+// The cache is keyed by the definition hash, and also by the hash of the
+// bytes as sent: a server lists the same bytes again and again, and that
+// key costs one SHA-256, where the definition hash costs a canonical
+// encoding too. Both keys lead to the same entry.
 func (l *labeller) label(tool []byte) (ent *labelEntry, hit bool, err error) {
-	k := keyOf(tool)
-	l.mu.Lock()
-	if el, ok := l.items[k]; ok {
-		l.order.MoveToFront(el)
-		ent = el.Value.(*cacheItem).ent
-		l.mu.Unlock()
+	raw := toolKey(sha256.Sum256(tool))
+	if ent := l.get(raw); ent != nil {
 		return ent, true, nil
 	}
-	l.mu.Unlock()
-
+	def := keyOf(tool)
+	if ent := l.get(def); ent != nil {
+		l.put(raw, ent)
+		return ent, true, nil
+	}
 	ent, err = l.classify(tool)
 	if err != nil {
 		return nil, false, err
 	}
+	l.put(def, ent)
+	l.put(raw, ent)
+	return ent, false, nil
+}
+
+func (l *labeller) get(k toolKey) *labelEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	el, ok := l.items[k]
+	if !ok {
+		return nil
+	}
+	l.order.MoveToFront(el)
+	return el.Value.(*cacheItem).ent
+}
+
+func (l *labeller) put(k toolKey, ent *labelEntry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if el, ok := l.items[k]; ok { // labelled meanwhile by another session
 		l.order.MoveToFront(el)
-		return el.Value.(*cacheItem).ent, false, nil
+		return
 	}
 	l.items[k] = l.order.PushFront(&cacheItem{key: k, ent: ent})
 	for l.order.Len() > l.max {
@@ -96,7 +118,6 @@ func (l *labeller) label(tool []byte) (ent *labelEntry, hit bool, err error) {
 		l.order.Remove(last)
 		delete(l.items, last.Value.(*cacheItem).key)
 	}
-	return ent, false, nil
 }
 
 var errNotOneTool = errors.New("the tool did not decode as exactly one tool")

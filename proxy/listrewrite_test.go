@@ -135,16 +135,18 @@ func TestSplitCommand(t *testing.T) {
 }
 
 func TestLabelCache(t *testing.T) {
-	l := newLabeller(2)
+	l := newLabeller(1)
 	tools := []string{
 		`{"name":"a","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}`,
 		`{"name":"b","inputSchema":{"type":"object","properties":{"url":{"type":"string"}}}}`,
 		`{"name":"c","inputSchema":{"type":"object","properties":{"command":{"type":"string"}}}}`,
+		// tool 0 again, other bytes, the same definition
+		`{ "inputSchema" : {"properties":{"path":{"type":"string"}}, "type":"object"}, "name" : "a" }`,
 	}
 	steps := []struct {
 		tool int
 		hit  bool
-	}{{0, false}, {0, true}, {1, false}, {0, true}, {2, false}, {1, false}, {0, false}}
+	}{{0, false}, {0, true}, {3, true}, {1, false}, {0, false}, {2, false}, {3, false}}
 	for i, s := range steps {
 		ent, hit, err := l.label([]byte(tools[s.tool]))
 		if err != nil {
@@ -153,11 +155,8 @@ func TestLabelCache(t *testing.T) {
 		if hit != s.hit {
 			t.Errorf("step %d (tool %d): hit %v, want %v", i, s.tool, hit, s.hit)
 		}
-		if want := string(rune('a' + s.tool)); ent.name != want {
+		if want := string(rune('a' + s.tool%3)); ent.name != want {
 			t.Errorf("step %d: name %q, want %q", i, ent.name, want)
 		}
-	}
-	if _, _, err := l.label([]byte(`{"name":"x","inputSchema":"nope"}`)); err == nil {
-		t.Log("a string schema is labelled as having no properties")
 	}
 }

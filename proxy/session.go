@@ -249,7 +249,7 @@ func (s *session) labelList(result json.RawMessage) json.RawMessage {
 		s.p.log.Info("tool hidden", "tool", ent.name, "class", c)
 		return false
 	}
-	out, st, err := rewriteList(make([]byte, 0, len(result)+len(result)/2), result, label, keep)
+	out, st, err := rewriteList(make([]byte, 0, 2*len(result)), result, label, keep)
 	if err != nil {
 		s.p.log.Warn("tools/list result passed unlabelled", "err", err)
 		return result
