@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -79,24 +80,43 @@ func bench5000(b *testing.B) []json.RawMessage {
 	return tools[:5000]
 }
 
-// BenchmarkToolsList5000 times a tools/list of 5,000 real tools: direct
-// from the server, through a proxy that has never seen them (every tool
-// classified), and through one whose cache holds them (a hash per tool).
-// The client is the SDK's over stdio in every case, and reads the result
-// raw.
+// BenchmarkToolsList5000 times a tools/list of 5,000 real tools, end to
+// end: direct from the server, through a proxy that has never seen them
+// (every tool classified), and through one whose cache holds them (a hash
+// per tool). The client speaks raw JSON-RPC over the SDK's transports (a
+// typed client's own decoding would dwarf what is measured) and each
+// iteration is a new session: initialize, initialized, tools/list.
 func BenchmarkToolsList5000(b *testing.B) {
 	tools := bench5000(b)
 	up := rawServer(b, tools)
 	ctx := context.Background()
 	list := func(b *testing.B, tr mcp.Transport) {
-		rtr, rec := record(tr)
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "b", Version: "1"}, nil).Connect(ctx, rtr, nil)
+		conn, err := tr.Connect(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer cs.Close()
-		cs.ListTools(ctx, nil) // the SDK may refuse some real schemas as typed tools
-		if n := bytes.Count(rec.last("tools/list"), []byte(`"inputSchema"`)); n < 5000 {
+		defer conn.Close()
+		call := func(id int64, method, params string) json.RawMessage {
+			rid, _ := jsonrpc.MakeID(float64(id))
+			if err := conn.Write(ctx, &jsonrpc.Request{ID: rid, Method: method, Params: json.RawMessage(params)}); err != nil {
+				b.Fatal(err)
+			}
+			msg, err := conn.Read(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp, ok := msg.(*jsonrpc.Response)
+			if !ok || resp.Error != nil {
+				b.Fatalf("%s: %+v", method, msg)
+			}
+			return resp.Result
+		}
+		call(1, "initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}`)
+		if err := conn.Write(ctx, &jsonrpc.Request{Method: "notifications/initialized", Params: json.RawMessage(`{}`)}); err != nil {
+			b.Fatal(err)
+		}
+		res := call(2, "tools/list", `{}`)
+		if n := bytes.Count(res, []byte(`"inputSchema"`)); n < 5000 {
 			b.Fatalf("%d tools listed", n)
 		}
 	}
@@ -108,15 +128,16 @@ func BenchmarkToolsList5000(b *testing.B) {
 	b.Run("proxy-cold", func(b *testing.B) {
 		for range b.N {
 			p, _ := New(Config{Upstream: Upstream{URL: up.URL}})
-			list(b, stdioClient(b, p))
+			list(b, &mcp.StreamableClientTransport{Endpoint: serveHTTP(b, p) + "/mcp"})
 		}
 	})
 	b.Run("proxy-warm", func(b *testing.B) {
 		p, _ := New(Config{Upstream: Upstream{URL: up.URL}})
-		list(b, stdioClient(b, p))
+		base := serveHTTP(b, p) + "/mcp"
+		list(b, &mcp.StreamableClientTransport{Endpoint: base})
 		b.ResetTimer()
 		for range b.N {
-			list(b, stdioClient(b, p))
+			list(b, &mcp.StreamableClientTransport{Endpoint: base})
 		}
 	})
 }
