@@ -73,7 +73,7 @@ func (t *sessionTable) open() (*httpSession, error) {
 	t.mu.Unlock()
 	go func() {
 		defer close(s.done)
-		t.p.relay(context.Background(), conn, s.write)
+		t.p.relay(context.Background(), conn, s.write, s.withdraw)
 		t.mu.Lock()
 		delete(t.m, s.id)
 		t.mu.Unlock()
@@ -144,7 +144,23 @@ func (s *httpSession) write(ctx context.Context, msg jsonrpc.Message) error {
 		return errors.New("the client's standalone stream is not open and the outbox is full")
 	}
 	s.outbox = append(s.outbox, msg)
-	return nil
+	return errQueued
+}
+
+// errQueued says a message waits in the outbox for the standalone stream.
+var errQueued = errors.New("queued until the client opens its standalone stream")
+
+// withdraw takes msg out of the outbox, reporting whether it was there.
+func (s *httpSession) withdraw(msg jsonrpc.Message) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, m := range s.outbox {
+		if m == msg {
+			s.outbox = append(s.outbox[:i], s.outbox[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // flush sends what the outbox holds, in order, once the standalone stream

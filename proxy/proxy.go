@@ -35,6 +35,7 @@ const (
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultOutboxWait        = 10 * time.Second
 )
 
 // Config configures a Proxy. Zero fields take the defaults above.
@@ -58,6 +59,10 @@ type Config struct {
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	IdleTimeout       time.Duration
+	// OutboxWait bounds how long a server's request (sampling, roots/list,
+	// elicitation) waits for an HTTP client to open the standalone stream
+	// it must arrive on; then the server is answered with an error.
+	OutboxWait time.Duration
 	// ShutdownTimeout bounds how long Run waits for requests in flight
 	// once its context is cancelled.
 	ShutdownTimeout time.Duration
@@ -86,6 +91,7 @@ func (c Config) withDefaults() Config {
 	def(&c.ReadTimeout, DefaultReadTimeout)
 	def(&c.IdleTimeout, DefaultIdleTimeout)
 	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	def(&c.OutboxWait, DefaultOutboxWait)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -202,7 +208,7 @@ func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error 
 	if err != nil {
 		return err
 	}
-	return p.relay(ctx, down, nil)
+	return p.relay(ctx, down, nil, nil)
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -588,3 +588,84 @@ func TestConfig(t *testing.T) {
 
 var _ = errors.New
 var _ jsonrpc.ID
+
+// TestNodeUpstream relays a stdio server of another implementation (plain
+// Node.js, no SDK): tools byte-equal but for the labels (its own _meta
+// kept), a call's _meta and number literals kept, its error object as it
+// came, and its own roots/list request answered by the client.
+func TestNodeUpstream(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the Node.js upstream is tested where it is")
+	}
+	out, err := exec.Command(node, "testdata/node_server.js", "--dump").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raws []string
+	if err := json.Unmarshal(out, &raws); err != nil {
+		t.Fatal(err)
+	}
+	var upstream []json.RawMessage
+	for _, r := range raws {
+		upstream = append(upstream, json.RawMessage(r))
+	}
+	for _, down := range []string{"http", "stdio"} {
+		t.Run(down, func(t *testing.T) {
+			// The recording client opens no standalone stream over HTTP
+			// (the SDK opens it only on its own connection), so the
+			// server's roots/list has nowhere to go there: the bound
+			// makes it an error answer to the server, not a hang.
+			p, err := New(Config{Upstream: Upstream{Command: []string{node, "testdata/node_server.js"}}, OutboxWait: 100 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantRoots := "file:///from-client"
+			if down == "http" {
+				wantRoots = "error" // what the Node server makes of an error answer
+			}
+			var tr mcp.Transport
+			if down == "http" {
+				tr = &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, p) + "/mcp"}
+			} else {
+				tr = stdioClient(t, p)
+			}
+			client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+			client.AddRoots(&mcp.Root{URI: "file:///from-client"})
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			// Recorded for the raw results: the roots/list request arrives
+			// inside the call, on stdio or on the call's own stream.
+			rtr, rec := record(tr)
+			cs, err := client.Connect(ctx, rtr, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			checkListed(t, toolsOf(t, rec.last("tools/list")), upstream, map[string][]string{
+				"write_file": {"gg:filesystem-path"}, "fetch": {"gg:url-endpoint"}, "ask": {},
+			})
+			if !strings.Contains(string(rec.last("tools/list")), `"vendor/x":{"n":1.50},"`+MetaKey+`":`) {
+				t.Errorf("the server's own _meta was not kept ahead of the labels: %s", rec.last("tools/list"))
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_file", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := string(rec.last("tools/call")), `{"content":[{"type":"text","text":"done"}],"_meta":{"node/extra":[1,2.50]}}`; got != want {
+				t.Errorf("tools/call result %s, want %s", got, want)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{}})
+			if err != nil || res.Content[0].(*mcp.TextContent).Text != wantRoots {
+				t.Errorf("ask: %v %+v", err, res)
+			}
+			_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x"})
+			e := rec.lastError("prompts/get")
+			if err == nil || e == nil || e.Code != -32601 || string(e.Data) != `{"from":"node"}` {
+				t.Errorf("prompts/get: %v %+v; want the server's error object", err, e)
+			}
+		})
+	}
+}

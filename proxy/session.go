@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +37,9 @@ type session struct {
 	// writeDown delivers a message to the client; the HTTP downstream
 	// queues what its standalone stream cannot take yet.
 	writeDown func(context.Context, jsonrpc.Message) error
+	// withdraw takes a queued message back out of the HTTP downstream's
+	// outbox, reporting whether it was still there (nil for stdio).
+	withdraw func(jsonrpc.Message) bool
 
 	// clientGone is set once the client has gone away: the upstream's
 	// end that follows is ours, not a failure.
@@ -53,14 +57,14 @@ type session struct {
 
 // relay runs the session until either side ends or ctx is cancelled, then
 // closes both. It returns the upstream's failure, if that is what ended it.
-func (p *Proxy) relay(ctx context.Context, down mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error) error {
+func (p *Proxy) relay(ctx context.Context, down mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error, withdraw func(jsonrpc.Message) bool) error {
 	p.metrics.sessions.Inc()
 	defer p.metrics.sessions.Dec()
 	defer down.Close()
 	if writeDown == nil {
 		writeDown = down.Write
 	}
-	s := &session{p: p, down: down, writeDown: writeDown, pending: map[any]string{}, tools: map[string]*labelEntry{}}
+	s := &session{p: p, down: down, writeDown: writeDown, withdraw: withdraw, pending: map[any]string{}, tools: map[string]*labelEntry{}}
 
 	up, err := p.cfg.Upstream.connect(ctx)
 	if err != nil {
@@ -200,10 +204,27 @@ func (s *session) serverToClient(ctx context.Context) error {
 				resp.Result = s.labelList(resp.Result)
 			}
 		}
-		if err := s.writeDown(ctx, msg); err != nil {
+		err = s.writeDown(ctx, msg)
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && errors.Is(err, errQueued) {
+			s.bound(ctx, req)
+		} else if err != nil {
 			s.p.log.Debug("client did not take a message", "err", err)
 		}
 	}
+}
+
+// bound gives a server's request that waits for the client's standalone
+// stream OutboxWait to be delivered; then the server gets an error answer
+// instead, so that the call waiting on it goes on rather than hangs.
+func (s *session) bound(ctx context.Context, req *jsonrpc.Request) {
+	time.AfterFunc(s.p.cfg.OutboxWait, func() {
+		if s.withdraw == nil || !s.withdraw(req) {
+			return
+		}
+		s.p.log.Warn("server request not delivered: the client opened no stream for it", "method", req.Method)
+		s.up.Write(context.WithoutCancel(ctx), errorResponse(req.ID, CodeUpstream,
+			"the proxy's client has no open stream to receive "+req.Method+" (no standalone GET stream)", nil))
+	})
 }
 
 // failPending answers every request still waiting for the upstream with
