@@ -669,3 +669,43 @@ func TestNodeUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestLongCall: a call that outlasts the HTTP read timeout (which bounds
+// how long a client may take to send its request) still gets its answer:
+// net/http lifts the deadline once the handler runs, and the proxy must
+// set no bound of its own on an answer stream.
+func TestLongCall(t *testing.T) {
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	up := sdkUpstreamHTTP(t, upstreamServer(started, release))
+	p, err := New(Config{Upstream: Upstream{URL: up.URL}, ReadTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	cs := connectClient(t, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + "/mcp"}, nil)
+	cctx, ccancel := context.WithTimeout(context.Background(), testTimeout)
+	defer ccancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}})
+		errc <- err
+	}()
+	<-started
+	time.Sleep(500 * time.Millisecond) // past the read timeout: what is tested is that it no longer applies
+	close(release)
+	if err := <-errc; err != nil {
+		t.Errorf("a call longer than the read timeout: %v", err)
+	}
+}
