@@ -54,7 +54,8 @@ func textResult(s string) *mcp.CallToolResult {
 // read_file, run, ask (asks the client for its roots and for a sampled
 // message: the server-to-client requests), wait (holds the call until
 // release is closed or the call ends; started is sent on first, when not
-// nil), die (the process exits mid-call).
+// nil, and again when the call is cancelled), progress (notifies progress
+// when asked to), die (the process exits mid-call).
 func upstreamServer(started, release chan struct{}) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "echo the text", InputSchema: echoSchema},
@@ -99,8 +100,24 @@ func upstreamServer(started, release chan struct{}) *mcp.Server {
 			select {
 			case <-release:
 			case <-ctx.Done():
+				if started != nil { // the call was cancelled: say so
+					select {
+					case started <- struct{}{}:
+					default:
+					}
+				}
 			}
 			return textResult("released"), nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "progress", Description: "report progress", InputSchema: emptySchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if tok := req.Params.GetProgressToken(); tok != nil {
+				err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half"})
+				if err != nil {
+					return nil, err
+				}
+			}
+			return textResult("done"), nil
 		})
 	srv.AddTool(&mcp.Tool{Name: "die", Description: "exit the process", InputSchema: emptySchema},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -108,7 +108,7 @@ func checkListed(t *testing.T, got, upstream []json.RawMessage, want map[string]
 const legacyVersion = "2025-11-25"
 
 var sdkWant = map[string][]string{
-	"read_file": {"gg:filesystem-path"}, "run": {"gg:command-string"}, "echo": {}, "ask": {},
+	"read_file": {"gg:filesystem-path"}, "run": {"gg:command-string"}, "echo": {}, "ask": {}, "progress": {},
 }
 
 // TestRelay runs the same session through every upstream transport and
@@ -335,14 +335,14 @@ func TestPolicy(t *testing.T) {
 		called        []string
 		deniedClasses []string
 	}{
-		{name: "off", list: true, listed: []string{"echo", "read_file", "run", "ask", "wait", "die"},
+		{name: "off", list: true, listed: []string{"echo", "read_file", "run", "ask", "wait", "progress", "die"},
 			called: []string{"echo", "read_file", "run"}},
 		{name: "hide and deny", pol: Policy{Hide: []string{"filesystem-path"}, Deny: []string{"gg:command-string"}}, list: true,
-			listed:  []string{"echo", "run", "ask", "wait", "die"},
+			listed:  []string{"echo", "run", "ask", "wait", "progress", "die"},
 			refused: map[string]string{"read_file": "gg:filesystem-path", "run": "gg:command-string"},
 			called:  []string{"echo"}, deniedClasses: []string{"gg:command-string", "gg:filesystem-path"}},
 		{name: "allow", pol: Policy{Hide: []string{"gg:filesystem-path"}, Deny: []string{"gg:command-string"}, AllowTools: []string{"run", "read_file"}},
-			list: true, listed: []string{"echo", "read_file", "run", "ask", "wait", "die"}, called: []string{"echo", "read_file", "run"}},
+			list: true, listed: []string{"echo", "read_file", "run", "ask", "wait", "progress", "die"}, called: []string{"echo", "read_file", "run"}},
 		{name: "unlisted", pol: Policy{Deny: []string{"gg:command-string"}},
 			refused: map[string]string{"echo": "list the tools first"}, deniedClasses: []string{"unlisted"}},
 	}
@@ -554,8 +554,8 @@ func TestHealthAndMetrics(t *testing.T) {
 	}
 	m := get("/metrics")
 	for _, want := range []string{
-		"atlas_proxy_tools_labelled_total 12", // six tools, listed twice
-		"atlas_proxy_label_cache_hits_total 6",
+		"atlas_proxy_tools_labelled_total 14", // seven tools, listed twice
+		"atlas_proxy_label_cache_hits_total 7",
 		`atlas_proxy_requests_total{method="tools/list"} 2`,
 		`atlas_proxy_requests_total{method="initialize"} 1`,
 	} {
@@ -707,5 +707,60 @@ func TestLongCall(t *testing.T) {
 	close(release)
 	if err := <-errc; err != nil {
 		t.Errorf("a call longer than the read timeout: %v", err)
+	}
+}
+
+// TestProgressAndCancel relays a server's progress notifications to the
+// client, and a client's cancellation to the server.
+func TestProgressAndCancel(t *testing.T) {
+	for _, down := range []string{"http", "stdio"} {
+		t.Run(down, func(t *testing.T) {
+			started := make(chan struct{}, 1)
+			up := sdkUpstreamHTTP(t, upstreamServer(started, make(chan struct{})))
+			p := newProxy(t, Upstream{URL: up.URL}, Policy{})
+			var tr mcp.Transport
+			if down == "http" {
+				tr = &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, p) + "/mcp"}
+			} else {
+				tr = stdioClient(t, p)
+			}
+			progress := make(chan *mcp.ProgressNotificationParams, 1)
+			cs := connectClient(t, tr, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				progress <- req.Params
+			}})
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+
+			params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}}
+			params.SetProgressToken("tok-1")
+			if _, err := cs.CallTool(ctx, params); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case pr := <-progress:
+				if pr.ProgressToken != "tok-1" || pr.Message != "half" || pr.Progress != 1 {
+					t.Errorf("progress %+v", pr)
+				}
+			case <-ctx.Done():
+				t.Fatal("no progress notification reached the client")
+			}
+
+			cctx, ccancel := context.WithCancel(ctx)
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: "wait", Arguments: map[string]any{}})
+				errc <- err
+			}()
+			<-started
+			ccancel()
+			if err := <-errc; err == nil {
+				t.Error("the cancelled call succeeded")
+			}
+			select {
+			case <-started: // the server's handler saw the cancellation
+			case <-ctx.Done():
+				t.Fatal("the cancellation did not reach the server")
+			}
+		})
 	}
 }
