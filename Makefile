@@ -18,7 +18,7 @@ build:
 ## over the concurrent packages.
 test: fmt-check vet staticcheck standalone
 	$(GO) test -count=1 -timeout 20m $(PKGS)
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./runner/... ./serve/... ./crawl/...
+	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./runner/... ./serve/... ./crawl/... ./proxy/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
