@@ -21,7 +21,15 @@ type ToolsBatch struct {
 	// CamelCase, WordSplit and Deep are the classes each non-normative
 	// sensitivity variant adds to the tool (zero when the run skips them).
 	CamelCase, WordSplit, Deep []classify.Set
+	// Definition is the SHA-256 of each tool's definition (the whole tool
+	// object, canonical JSON), and Schema of its input schema alone
+	// (meaningful where HasSchema: the tool has an object schema).
+	Definition, Schema []Hash
+	HasSchema          []bool
 }
+
+// Hash is a SHA-256 digest.
+type Hash [32]byte
 
 // Len is the number of rows.
 func (b *ToolsBatch) Len() int { return len(b.Line) }
@@ -42,6 +50,7 @@ func (b *ToolsBatch) Reset() {
 	b.Name.Reset()
 	b.Line, b.Properties, b.Labels, b.Required = b.Line[:0], b.Properties[:0], b.Labels[:0], b.Required[:0]
 	b.CamelCase, b.WordSplit, b.Deep = b.CamelCase[:0], b.WordSplit[:0], b.Deep[:0]
+	b.Definition, b.Schema, b.HasSchema = b.Definition[:0], b.Schema[:0], b.HasSchema[:0]
 }
 
 func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
@@ -56,6 +65,9 @@ func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
 	b.CamelCase = append(b.CamelCase, src.CamelCase[from:to]...)
 	b.WordSplit = append(b.WordSplit, src.WordSplit[from:to]...)
 	b.Deep = append(b.Deep, src.Deep[from:to]...)
+	b.Definition = append(b.Definition, src.Definition[from:to]...)
+	b.Schema = append(b.Schema, src.Schema[from:to]...)
+	b.HasSchema = append(b.HasSchema, src.HasSchema[from:to]...)
 }
 
 // appendServerRef appends a row whose server id is value r of src's,
@@ -153,3 +165,29 @@ func (b *classesBatch) Len() int { return len(b.Normative) }
 
 // Reset empties the batch.
 func (b *classesBatch) Reset() { *b = classesBatch{} }
+
+// ChangesBatch is a run of changes.parquet rows: tools added, removed or
+// changed between two runs. Fill it with ChangesWriter.Add.
+type ChangesBatch struct {
+	Change, ServerID, Tool StringColumn
+	NameOrdinal            []int64
+	OldOrdinal, NewOrdinal optInt64s
+	OldDef, NewDef         []Hash
+	HasOld, HasNew         []bool
+	Old, New               []classify.Set
+	OldReq, NewReq         []classify.Set
+}
+
+// Len is the number of rows.
+func (b *ChangesBatch) Len() int { return len(b.NameOrdinal) }
+
+// Reset empties the batch, keeping its memory.
+func (b *ChangesBatch) Reset() {
+	b.Change.Reset()
+	b.ServerID.Reset()
+	b.Tool.Reset()
+	b.NameOrdinal = b.NameOrdinal[:0]
+	b.OldOrdinal, b.NewOrdinal = optInt64s{b.OldOrdinal.values[:0], b.OldOrdinal.defs[:0]}, optInt64s{b.NewOrdinal.values[:0], b.NewOrdinal.defs[:0]}
+	b.OldDef, b.NewDef, b.HasOld, b.HasNew = b.OldDef[:0], b.NewDef[:0], b.HasOld[:0], b.HasNew[:0]
+	b.Old, b.New, b.OldReq, b.NewReq = b.Old[:0], b.New[:0], b.OldReq[:0], b.NewReq[:0]
+}

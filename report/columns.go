@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/hex"
 	"strings"
 	"unicode/utf8"
 
@@ -122,6 +123,7 @@ type scratch struct {
 	defs     []int16
 	bools    []bool
 	ints     []int64
+	hex      []byte
 }
 
 func must(n schema.Node, err error) schema.Node {
@@ -314,6 +316,46 @@ func float64Column[B any](name string, values func(*B) []float64) column[B] {
 		node: must(schema.NewPrimitiveNode(name, parquet.Repetitions.Required, parquet.Types.Double, -1, -1)),
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, _ *scratch) error {
 			_, err := cw.(*file.Float64ColumnChunkWriter).WriteBatch(values(b), nil, nil)
+			return err
+		},
+	}
+}
+
+// hashColumn is a SHA-256 column written as 64 lowercase hex digits, as
+// sha256sum and DuckDB's sha256() print them, so that a hash read off the
+// table can be compared, joined or pasted without conversion. Hashes are
+// mostly distinct: no dictionary, no statistics. get returns the row
+// group's hashes and, for a nullable column, which rows have one.
+func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)) column[B] {
+	rep := parquet.Repetitions.Required
+	if nullable {
+		rep = parquet.Repetitions.Optional
+	}
+	return column[B]{
+		node: must(schema.NewPrimitiveNodeLogical(name, rep, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)),
+		props: []parquet.WriterProperty{
+			parquet.WithStatsFor(name, false),
+			parquet.WithDictionaryFor(name, false),
+		},
+		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
+			hashes, ok := get(b)
+			s.hex, s.values, s.defs = s.hex[:0], s.values[:0], s.defs[:0]
+			for i := range hashes {
+				if nullable && !ok[i] {
+					s.defs = append(s.defs, 0)
+					continue
+				}
+				s.hex = hex.AppendEncode(s.hex, hashes[i][:])
+				s.defs = append(s.defs, 1)
+			}
+			for i := 0; i < len(s.hex); i += 2 * len(Hash{}) {
+				s.values = append(s.values, s.hex[i:i+2*len(Hash{})])
+			}
+			var defs []int16
+			if nullable {
+				defs = s.defs
+			}
+			_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(s.values, defs, nil)
 			return err
 		},
 	}

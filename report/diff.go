@@ -13,11 +13,11 @@ import (
 // DiffResult is what changed from one report to another: two census
 // releases, or our run and a reference. It is the content of `diff --json`.
 type DiffResult struct {
-	Old        DiffSide `json:"old"`
-	New        DiffSide `json:"new"`
-	Tools      Change   `json:"tools"`
-	Servers    Change   `json:"servers"`
-	Properties Change   `json:"properties"`
+	Old        DiffSide      `json:"old"`
+	New        DiffSide      `json:"new"`
+	Tools      ToolsTotals   `json:"tools"`
+	Servers    ServersTotals `json:"servers"`
+	Properties Change        `json:"properties"`
 	// Classes are in the published table's row order.
 	Classes []ClassDiff `json:"classes"`
 	// Buckets are the non-normative contextual buckets, by id.
@@ -25,6 +25,15 @@ type DiffResult struct {
 	// Surface holds the non-normative tool-surface figures, when either
 	// report has them.
 	Surface []SurfaceDiff `json:"surface,omitempty"`
+
+	// The tool-level comparison (AddTools), when both sides are run
+	// folders: per class, the tools that gained and lost it (see
+	// ToolDiff), and the first rows of each list of changes.
+	ClassesGained  map[string]int64 `json:"classes_gained,omitempty"`
+	ClassesLost    map[string]int64 `json:"classes_lost,omitempty"`
+	RequiredGained map[string]int64 `json:"required_classes_gained,omitempty"`
+	RequiredLost   map[string]int64 `json:"required_classes_lost,omitempty"`
+	ToolChanges    *ToolChanges     `json:"tool_changes,omitempty"`
 }
 
 // DiffSide is what a diff says about each report as a whole.
@@ -93,8 +102,8 @@ func Diff(old, new *Report) *DiffResult {
 	d := &DiffResult{
 		Old:        side("old", old),
 		New:        side("new", new),
-		Tools:      change(old.Tools, new.Tools),
-		Servers:    change(old.Servers, new.Servers),
+		Tools:      ToolsTotals{Change: change(old.Tools, new.Tools)},
+		Servers:    ServersTotals{Change: change(old.Servers, new.Servers)},
 		Properties: change(old.Properties, new.Properties),
 	}
 	classOrder := ClassOrder()
@@ -240,7 +249,7 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 	for _, row := range []struct {
 		name string
 		c    Change
-	}{{"Tools", d.Tools}, {"Servers", d.Servers}, {"Properties", d.Properties}} {
+	}{{"Tools", d.Tools.Change}, {"Servers", d.Servers.Change}, {"Properties", d.Properties}} {
 		p("| %s | %d | %d | %+d |\n", row.name, row.c.Old, row.c.New, row.c.Change)
 	}
 
@@ -273,6 +282,9 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 			}
 			p("| %s%s | %s | %s |\n", mdText(s.Title), missingNote(s.Missing), shareCells(s.Tools, s.Missing), servers)
 		}
+	}
+	if d.Tools.ToolCounts != nil {
+		d.writeToolsMarkdown(p)
 	}
 	return b.Flush()
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
@@ -17,6 +18,13 @@ var (
 func columnName(id string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(id, "gg:"), "-", "_")
 }
+
+// LabelColumn is the column name of a class or bucket in tools.parquet
+// (gg:url-endpoint: url_endpoint).
+func LabelColumn(b classify.Set) string { return columnName(classify.RuleOf(b).ID) }
+
+// ClassBits are the five classes in the order of the tables' columns.
+func ClassBits() []classify.Set { return slices.Clone(classBits) }
 
 // labelColumns names the columns of a group of label bits, with suffix.
 func labelColumns(bits []classify.Set, suffix string) []string {
@@ -43,6 +51,8 @@ func toolsColumns() []column[ToolsBatch] {
 		}),
 		int64Column("line", func(b *ToolsBatch, _ int64, _ *scratch) []int64 { return b.Line }),
 		int32Column("property_count", func(b *ToolsBatch) []int32 { return b.Properties }),
+		hashColumn("definition_sha256", false, func(b *ToolsBatch) ([]Hash, []bool) { return b.Definition, nil }),
+		hashColumn("schema_sha256", true, func(b *ToolsBatch) ([]Hash, []bool) { return b.Schema, b.HasSchema }),
 	}
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
 	cols = append(cols, boolGroup(labelColumns(classBits, "_required"), classBits, func(b *ToolsBatch) []classify.Set { return b.Required })...)
@@ -102,4 +112,42 @@ func classesColumns() []column[classesBatch] {
 		count("delta_tools", func(b *classesBatch) []int64 { return b.Delta }),
 		opt("delta_required", func(b *classesBatch) *optInt64s { return &b.DeltaRequired }),
 	}
+}
+
+// changesColumns is the schema of changes.parquet: change (added, removed,
+// changed), server_id, tool, name_ordinal (among the tools of that name on
+// that server), old_ordinal and new_ordinal (the tool's ordinal in each
+// run's tools.parquet, null on the side without it), both definition
+// hashes, then old_<class>, new_<class>, old_<class>_required and
+// new_<class>_required.
+func changesColumns() []column[ChangesBatch] {
+	opt := func(name string, c func(*ChangesBatch) *optInt64s) column[ChangesBatch] {
+		return countColumn(name, true, func(b *ChangesBatch, _ *scratch) ([]int64, []int16) { return c(b).get() })
+	}
+	cols := []column[ChangesBatch]{
+		stringColumn("change", false, func(b *ChangesBatch) (*StringColumn, []int32) { return &b.Change, nil }),
+		stringColumn("server_id", true, func(b *ChangesBatch) (*StringColumn, []int32) { return &b.ServerID, nil }),
+		stringColumn("tool", true, func(b *ChangesBatch) (*StringColumn, []int32) { return &b.Tool, nil }),
+		countColumn("name_ordinal", false, func(b *ChangesBatch, _ *scratch) ([]int64, []int16) { return b.NameOrdinal, nil }),
+		opt("old_ordinal", func(b *ChangesBatch) *optInt64s { return &b.OldOrdinal }),
+		opt("new_ordinal", func(b *ChangesBatch) *optInt64s { return &b.NewOrdinal }),
+		hashColumn("old_definition_sha256", true, func(b *ChangesBatch) ([]Hash, []bool) { return b.OldDef, b.HasOld }),
+		hashColumn("new_definition_sha256", true, func(b *ChangesBatch) ([]Hash, []bool) { return b.NewDef, b.HasNew }),
+	}
+	for _, g := range []struct {
+		prefix, suffix string
+		sets           func(*ChangesBatch) []classify.Set
+	}{
+		{"old_", "", func(b *ChangesBatch) []classify.Set { return b.Old }},
+		{"new_", "", func(b *ChangesBatch) []classify.Set { return b.New }},
+		{"old_", "_required", func(b *ChangesBatch) []classify.Set { return b.OldReq }},
+		{"new_", "_required", func(b *ChangesBatch) []classify.Set { return b.NewReq }},
+	} {
+		var names []string
+		for _, n := range labelColumns(classBits, g.suffix) {
+			names = append(names, g.prefix+n)
+		}
+		cols = append(cols, boolGroup(names, classBits, g.sets)...)
+	}
+	return cols
 }

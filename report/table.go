@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/atlas-reproduce/atlas-reproduce/classify"
 )
 
 // batchRows is the number of rows of a row group of every table: row groups
@@ -153,4 +155,71 @@ func NewPropertiesWriter(w io.Writer) (*PropertiesWriter, error) {
 // caller may reuse both on return.
 func (w *PropertiesWriter) Append(b *PropertiesBatch, tools *ToolsBatch, firstOrdinal int64) error {
 	return w.append(b.Len(), func(buf *PropertiesBatch, from, to int) { buf.appendRows(b, tools, from, to, firstOrdinal) })
+}
+
+// appendRow appends one row, filled in place by fill, and writes the row
+// group when it is full.
+func (t *table[B, PB]) appendRow(fill func(buf *B)) error {
+	fill(&t.buf)
+	if PB(&t.buf).Len() == batchRows {
+		if err := t.flush(batchRows); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		PB(&t.buf).Reset()
+	}
+	return nil
+}
+
+// ChangesWriter streams changes.parquet, the tool-level changes between two
+// runs.
+type ChangesWriter struct {
+	*table[ChangesBatch, *ChangesBatch]
+}
+
+// NewChangesWriter starts changes.parquet on w.
+func NewChangesWriter(w io.Writer) (*ChangesWriter, error) {
+	t, err := newTable[ChangesBatch]("changes.parquet", w, changesColumns())
+	if err != nil {
+		return nil, err
+	}
+	return &ChangesWriter{t}, nil
+}
+
+// ChangeSide is one side of a changed tool: its ordinal in the run's
+// tools.parquet, its definition hash and its labels. A nil side is the
+// side without the tool.
+type ChangeSide struct {
+	Ordinal          int64
+	Definition       Hash
+	Labels, Required classify.Set
+}
+
+// Add appends one tool: change is "added", "removed" or "changed"; server
+// and tool are nil for a null.
+func (w *ChangesWriter) Add(change string, server, tool []byte, hasServer, hasTool bool, nameOrdinal int64, old, new *ChangeSide) error {
+	return w.appendRow(func(b *ChangesBatch) {
+		b.Change.Append([]byte(change))
+		b.ServerID.AppendNullable(server, hasServer)
+		b.Tool.AppendNullable(tool, hasTool)
+		b.NameOrdinal = append(b.NameOrdinal, nameOrdinal)
+		for _, s := range []struct {
+			side *ChangeSide
+			ord  *optInt64s
+			def  *[]Hash
+			has  *[]bool
+			l, r *[]classify.Set
+		}{{old, &b.OldOrdinal, &b.OldDef, &b.HasOld, &b.Old, &b.OldReq}, {new, &b.NewOrdinal, &b.NewDef, &b.HasNew, &b.New, &b.NewReq}} {
+			v := ChangeSide{}
+			if s.side != nil {
+				v = *s.side
+				s.ord.append(&v.Ordinal)
+			} else {
+				s.ord.append(nil)
+			}
+			*s.def = append(*s.def, v.Definition)
+			*s.has = append(*s.has, s.side != nil)
+			*s.l = append(*s.l, v.Labels)
+			*s.r = append(*s.r, v.Required)
+		}
+	})
 }

@@ -196,6 +196,7 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	tools.CamelCase = append(tools.CamelCase, added.CamelCase)
 	tools.WordSplit = append(tools.WordSplit, added.WordSplit)
 	tools.Deep = append(tools.Deep, added.Deep)
+	ws.hashes(tools, t)
 	rows.keys = append(rows.keys, ws.key)
 	rows.hasServer = append(rows.hasServer, rec.HasServerID)
 	rows.surface = append(rows.surface, surface)
@@ -215,3 +216,12 @@ func appendWhere(c *report.StringColumn, k census.WhereKind, key []byte) {
 }
 
 var propertiesWhere = []byte("properties")
+
+// hashes appends the tool's definition and input schema hashes.
+func (ws *decodeWorker) hashes(tools *report.ToolsBatch, t *census.Tool) {
+	// The canonical form of the tool object is not computed yet: zero
+	// hashes mark the columns as not filled.
+	tools.Definition = append(tools.Definition, report.Hash{})
+	tools.Schema = append(tools.Schema, report.Hash{})
+	tools.HasSchema = append(tools.HasSchema, t.Schema != nil)
+}
