@@ -13,9 +13,11 @@
 package tooldiff
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"math/bits"
@@ -23,13 +25,17 @@ import (
 	"slices"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // Options configure a comparison.
 type Options struct {
-	// Changes receives changes.parquet, one row per tool added, removed or
-	// changed; nil writes none.
+	// Out is a folder to write changes.parquet into (one row per tool
+	// added, removed or changed), published only when the comparison
+	// succeeds; empty writes none unless Changes is set.
+	Out string
+	// Changes receives changes.parquet when Out is empty; nil writes none.
 	Changes io.Writer
 	// First is how many rows of each list the result keeps (default 20).
 	First int
@@ -90,6 +96,27 @@ func b2u(b bool) byte {
 func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.ToolDiff, error) {
 	if opt.First <= 0 {
 		opt.First = 20
+	}
+	if opt.Out != "" {
+		set, err := outset.Open(opt.Out)
+		if err != nil {
+			return nil, err
+		}
+		defer set.Close()
+		f, err := set.Create("changes.parquet")
+		if err != nil {
+			return nil, err
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		opt.Out, opt.Changes = "", bw
+		d, err := Compare(ctx, oldDir, newDir, opt)
+		if err != nil {
+			return nil, err
+		}
+		if err := bw.Flush(); err != nil {
+			return nil, fmt.Errorf("changes.parquet: %w", err)
+		}
+		return d, set.Commit()
 	}
 	c := &comparison{opt: opt, keys: newKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
 	oldPath, newPath := filepath.Join(oldDir, "tools.parquet"), filepath.Join(newDir, "tools.parquet")
