@@ -336,6 +336,7 @@ type mainResult struct {
 	sens      *aggregate.Sensitivity // nil when not computed
 	skipped   report.Skipped
 	jsonBytes int64
+	defs      *report.Definitions
 }
 
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
@@ -375,7 +376,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	if err := tables.close(); err != nil {
 		return nil, err
 	}
-	res := &mainResult{counters: sink.servers, jsonBytes: counted.n}
+	res := &mainResult{counters: sink.servers, jsonBytes: counted.n, defs: sink.defs.result()}
 	if !opt.NoSensitivity {
 		res.sens = &aggregate.Sensitivity{}
 	}
@@ -472,6 +473,7 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 	if m.sens != nil {
 		r.Sensitivity = report.NewSensitivity(r, &m.sens.SensitivityCounts)
 	}
+	r.Definitions = m.defs
 	r.Judge(pinned)
 	return r
 }
