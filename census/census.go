@@ -142,6 +142,13 @@ type Tool struct {
 	// validated it, so readers of the whole schema need not parse it again
 	// for errors.
 	Schema []byte
+	// Raw is the raw JSON text of the tool object, from its '{' to its
+	// '}', as it stands in the line: an element of "tools", the value of
+	// "tool", or, for a flat record (ShapeFlat), the whole record object,
+	// server id fields and all, since that object is the tool the
+	// reference reads. It aliases the line like Schema, and it has been
+	// validated: AppendCanonical gives its canonical form.
+	Raw []byte
 }
 
 // Record is one decoded line.

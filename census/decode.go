@@ -112,6 +112,7 @@ type toolAcc struct {
 	hasName, hasDesc  bool
 	schema, alt       span   // inputSchema, input_schema: ranges of out
 	schemaRaw, altRaw []byte // their text, when objects
+	raw               []byte // the tool object's text
 }
 
 // recAcc collects the interesting keys of the record object.
@@ -270,6 +271,7 @@ func (d *Decoder) record(p int, r *recAcc) (int, error) {
 	}
 	r.isObject = true
 	const own = 1
+	start := p
 	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
@@ -313,6 +315,7 @@ func (d *Decoder) record(p int, r *recAcc) (int, error) {
 			return p, err
 		}
 	}
+	r.flat.raw = data[start:p:p]
 	return p, nil
 }
 
@@ -382,6 +385,7 @@ func (d *Decoder) toolList(p, depth int) (int, int, error) {
 func (d *Decoder) tool(p, depth int) (int, error) {
 	own := depth + 1
 	var t toolAcc
+	start := p
 	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
@@ -395,6 +399,7 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 			return p, err
 		}
 	}
+	t.raw = d.data[start:p:p]
 	d.tools = append(d.tools, d.finishTool(&t))
 	return p, nil
 }
@@ -422,7 +427,7 @@ func (d *Decoder) finishTool(t *toolAcc) Tool {
 	if s.kind == kAbsent || s.kind == kNull {
 		s, raw = t.alt, t.altRaw
 	}
-	tool := Tool{Name: t.name, HasName: t.hasName, Description: t.desc, HasDescription: t.hasDesc}
+	tool := Tool{Name: t.name, HasName: t.hasName, Description: t.desc, HasDescription: t.hasDesc, Raw: t.raw}
 	if s.kind == kMatch {
 		tool.Schema = raw
 	}

@@ -106,6 +106,9 @@ func diffRecords(a *Record, aerr error, b *Record, berr error) string {
 		if !bytes.Equal(ta.Schema, tb.Schema) || (ta.Schema == nil) != (tb.Schema == nil) {
 			return fmt.Sprintf("tool %d schema text %q vs %q", i, ta.Schema, tb.Schema)
 		}
+		if !bytes.Equal(ta.Raw, tb.Raw) || (ta.Raw == nil) != (tb.Raw == nil) {
+			return fmt.Sprintf("tool %d raw text %q vs %q", i, ta.Raw, tb.Raw)
+		}
 		if len(ta.Properties) != len(tb.Properties) {
 			return fmt.Sprintf("tool %d: %d properties vs %d", i, len(ta.Properties), len(tb.Properties))
 		}

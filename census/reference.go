@@ -424,7 +424,7 @@ func refRecord(rec *jsonValue) (*Record, error) {
 	}
 	out := &Record{}
 	out.ServerID, out.HasServerID = refServerID(rec.dict)
-	var tools []*jsonDict
+	var tools []*jsonValue
 	if tv, ok := rec.dict.vals["tools"]; ok {
 		if tv.kind != jList {
 			return nil, &RecordError{Msg: msgToolsList}
@@ -433,17 +433,17 @@ func refRecord(rec *jsonValue) (*Record, error) {
 			if t.kind != jDict {
 				return nil, &RecordError{Msg: toolsElemMsg(i)}
 			}
-			tools = append(tools, t.dict)
+			tools = append(tools, t)
 		}
 		out.Shape = ShapeServer
 	} else if t, ok := rec.dict.vals["tool"]; ok {
 		if t.kind != jDict {
 			return nil, &RecordError{Msg: msgToolObject}
 		}
-		tools = []*jsonDict{t.dict}
+		tools = []*jsonValue{t}
 		out.Shape = ShapeTool
 	} else {
-		tools = []*jsonDict{rec.dict}
+		tools = []*jsonValue{rec}
 		out.Shape = ShapeFlat
 	}
 	for _, t := range tools {
@@ -476,8 +476,9 @@ func refServerID(rec *jsonDict) ([]byte, bool) {
 
 // refTool reads a tool's name and description (None unless a str) and
 // enumerates the properties of tool_schema(tool).
-func refTool(t *jsonDict) Tool {
-	var out Tool
+func refTool(tv *jsonValue) Tool {
+	t := tv.dict
+	out := Tool{Raw: append([]byte(nil), tv.raw...)}
 	if v := t.get("name"); v != nil && v.kind == jString {
 		out.Name, out.HasName = []byte(v.str), true
 	}

@@ -31,6 +31,7 @@ type headAcc struct {
 	toolsBad         int
 	tool             span // the last "tool": kind and offset a of its '{'
 	sid              [4]sidVal
+	raw              []byte // the record object's text, the flat tool's Raw
 }
 
 // streamState is where Next stands in the record Stream returned.
@@ -135,7 +136,7 @@ func (d *Decoder) Next() (*Tool, error) {
 // flatTool decodes the tool a flat record is, from the offsets of its
 // schema values recorded in the first pass.
 func (d *Decoder) flatTool(h *headAcc) error {
-	t := toolAcc{name: h.name, desc: h.desc, hasName: h.hasName, hasDesc: h.hasDesc}
+	t := toolAcc{name: h.name, desc: h.desc, hasName: h.hasName, hasDesc: h.hasDesc, raw: h.raw}
 	// tool_schema's choice, made on the kinds alone: only the winner is
 	// decoded.
 	s := h.schema
@@ -180,6 +181,7 @@ func (d *Decoder) recordHead(p int, h *headAcc) (int, error) {
 	}
 	h.isObject = true
 	const own = 1
+	start := p
 	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
@@ -228,6 +230,7 @@ func (d *Decoder) recordHead(p int, h *headAcc) (int, error) {
 			return p, err
 		}
 	}
+	h.raw = data[start:p:p]
 	return p, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 )
@@ -110,6 +111,7 @@ type gen struct {
 	scratch []byte
 	sids    map[string]struct{}
 	c       counts
+	dense   bool // Options.Dense
 }
 
 func newGen(seed uint64, chunk int, shape string) *gen {
@@ -324,6 +326,14 @@ func (g *gen) candidateLines(b []byte, s *server) []byte {
 // Tools
 
 func (g *gen) propCount() int {
+	if g.dense {
+		// About four a tool, fewer tools without any.
+		if g.chance(0.02) {
+			return 0
+		}
+		k := int(3.6*math.Exp(0.5*g.rng.NormFloat64()) + 0.5)
+		return max(1, min(k, 60))
+	}
 	if g.chance(0.07) {
 		return 0
 	}
@@ -335,6 +345,9 @@ func (g *gen) propCount() int {
 func (g *gen) newMember(idx int32) member {
 	e := &g.v.props[idx]
 	m := member{name: e.name, kind: kObject, typ: e.typ, desc: e.desc, descKind: kString}
+	if g.dense {
+		m.desc = shortDesc(m.desc)
+	}
 	if e.desc == "" && !g.chance(0.1) {
 		m.descKind = kAbsent
 	}
@@ -379,6 +392,25 @@ func (g *gen) newMember(idx int32) member {
 	}
 	return m
 }
+
+// shortDesc keeps the first words of a description, at most
+// shortDescLen bytes of them: the dense census's properties carry
+// descriptions of a few words, as generated SDK schemas do.
+func shortDesc(desc string) string {
+	if len(desc) <= shortDescLen {
+		return desc
+	}
+	cut := strings.LastIndexByte(desc[:shortDescLen+1], ' ')
+	if cut <= 0 {
+		cut = shortDescLen
+		for cut > 0 && !utf8.RuneStart(desc[cut]) {
+			cut--
+		}
+	}
+	return desc[:cut]
+}
+
+const shortDescLen = 32
 
 // formatOf returns the JSON Schema format a property of this name would
 // plausibly declare, or "".

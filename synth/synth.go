@@ -85,6 +85,11 @@ type Options struct {
 	// the log-normal distribution alone, whose largest server has a few
 	// hundred tools.
 	MaxServerTools int
+	// Dense gives each tool about four properties (twice the default's
+	// mean) with descriptions cut to a few words: the property-dense
+	// census on which decoding and the per-property tables cost most.
+	// False keeps the default census byte for byte.
+	Dense bool
 	// Workers bounds the generating goroutines (0: GOMAXPROCS). It does
 	// not change the output.
 	Workers int
@@ -408,6 +413,7 @@ func generate(ctx context.Context, opt Options, workers int, perServer []int32, 
 				last := min(first+chunkServers, len(perServer))
 				out := chunkPool.Get().(*chunkOut)
 				g := newGen(opt.Seed, j.index, opt.Shape)
+				g.dense = opt.Dense
 				out.st, out.sv, out.cand, out.c = g.chunk(first, perServer[first:last], out.st[:0], out.sv[:0], out.cand[:0])
 				j.out <- out
 			}

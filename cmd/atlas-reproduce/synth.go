@@ -33,6 +33,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	seed := fs.Uint64("seed", def.Seed, "random seed")
 	shape := fs.String("shape", def.Shape, "record shape of "+synth.ServerToolsFile+": `servers` (one line per server) or tools (one line per tool)")
 	maxServerTools := fs.Int("max-server-tools", 0, "give the census a heavy tail: the largest server has `N` tools, the next ones a Pareto share of it (0: none)")
+	dense := fs.Bool("dense", false, "a property-dense census: about four properties a tool, with descriptions of a few words")
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output is the same for any value")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	if err := parseFlags(fs, args); err != nil {
@@ -56,7 +57,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	case *maxServerTools > 0 && *tools-*maxServerTools < *servers-1:
 		return usageError{fmt.Sprintf("--max-server-tools %d leaves too few of --tools %d for the other %d servers", *maxServerTools, *tools, *servers-1)}
 	}
-	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools}
+	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools, Dense: *dense}
 	var bar *progressbar.ProgressBar
 	if *progress && env.stderrIsTerminal {
 		bar = progressbar.NewOptions(opt.Tools,
