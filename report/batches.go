@@ -29,7 +29,7 @@ type ToolsBatch struct {
 }
 
 // Hash is a SHA-256 digest.
-type Hash [32]byte
+type Hash = [32]byte
 
 // Len is the number of rows.
 func (b *ToolsBatch) Len() int { return len(b.Line) }

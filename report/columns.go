@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
@@ -333,9 +334,12 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 	}
 	return column[B]{
 		node: must(schema.NewPrimitiveNodeLogical(name, rep, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)),
+		// Hex digits of random bytes do not compress: Snappy would cost
+		// CPU for nothing.
 		props: []parquet.WriterProperty{
 			parquet.WithStatsFor(name, false),
 			parquet.WithDictionaryFor(name, false),
+			parquet.WithCompressionFor(name, compress.Codecs.Uncompressed),
 		},
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
 			hashes, ok := get(b)

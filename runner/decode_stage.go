@@ -11,6 +11,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
+	"github.com/atlas-reproduce/atlas-reproduce/toolhash"
 )
 
 // chunkRows are what the decode stage makes of one chunk: its tools.parquet
@@ -87,6 +88,8 @@ type decodeWorker struct {
 	// The sensitivity variants, counted apart from the normative counters.
 	sens       sensitivity.Analyzer
 	sensCounts aggregate.Sensitivity
+	// hasher gives each tool its definition and schema hashes.
+	hasher toolhash.Hasher
 
 	// The chunk and the record being decoded.
 	rows *chunkRows
@@ -219,9 +222,8 @@ var propertiesWhere = []byte("properties")
 
 // hashes appends the tool's definition and input schema hashes.
 func (ws *decodeWorker) hashes(tools *report.ToolsBatch, t *census.Tool) {
-	// The canonical form of the tool object is not computed yet: zero
-	// hashes mark the columns as not filled.
-	tools.Definition = append(tools.Definition, report.Hash{})
-	tools.Schema = append(tools.Schema, report.Hash{})
-	tools.HasSchema = append(tools.HasSchema, t.Schema != nil)
+	h := ws.hasher.Tool(t)
+	tools.Definition = append(tools.Definition, h.Definition)
+	tools.Schema = append(tools.Schema, h.Schema)
+	tools.HasSchema = append(tools.HasSchema, h.HasSchema)
 }
