@@ -7,14 +7,20 @@ package toollock
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/toolhash"
 )
 
 // Version is the lock file format this package writes and reads.
@@ -177,4 +183,64 @@ func minus(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+// AddRecord adds the tools of one census record doc (as the crawl's client
+// writes a server's tools/list result), hashed with toolhash; labels gives
+// the classes and required classes of the i-th tool.
+func (f *File) AddRecord(doc []byte, labels func(i int) (classes, required []string)) error {
+	rec, err := census.NewDecoder().Decode(doc)
+	if err != nil {
+		return err
+	}
+	var h toolhash.Hasher
+	for i := range rec.Tools {
+		t := &rec.Tools[i]
+		s := h.Tool(t)
+		lt := Tool{Definition: hex.EncodeToString(s.Definition[:])}
+		if t.HasName {
+			n := string(t.Name)
+			lt.Name = &n
+		}
+		if s.HasSchema {
+			sh := hex.EncodeToString(s.Schema[:])
+			lt.Schema = &sh
+		}
+		lt.Classes, lt.RequiredClasses = labels(i)
+		f.Add(lt)
+	}
+	return nil
+}
+
+// WriteChanges writes changes for people, one line each: the change, the
+// tool (name#ordinal when the server has several of that name), the
+// definition hashes, and the classes gained and lost.
+func WriteChanges(w io.Writer, changes []Change) error {
+	for _, c := range changes {
+		t := c.Tool()
+		name := "(no name)"
+		if t.Name != nil {
+			name = strconv.Quote(*t.Name)
+		}
+		if t.NameOrdinal > 0 {
+			name += fmt.Sprintf("#%d", t.NameOrdinal)
+		}
+		line := fmt.Sprintf("%-8s %s", c.Kind, name)
+		switch c.Kind {
+		case "changed":
+			line += fmt.Sprintf(" definition %.12s… -> %.12s…", c.Old.Definition, c.New.Definition)
+		default:
+			line += fmt.Sprintf(" definition %.12s…", t.Definition)
+		}
+		if len(c.ClassesGained) > 0 {
+			line += " gained " + strings.Join(c.ClassesGained, ",")
+		}
+		if len(c.ClassesLost) > 0 {
+			line += " lost " + strings.Join(c.ClassesLost, ",")
+		}
+		if _, err := fmt.Fprintln(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
