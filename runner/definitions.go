@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"encoding/hex"
 	"slices"
 
@@ -49,14 +50,24 @@ func serverWord(k aggregate.ServerKey) uint64 { return max(k[0], 1) }
 // result sorts the hashes and counts them.
 func (t *definitionTally) result() *report.Definitions {
 	d := &report.Definitions{ToolsWithSchema: int64(len(t.schemas)), MostShared: []report.SharedDefinition{}}
-	slices.SortFunc(t.schemas, func(a, b [16]byte) int { return bytes.Compare(a[:], b[:]) })
+	// Any total order groups equal hashes; comparing words is cheaper
+	// than comparing bytes.
+	slices.SortFunc(t.schemas, func(a, b [16]byte) int {
+		if c := cmp.Compare(binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8])); c != 0 {
+			return c
+		}
+		return cmp.Compare(binary.BigEndian.Uint64(a[8:]), binary.BigEndian.Uint64(b[8:]))
+	})
 	for i := range t.schemas {
 		if i == 0 || t.schemas[i] != t.schemas[i-1] {
 			d.DistinctSchemas++
 		}
 	}
 	slices.SortFunc(t.defs, func(a, b defServer) int {
-		if c := bytes.Compare(a.def[:], b.def[:]); c != 0 {
+		if c := cmp.Compare(binary.BigEndian.Uint64(a.def[:8]), binary.BigEndian.Uint64(b.def[:8])); c != 0 {
+			return c
+		}
+		if c := bytes.Compare(a.def[8:], b.def[8:]); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.server, b.server); c != 0 {

@@ -37,6 +37,12 @@ const readBatch = 32 * 1024
 // reading a batch of rows at a time. With namesOnly, only server_id and
 // tool are read (the hashes and labels are left zero).
 func readTools(ctx context.Context, path string, namesOnly bool, fn func(*row) error) error {
+	return readToolsSized(ctx, path, namesOnly, nil, fn)
+}
+
+// readToolsSized is readTools that first tells rows how many rows the
+// file has, so that the caller can size its memory once.
+func readToolsSized(ctx context.Context, path string, namesOnly bool, rows func(int64), fn func(*row) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -50,6 +56,9 @@ func readTools(ctx context.Context, path string, namesOnly bool, fn func(*row) e
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatch}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
+	}
+	if rows != nil {
+		rows(pf.NumRows())
 	}
 	names := []string{"server_id", "tool"}
 	bits := report.ClassBits()

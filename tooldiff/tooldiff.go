@@ -127,7 +127,10 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 		}
 		c.w = w
 	}
-	if err := readTools(ctx, oldPath, false, c.old); err != nil {
+	// One allocation of the old run's entries: growing the slice by
+	// doubling would hold two copies at once.
+	size := func(n int64) { c.entries = make([]entry, 0, n) }
+	if err := readToolsSized(ctx, oldPath, false, size, c.old); err != nil {
 		return nil, err
 	}
 	c.index()

@@ -30,12 +30,19 @@ type Hasher struct{ buf []byte }
 func (h *Hasher) Tool(t *census.Tool) Sums {
 	var s Sums
 	s.Definition = h.sum(t.Raw)
-	if t.Schema != nil {
-		s.Schema, s.HasSchema = h.sum(t.Schema), true
+	if t.Schema == nil {
+		return s
+	}
+	s.HasSchema = true
+	if v := schemaValue(h.buf); len(v) > 0 && v[0] == '{' {
+		s.Schema = sha256.Sum256(v)
+	} else {
+		s.Schema = h.sum(t.Schema)
 	}
 	return s
 }
 
+// sum canonicalises raw into the buffer and hashes it.
 func (h *Hasher) sum(raw []byte) [32]byte {
 	var err error
 	// The decoder validated Raw and Schema: AppendCanonical cannot fail
