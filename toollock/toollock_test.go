@@ -21,7 +21,7 @@ func TestCompare(t *testing.T) {
 		old.Add(tl)
 	}
 	for _, tl := range []Tool{
-		{Name: nil, Definition: "4"},                                            // unchanged, moved
+		{Name: nil, Definition: "4"}, // unchanged, moved
 		{Name: str("a"), Definition: "1", Classes: []string{"gg:url-endpoint"}}, // unchanged
 		{Name: str("a"), Definition: "2b", Classes: []string{"gg:command-string"}},
 		{Name: str("a"), Definition: "5"}, // a third "a" appears

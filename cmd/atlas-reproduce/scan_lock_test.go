@@ -20,7 +20,9 @@ func TestScanLock(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "lock-test", Version: "1"}, nil)
 	add := func(name, schema string) {
 		s.AddTool(&mcp.Tool{Name: name, Description: name + " things", InputSchema: json.RawMessage(schema)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 	}
 	add("read", `{"type":"object","properties":{"file_path":{"type":"string"}}}`)
 	add("run", `{"type":"object","properties":{"query":{"type":"string"}}}`)
