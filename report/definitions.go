@@ -23,11 +23,13 @@ const MostSharedN = 10
 
 // SharedDefinition is one definition and how widely it is served.
 type SharedDefinition struct {
-	SHA256  string `json:"definition_sha256"`
-	Servers int64  `json:"servers"`
-	Tools   int64  `json:"tools"`
-	// Example is the tools.parquet ordinal of the first tool with it.
-	Example int64 `json:"example_ordinal"`
+	// SHA256Prefix is the first 32 hex digits of the definition_sha256
+	// (the run counts definitions by their first 16 bytes, to keep its
+	// memory small): DuckDB's starts_with(definition_sha256, '…') finds
+	// its tools.
+	SHA256Prefix string `json:"definition_sha256_prefix"`
+	Servers      int64  `json:"servers"`
+	Tools        int64  `json:"tools"`
 }
 
 func (d *Definitions) writeMarkdown(p func(string, ...any)) {
@@ -39,9 +41,9 @@ func (d *Definitions) writeMarkdown(p func(string, ...any)) {
 	if len(d.MostShared) == 0 {
 		return
 	}
-	p("\nMost shared definitions (`SELECT * FROM 'tools.parquet' WHERE definition_sha256 = '…'` lists their tools):\n\n")
-	p("| definition_sha256 | Servers | Tools | Example ordinal |\n|---|---:|---:|---:|\n")
+	p("\nMost shared definitions (`SELECT * FROM 'tools.parquet' WHERE starts_with(definition_sha256, '…')` lists their tools):\n\n")
+	p("| definition_sha256 (first 32 digits) | Servers | Tools |\n|---|---:|---:|\n")
 	for _, s := range d.MostShared {
-		p("| `%s` | %d | %d | %d |\n", s.SHA256, s.Servers, s.Tools, s.Example)
+		p("| `%s` | %d | %d |\n", s.SHA256Prefix, s.Servers, s.Tools)
 	}
 }

@@ -376,9 +376,9 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 </tbody>
 </table>
 {{if .MostShared}}<table id="most-shared">
-<thead><tr><th>Most shared definitions</th><th>Servers</th><th>Tools</th><th>Example ordinal</th></tr></thead>
+<thead><tr><th>Most shared definitions (definition_sha256, first 32 digits)</th><th>Servers</th><th>Tools</th></tr></thead>
 <tbody>
-{{range .MostShared}}<tr><td class="hash">{{.SHA256}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td><td class="n">{{num .Example}}</td></tr>
+{{range .MostShared}}<tr><td class="hash">{{.SHA256Prefix}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}</section>

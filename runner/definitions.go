@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/binary"
 	"encoding/hex"
@@ -12,27 +11,27 @@ import (
 )
 
 // definitionTally counts distinct definitions and input schemas, and how
-// many servers serve each definition. It keeps 48 bytes per tool (the
-// definition hash, 64 bits of the server's key and the tool's ordinal)
-// plus 16 per input schema, sorted once at the end: about 15 MB for the
-// default census and 59 MB at 4×. Distinct counts need every hash; sorted
-// slices hold them at a third of a map's cost.
+// many servers serve each definition. It keeps 24 bytes per tool (the
+// first 16 bytes of the definition hash, which identify it among billions
+// of definitions, and 64 bits of the server's key) plus 16 per input
+// schema, sorted once at the end: about 9 MB for the default census and
+// 37 MB at 4×. Distinct counts need every hash; sorted slices hold them at
+// a third of a map's cost.
 type definitionTally struct {
 	defs    []defServer
 	schemas [][16]byte
 }
 
 type defServer struct {
-	def     report.Hash
-	server  uint64 // 0: no server id
-	ordinal uint32
+	def    [16]byte
+	server uint64 // 0: no server id
 }
 
-// add takes the tools of one chunk, in file order from ordinal first.
-func (t *definitionTally) add(rows *chunkRows, first int64) {
+// add takes the tools of one chunk.
+func (t *definitionTally) add(rows *chunkRows) {
 	b := &rows.tools
 	for i := range b.Len() {
-		d := defServer{def: b.Definition[i], ordinal: uint32(first + int64(i))}
+		d := defServer{def: [16]byte(b.Definition[i][:16])}
 		if rows.hasServer[i] {
 			d.server = serverWord(rows.keys[i])
 		}
@@ -67,27 +66,23 @@ func (t *definitionTally) result() *report.Definitions {
 		if c := cmp.Compare(binary.BigEndian.Uint64(a.def[:8]), binary.BigEndian.Uint64(b.def[:8])); c != 0 {
 			return c
 		}
-		if c := bytes.Compare(a.def[8:], b.def[8:]); c != 0 {
+		if c := cmp.Compare(binary.BigEndian.Uint64(a.def[8:]), binary.BigEndian.Uint64(b.def[8:])); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.server, b.server); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ordinal, b.ordinal)
+		return cmp.Compare(a.server, b.server)
 	})
 	var top []report.SharedDefinition
 	for i := 0; i < len(t.defs); {
-		j, servers, example := i, int64(0), t.defs[i].ordinal
+		j, servers := i, int64(0)
 		for ; j < len(t.defs) && t.defs[j].def == t.defs[i].def; j++ {
 			if s := t.defs[j].server; s != 0 && (j == i || s != t.defs[j-1].server) {
 				servers++
 			}
-			example = min(example, t.defs[j].ordinal)
 		}
 		d.Distinct++
 		if servers > 1 {
 			d.Shared++
-			top = keepTop(top, report.SharedDefinition{SHA256: hex.EncodeToString(t.defs[i].def[:]), Servers: servers, Tools: int64(j - i), Example: int64(example)})
+			top = keepTop(top, report.SharedDefinition{SHA256Prefix: hex.EncodeToString(t.defs[i].def[:]), Servers: servers, Tools: int64(j - i)})
 		}
 		i = j
 	}
@@ -105,7 +100,7 @@ func keepTop(top []report.SharedDefinition, s report.SharedDefinition) []report.
 		if c := cmp.Compare(b.Tools, a.Tools); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.SHA256, b.SHA256)
+		return cmp.Compare(a.SHA256Prefix, b.SHA256Prefix)
 	}
 	if len(top) == report.MostSharedN && less(s, top[len(top)-1]) >= 0 {
 		return top

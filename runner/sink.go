@@ -32,7 +32,7 @@ func (s *sinkStage) chunk(rows *chunkRows) error {
 		}
 	}
 	rows.firstOrdinal = s.ordinal
-	s.defs.add(rows, s.ordinal)
+	s.defs.add(rows)
 	s.ordinal += int64(rows.tools.Len())
 	return s.tables.send(rows)
 }
