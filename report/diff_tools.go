@@ -190,7 +190,9 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 		title string
 		ids   []string
 		n     int64
-	}{{"Servers added", f.ServersAdded, sc.Added}, {"Servers removed", f.ServersRemoved, sc.Removed}} {
+	}{{"Servers added", f.ServersAdded, sc.Added}, {"Servers removed", f.ServersRemoved, sc.Removed},
+		{"Servers reachable in the old release only", f.ReachableOldOnly, deref(sc.ReachableOldOnly)},
+		{"Servers reachable in the new release only", f.ReachableNewOnly, deref(sc.ReachableNewOnly)}} {
 		if list.n == 0 {
 			continue
 		}
@@ -224,4 +226,11 @@ func idList(ids []string, absent bool) string {
 		return "none"
 	}
 	return strings.Join(ids, ", ")
+}
+
+func deref(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }
