@@ -203,3 +203,30 @@ func TestCompareRejectsRunsWithoutHashes(t *testing.T) {
 		t.Fatal("no error for a broken tools.parquet")
 	}
 }
+
+// TestReachability reads servers.jsonl beside each run's tables: servers
+// listed in both releases and reachable in one only.
+func TestReachability(t *testing.T) {
+	oldDir, newDir := writeRun(t, []tool{{"a", "t", "t", 0, 0}}), writeRun(t, []tool{{"a", "t", "t", 0, 0}})
+	for dir, text := range map[string]string{
+		oldDir: `{"server_id": "a", "reachable": true}` + "\n" + `{"server_id": "b", "reachable": true}` + "\n" + `{"server_id": "c", "reachable": false}` + "\n" + `{"server_id": "d", "reachable": true}` + "\n",
+		newDir: `{"server_id": "a", "reachable": true}` + "\n" + `{"server_id": "b", "reachable": false}` + "\n" + `{"server_id": "c", "reachable": true}` + "\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "servers.jsonl"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := Compare(context.Background(), oldDir, newDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Servers.ReachableOldOnly == nil || *d.Servers.ReachableOldOnly != 1 || *d.Servers.ReachableNewOnly != 1 ||
+		!slices.Equal(d.First.ReachableOldOnly, []string{"b"}) || !slices.Equal(d.First.ReachableNewOnly, []string{"c"}) {
+		t.Errorf("servers %+v, first %v %v", d.Servers, d.First.ReachableOldOnly, d.First.ReachableNewOnly)
+	}
+	// Without servers.jsonl on one side, the counts are left out.
+	os.Remove(filepath.Join(newDir, "servers.jsonl"))
+	if d, err = Compare(context.Background(), oldDir, newDir, Options{}); err != nil || d.Servers.ReachableOldOnly != nil {
+		t.Errorf("without servers.jsonl: %+v, %v", d.Servers, err)
+	}
+}
