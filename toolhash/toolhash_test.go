@@ -51,3 +51,41 @@ func TestSchemaFromTool(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSchemaFromTool holds the schema hash taken inside the tool's
+// canonical text to the hash of the schema canonicalised alone, on any
+// record the decoder accepts.
+func FuzzSchemaFromTool(f *testing.F) {
+	for _, s := range []string{
+		`{"server_id": "s", "tools": [{"name": "a\"}]", "inputSchema": {"q\"}": {"d": "\\\"]}"}}}]}`,
+		`{"server_id": "s", "tools": [{"inputSchema": null, "input_schema": {"z": [1e3, -0.0]}}]}`,
+		`{"server_id": "s", "name": "a", "inputSchema": {"properties": {}}, "inputSchema": {"x": "\ud800"}}`,
+		`{"tool": {"input\u0053chema": {"a": {"b": [[], {}]}}, "annotations": {"}": "{"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		rec, err := census.NewDecoder().Decode(line)
+		if err != nil {
+			return
+		}
+		var h Hasher
+		for i := range rec.Tools {
+			tool := &rec.Tools[i]
+			s := h.Tool(tool)
+			if tool.Schema == nil {
+				if s.HasSchema {
+					t.Fatal("a schema hash without a schema")
+				}
+				continue
+			}
+			want, err := census.AppendCanonical(nil, tool.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Schema != sha256.Sum256(want) {
+				t.Fatalf("tool %d: schema hash differs from that of %s", i, want)
+			}
+		}
+	})
+}
