@@ -18,7 +18,7 @@ build:
 ## over the concurrent packages.
 test: fmt-check vet staticcheck standalone
 	$(GO) test -count=1 -timeout 20m $(PKGS)
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./internal/aggregate/... ./runner/... ./serve/... ./crawl/...
+	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./runner/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./proxy/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -45,6 +45,9 @@ fuzz:
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./label -run '^$$' -fuzz '^FuzzClassifyBody$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report.
 demo: build

@@ -32,6 +32,7 @@ type bmSlot struct {
 // keySource gives the key stored at a position of an arena.
 type keySource interface {
 	keyAt(i int) []byte
+	len() int
 }
 
 // The arenas a byteMap indexes.
@@ -44,6 +45,9 @@ type (
 func (s propNames) keyAt(i int) []byte { return s[i].Name }
 func (s defKeys) keyAt(i int) []byte   { return s[i].key }
 func (s reqNames) keyAt(i int) []byte  { return s[i] }
+func (s propNames) len() int           { return len(s) }
+func (s defKeys) len() int             { return len(s) }
+func (s reqNames) len() int            { return len(s) }
 
 // reset empties the map and sizes it for about hint entries. Only the slots
 // in use are cleared, so a map that once grew large stays cheap to reset.
@@ -77,6 +81,27 @@ func bmGet[S keySource](m *byteMap, key []byte, src S) (int, bool) {
 			return int(s.val - 1), true
 		}
 	}
+}
+
+// indexAppended keeps m up to date after an entry was appended to src, an
+// arena whose entries from start on are the distinct keys of one JSON
+// object: a run short enough to scan is left unindexed (hashed false); the
+// entry that makes it too long indexes the whole run. It returns whether
+// the run is indexed now.
+func indexAppended[S keySource](m *byteMap, src S, start int, hashed bool) bool {
+	n := src.len()
+	if hashed {
+		m.put(src.keyAt(n-1), n-1)
+		return true
+	}
+	if n-start <= linearMax {
+		return false
+	}
+	m.reset(2 * linearMax)
+	for j := start; j < n; j++ {
+		m.put(src.keyAt(j), j)
+	}
+	return true
 }
 
 // put records that key, which the caller knows is absent, is at pos.

@@ -48,7 +48,7 @@ var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 
 // canonicalizer holds the scratch memory of AppendCanonical.
 type canonicalizer struct {
-	d    Decoder               // its lexer: data, the decoded-string scratch, the skip stack
+	lx   Lexer
 	mems []canonMem            // members of the open objects, innermost last
 	tmp  []byte                // an object's members while they are put in order
 	str  []byte                // a decoded string being escaped
@@ -59,34 +59,25 @@ type canonicalizer struct {
 }
 
 // canonMem is one member of an object being canonicalised: its decoded key
-// (a range of keys) and its canonical value (a range of the output).
+// (a range of keys) and its canonical "key":value text (a range of the
+// output).
 type canonMem struct {
 	ka, kb int
 	va, vb int
 }
 
 func (c *canonicalizer) release() {
-	c.d.data = nil
-	if cap(c.tmp) > retainBytes {
-		c.tmp = nil
-	}
-	if cap(c.str) > retainBytes {
-		c.str = nil
-	}
-	if cap(c.keys) > retainBytes {
-		c.keys = nil
-	}
-	if cap(c.mems) > retainItems {
-		c.mems = nil
-	}
-	if cap(c.ord) > retainItems {
-		c.ord = nil
-	}
+	c.lx.Reset(nil)
+	c.tmp = retain(c.tmp, retainBytes)
+	c.str = retain(c.str, retainBytes)
+	c.keys = retain(c.keys, retainBytes)
+	c.mems = retain(c.mems, retainItems)
+	c.ord = retain(c.ord, retainItems)
 	canonPool.Put(c)
 }
 
 func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
-	c.d.data = raw
+	c.lx.data = raw
 	c.mems, c.keys = c.mems[:0], c.keys[:0]
 	base := len(dst)
 	out, err := c.top(dst)
@@ -102,7 +93,7 @@ func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 }
 
 func (c *canonicalizer) top(dst []byte) ([]byte, error) {
-	data := c.d.data
+	data := c.lx.data
 	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
 		return dst, synErr(0, msgBOM)
 	}
@@ -119,7 +110,7 @@ func (c *canonicalizer) top(dst []byte) ([]byte, error) {
 // value appends the canonical form of the value at p, held by a container
 // at the given depth (0 at the top), and returns the index past it.
 func (c *canonicalizer) value(dst []byte, p, depth int) ([]byte, int, error) {
-	data := c.d.data
+	data := c.lx.data
 	if p >= len(data) {
 		return dst, p, synErr(p, msgValue)
 	}
@@ -147,7 +138,7 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 		return dst, p, synErr(p, msgDepth)
 	}
 	dst = append(dst, '[')
-	p, done := c.d.arrOpen(p)
+	p, done := c.lx.ArrOpen(p)
 	var err error
 	for first := true; !done; first = false {
 		if !first {
@@ -156,50 +147,48 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 		if dst, p, err = c.value(dst, p, depth); err != nil {
 			return dst, p, err
 		}
-		if p, done, err = c.d.arrNext(p); err != nil {
+		if p, done, err = c.lx.ArrNext(p); err != nil {
 			return dst, p, err
 		}
 	}
 	return append(dst, ']'), p, nil
 }
 
-// object writes each member's canonical value in text order, then, unless
-// they already are, puts the members in canonical order with the last of
-// each duplicate key, through tmp.
+// object writes the members in text order, each as "key":value, then,
+// unless they already are in canonical order with no duplicate key, puts
+// them in that order with the last of each duplicate, through tmp.
 func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	if depth > MaxDepth {
 		return dst, p, synErr(p, msgDepth)
 	}
-	data := c.d.data
+	data := c.lx.data
 	open := len(dst)
 	dst = append(dst, '{')
 	mstart, kstart := len(c.mems), len(c.keys)
-	p, done := c.d.objOpen(p)
+	p, done := c.lx.ObjOpen(p)
 	for !done {
-		if p >= len(data) || data[p] != '"' {
-			return dst, p, synErr(p, msgKey)
-		}
-		end, esc, err := scanString(data, p)
+		end, esc, v, err := c.lx.Key(p)
 		if err != nil {
-			return dst, end, err
+			return dst, v, err
 		}
+		if len(c.mems) > mstart {
+			dst = append(dst, ',')
+		}
+		ma := len(dst)
 		ka := len(c.keys)
 		if esc {
 			c.keys = appendUnescaped(c.keys, data[p+1:end-1])
+			dst = c.appendDecoded(dst, c.keys[ka:])
 		} else {
 			c.keys = append(c.keys, data[p+1:end-1]...)
+			dst = append(dst, data[p:end]...) // already canonical, as appendString explains
 		}
-		kb := len(c.keys)
-		p = skipWS(data, end)
-		if p >= len(data) || data[p] != ':' {
-			return dst, p, synErr(p, msgColon)
-		}
-		va := len(dst)
-		if dst, p, err = c.value(dst, skipWS(data, p+1), depth); err != nil {
+		dst = append(dst, ':')
+		if dst, p, err = c.value(dst, v, depth); err != nil {
 			return dst, p, err
 		}
-		c.mems = append(c.mems, canonMem{ka, kb, va, len(dst)})
-		if p, done, err = c.d.objNext(p); err != nil {
+		c.mems = append(c.mems, canonMem{ka, len(c.keys), ma, len(dst)})
+		if p, done, err = c.lx.ObjNext(p); err != nil {
 			return dst, p, err
 		}
 	}
@@ -208,14 +197,18 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	return append(dst, '}'), p, nil
 }
 
-// order rewrites dst[at:], the members' values back to back, as the
-// members in canonical order, each as "key":value joined by commas.
+// order rewrites dst[at:], the members joined by commas in text order, in
+// canonical order with the last of each duplicate key.
 func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
-	if len(mems) == 0 {
-		return dst
-	}
 	keys := c.keys
 	cmp := func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) }
+	inOrder := true
+	for i := 1; i < len(mems) && inOrder; i++ {
+		inOrder = cmp(mems[i-1], mems[i]) < 0 // equal keys need the rewrite too
+	}
+	if inOrder {
+		return dst
+	}
 	ord := append(c.ord[:0], mems...)
 	// Stable, so that of equal keys the last in the text stays last.
 	slices.SortStableFunc(ord, cmp)
@@ -235,8 +228,6 @@ func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = c.appendDecoded(dst, keys[m.ka:m.kb])
-		dst = append(dst, ':')
 		dst = append(dst, c.tmp[m.va-at:m.vb-at]...)
 	}
 	return dst

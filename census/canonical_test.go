@@ -3,6 +3,7 @@ package census
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os/exec"
@@ -10,9 +11,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf16"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
 
@@ -199,35 +202,35 @@ func TestCanonicalErrors(t *testing.T) {
 // parser's values, for the fuzz target: keys sorted through utf16.Encode,
 // strings escaped code point by code point, numbers laid out from Go's
 // shortest 'g' form.
-func refCanonical(v *jsonValue) string {
-	switch v.kind {
-	case jNull:
+func refCanonical(v *jsonref.Value) string {
+	switch v.Kind {
+	case jsonref.Null:
 		return "null"
-	case jBool:
-		return v.str
-	case jInt, jFloat:
-		switch v.str {
+	case jsonref.Bool:
+		return v.Str
+	case jsonref.Int, jsonref.Float:
+		switch v.Str {
 		case "NaN", "Infinity", "-Infinity":
-			return v.str
+			return v.Str
 		}
-		f, _ := strconv.ParseFloat(v.str, 64)
+		f, _ := strconv.ParseFloat(v.Str, 64)
 		return refNumber(f)
-	case jString:
-		return refString(v.str)
-	case jList:
-		parts := make([]string, len(v.list))
-		for i, e := range v.list {
+	case jsonref.String:
+		return refString(v.Str)
+	case jsonref.List:
+		parts := make([]string, len(v.List))
+		for i, e := range v.List {
 			parts[i] = refCanonical(e)
 		}
 		return "[" + strings.Join(parts, ",") + "]"
 	}
-	keys := slices.Clone(v.dict.keys)
+	keys := slices.Clone(v.Keys)
 	slices.SortFunc(keys, func(a, b string) int {
 		return slices.Compare(utf16Of(a), utf16Of(b))
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = refString(k) + ":" + refCanonical(v.dict.vals[k])
+		parts[i] = refString(k) + ":" + refCanonical(v.Dict[k])
 	}
 	return "{" + strings.Join(parts, ",") + "}"
 }
@@ -366,4 +369,70 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("not a fixed point: %q gives %q, %v", got, again, err)
 		}
 	})
+}
+
+// BenchmarkCanonical canonicalises every tool object of the real corpus,
+// as a definition hash does; bytes are the tools' raw text.
+func BenchmarkCanonical(b *testing.B) {
+	var raws [][]byte
+	var size int64
+	d := NewDecoder()
+	for _, line := range bytes.Split(bytes.TrimSuffix(realcorpus.MustRead(b), []byte{'\n'}), []byte{'\n'}) {
+		rec, err := d.Decode(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range rec.Tools {
+			raws = append(raws, bytes.Clone(t.Raw))
+			size += int64(len(t.Raw))
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		for _, r := range raws {
+			var err error
+			if buf, err = AppendCanonical(buf[:0], r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestCanonicalConcurrent calls AppendCanonical from several goroutines at
+// once, as decode workers do: its pooled scratch must not be shared (run
+// with -race).
+func TestCanonicalConcurrent(t *testing.T) {
+	inputs := canonicalHostile()[:12]
+	want := make([]string, len(inputs))
+	for i, in := range inputs {
+		out, err := AppendCanonical(nil, []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = string(out)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []byte
+			for n := range 200 {
+				i := (n + g) % len(inputs)
+				buf, _ = AppendCanonical(buf[:0], []byte(inputs[i]))
+				if string(buf) != want[i] {
+					errs <- fmt.Sprintf("goroutine %d: %q gave %q, want %q", g, inputs[i], buf, want[i])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

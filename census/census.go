@@ -3,16 +3,17 @@
 // Python reference (bench/reference.py: json.loads, then tools_of, server_id,
 // tool_schema and iter_properties) sees them.
 //
-// Two decoders give the same answers. Decoder is the hot path: it validates
-// every byte of the line as CPython's json module would, but materialises
-// only the strings the classifier reads, aliasing them into the line when
-// they carry no escape, and reuses its memory from line to line.
-// Decoder.Stream with Decoder.Next gives the same record with its tools one
-// at a time, the whole line validated first, so that a server of tens of
-// thousands of tools is never materialised at once.
-// ReferenceDecode is the slow, obviously-correct twin (a recursive-descent
-// parser into ordered generic values, then a literal transcription of the
-// Python functions) that the tests and fuzz targets hold Decoder against.
+// Decoder is the hot path: it validates every byte of the line as CPython's
+// json module would, but materialises only the strings the classifier
+// reads, aliasing them into the line when they carry no escape, and reuses
+// its memory from line to line. Decoder.Stream with Decoder.Next gives the
+// same record with its tools one at a time, the whole line validated first,
+// so that a server of tens of thousands of tools is never materialised at
+// once. Lexer is the one reader of JSON tokens beneath them, beneath
+// AppendCanonical (RFC 8785 canonical JSON, for hashing a tool) and beneath
+// the sensitivity package's deep walk. The tests and fuzz targets hold all
+// of them to a slow, literal transcription of CPython's scanner
+// (internal/jsonref) and to CPython itself.
 // Inspector summarises the shapes and key paths of a file's first lines, for
 // users checking that their archive fits the expected record shapes.
 //
@@ -198,8 +199,8 @@ const (
 	msgKey          = "Expecting property name enclosed in double quotes"
 	msgColon        = "Expecting ':' delimiter"
 	msgComma        = "Expecting ',' delimiter"
-	msgUnterminated = "Unterminated string starting at"
-	msgControl      = "Invalid control character at"
+	msgUnterminated = "Unterminated string starting" // Error adds " at byte N"
+	msgControl      = "Invalid control character"
 	msgEscape       = "Invalid \\escape"
 	msgUEscape      = "Invalid \\uXXXX escape"
 	msgDepth        = "maximum nesting depth exceeded"

@@ -264,6 +264,23 @@ func TestSyntaxErrorOffsets(t *testing.T) {
 	}
 }
 
+// TestSyntaxErrorText pins whole messages as run and serve print them:
+// the offset is said once ("at byte N", not "at at byte N").
+func TestSyntaxErrorText(t *testing.T) {
+	for _, tt := range []struct{ name, line, want string }{
+		{"control", "{\"name\":\"a\x01b\"}", "Invalid control character at byte 10"},
+		{"unterminated", `{"name":"ab`, "Unterminated string starting at byte 8"},
+		{"comma", `[1 2]`, "Expecting ',' delimiter at byte 3"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewDecoder().Decode([]byte(tt.line))
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestDecoderReuse decodes the tricky lines and the real corpus in
 // different orders with one Decoder: nothing from a previous line may leak.
 func TestDecoderReuse(t *testing.T) {

@@ -46,10 +46,9 @@ const (
 // refer to the buffers of recent lines, but never read them again. The zero
 // value is ready to use.
 type Decoder struct {
-	data  []byte     // the line being decoded
+	lx    Lexer      // the line being decoded
 	buf   []byte     // unescaped strings that are returned
 	kbuf  []byte     // unescaped keys that are only compared
-	stack []byte     // open containers while skipping
 	out   []Property // every property materialised for the line
 	tools []Tool
 	reqs  [][]byte   // required names of the schema being parsed
@@ -58,6 +57,7 @@ type Decoder struct {
 	acc   recAcc     // the record's interesting keys
 	rec   Record
 	st    streamState // where Next stands
+	head  bool        // record notes where the tools sit instead of building them
 
 	propIdx byteMap // property names of a large properties object; large required lists
 	defIdx  byteMap // keys of a large definitions / $defs object
@@ -115,13 +115,19 @@ type toolAcc struct {
 	raw               []byte // the tool object's text
 }
 
-// recAcc collects the interesting keys of the record object.
+// recAcc collects the interesting keys of the record object. When the
+// decoder walks a record only for where its tools sit (Stream's first pass
+// over a long line), the tools arena stays empty and the offsets say where
+// the winning values lie; the flat tool's schema spans then hold the offset
+// of their value in a.
 type recAcc struct {
 	isObject bool
 	flat     toolAcc // the record read as a tool, for ShapeFlat
 	tools    span    // range of the tools arena
 	toolsBad int     // first element of the last "tools" that is not an object
 	tool     span    // index of the "tool" value in the tools arena
+	toolsAt  int     // offset of the last "tools" list's '['
+	toolAt   int     // offset of the last "tool" object's '{'
 	sid      [4]sidVal
 }
 
@@ -143,53 +149,50 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 }
 
 func (d *Decoder) reset(line []byte) {
-	d.data = line
+	d.lx.Reset(line)
 	d.st.done = true
-	if cap(d.buf) > retainBytes {
-		d.buf = nil
-	}
-	if cap(d.kbuf) > retainBytes {
-		d.kbuf = nil
-	}
-	if cap(d.segs) > retainItems {
-		d.segs = nil
-	}
-	if cap(d.out) > retainItems {
-		d.out = nil
-	}
-	if cap(d.tools) > retainItems {
-		d.tools = nil
-	}
-	if cap(d.reqs) > retainItems {
-		d.reqs = nil
-	}
-	if cap(d.defs) > retainItems {
-		d.defs = nil
-	}
+	d.buf = retain(d.buf, retainBytes)
+	d.kbuf = retain(d.kbuf, retainBytes)
+	d.segs = retain(d.segs, retainItems)
+	d.out = retain(d.out, retainItems)
+	d.tools = retain(d.tools, retainItems)
+	d.reqs = retain(d.reqs, retainItems)
+	d.defs = retain(d.defs, retainItems)
 	d.propIdx.trim(retainItems)
 	d.defIdx.trim(retainItems)
-	d.buf = d.buf[:0]
-	d.out = d.out[:0]
-	d.tools = d.tools[:0]
+}
+
+// retain empties an arena for the next line, dropping it when it has grown
+// past max.
+func retain[S ~[]E, E any](s S, max int) S {
+	if cap(s) > max {
+		return nil
+	}
+	return s[:0]
 }
 
 func (d *Decoder) decode() (*Record, error) {
 	if err := d.parse(); err != nil {
-		// Python decodes the whole line before json sees it, so invalid
-		// UTF-8 anywhere outranks a syntax error before it. A line that
-		// parses needs no such pass: the scanner checked the UTF-8 of every
-		// string, and any non-ASCII byte elsewhere is a syntax error.
-		if uerr := checkUTF8(d.data); uerr != nil {
-			return nil, uerr
-		}
-		return nil, err
+		return nil, d.lineErr(err)
 	}
 	return d.finish(&d.acc)
 }
 
+// lineErr is the error Python gives for a line that failed to parse with
+// err. Python decodes the whole line before json sees it, so invalid UTF-8
+// anywhere outranks a syntax error before it. A line that parses needs no
+// such pass: the scanner checked the UTF-8 of every string, and any
+// non-ASCII byte elsewhere is a syntax error.
+func (d *Decoder) lineErr(err error) error {
+	if uerr := checkUTF8(d.lx.data); uerr != nil {
+		return uerr
+	}
+	return err
+}
+
 // parse validates the line and collects its interesting keys in acc.
 func (d *Decoder) parse() error {
-	data := d.data
+	data := d.lx.data
 	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
 		return synErr(0, msgBOM)
 	}
@@ -208,7 +211,7 @@ func (d *Decoder) parse() error {
 // after the whole line was validated, because json.loads fails before
 // tools_of ever sees a record.
 func (d *Decoder) finish(r *recAcc) (*Record, error) {
-	rec, err := d.shape(r.isObject, &r.sid, r.tools.kind, r.tool.kind, r.toolsBad)
+	rec, err := d.shape(r)
 	if err != nil {
 		return nil, err
 	}
@@ -229,29 +232,29 @@ func (d *Decoder) finish(r *recAcc) (*Record, error) {
 // record's shape and server id, or the RecordError the reference raises.
 // Both passes of a streamed record and the one pass of Decode share it, so
 // that they fail alike.
-func (d *Decoder) shape(isObject bool, sid *[4]sidVal, tools, tool kind, toolsBad int) (*Record, error) {
-	if !isObject {
+func (d *Decoder) shape(r *recAcc) (*Record, error) {
+	if !r.isObject {
 		return nil, &RecordError{Msg: msgNotObject}
 	}
 	rec := &d.rec
 	*rec = Record{}
-	for i := range sid {
-		if sid[i].kind == kMatch {
-			rec.ServerID, rec.HasServerID = sid[i].val, true
+	for i := range r.sid {
+		if r.sid[i].kind == kMatch {
+			rec.ServerID, rec.HasServerID = r.sid[i].val, true
 			break
 		}
 	}
 	switch {
-	case tools != kAbsent:
-		if tools != kMatch {
+	case r.tools.kind != kAbsent:
+		if r.tools.kind != kMatch {
 			return nil, &RecordError{Msg: msgToolsList}
 		}
-		if toolsBad >= 0 {
-			return nil, &RecordError{Msg: toolsElemMsg(toolsBad)}
+		if r.toolsBad >= 0 {
+			return nil, &RecordError{Msg: toolsElemMsg(r.toolsBad)}
 		}
 		rec.Shape = ShapeServer
-	case tool != kAbsent:
-		if tool != kMatch {
+	case r.tool.kind != kAbsent:
+		if r.tool.kind != kMatch {
 			return nil, &RecordError{Msg: msgToolObject}
 		}
 		rec.Shape = ShapeTool
@@ -263,16 +266,18 @@ func (d *Decoder) shape(isObject bool, sid *[4]sidVal, tools, tool kind, toolsBa
 
 // record parses the line's top-level value. Every function below takes p at
 // the start of a value and the depth of the container holding it (0 for
-// the top level) and returns the index just past the value.
+// the top level) and returns the index just past the value. When d.head is
+// set (Stream's first pass) the tools are validated but not built: record
+// notes where they sit, and Next builds them one at a time.
 func (d *Decoder) record(p int, r *recAcc) (int, error) {
-	data := d.data
+	data := d.lx.data
 	if p >= len(data) || data[p] != '{' {
-		return d.skipValue(p, 0)
+		return d.lx.Skip(p, 0)
 	}
 	r.isObject = true
 	const own = 1
 	start := p
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -283,18 +288,25 @@ func (d *Decoder) record(p int, r *recAcc) (int, error) {
 		case "tools":
 			if p < len(data) && data[p] == '[' {
 				a := len(d.tools)
+				r.toolsAt = p
 				p, r.toolsBad, err = d.toolList(p, own)
 				r.tools = span{kMatch, a, len(d.tools)}
 			} else {
-				p, err = d.skipValue(p, own)
+				p, err = d.lx.Skip(p, own)
 				r.tools = span{kind: kOther}
 			}
 		case "tool":
 			if p < len(data) && data[p] == '{' {
-				p, err = d.tool(p, own)
-				r.tool = span{kMatch, len(d.tools) - 1, len(d.tools)}
+				r.toolAt = p
+				if d.head {
+					p, err = d.lx.Skip(p, own)
+					r.tool = span{kind: kMatch}
+				} else {
+					p, err = d.tool(p, own)
+					r.tool = span{kMatch, len(d.tools) - 1, len(d.tools)}
+				}
 			} else {
-				p, err = d.skipValue(p, own)
+				p, err = d.lx.Skip(p, own)
 				r.tool = span{kind: kOther}
 			}
 		case "server_id":
@@ -311,7 +323,7 @@ func (d *Decoder) record(p int, r *recAcc) (int, error) {
 		if err != nil {
 			return p, err
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -322,7 +334,7 @@ func (d *Decoder) record(p int, r *recAcc) (int, error) {
 // serverID records one server id alias: server_id() accepts a str or an
 // int (not a bool, not a float) and passes over anything else.
 func (d *Decoder) serverID(p, depth int, v *sidVal) (int, error) {
-	data := d.data
+	data := d.lx.data
 	if p < len(data) {
 		switch c := data[p]; {
 		case c == '"':
@@ -350,23 +362,27 @@ func (d *Decoder) serverID(p, depth int, v *sidVal) (int, error) {
 		}
 	}
 	*v = sidVal{kind: kOther}
-	return d.skipValue(p, depth)
+	return d.lx.Skip(p, depth)
 }
 
 // toolList parses the value of "tools", a list, appending each object
 // element to the tools arena. It returns the index of the first element that
 // is not an object (-1 if none), which tools_of reports.
 func (d *Decoder) toolList(p, depth int) (int, int, error) {
-	data := d.data
+	data := d.lx.data
 	own := depth + 1
 	bad := -1
-	p, done := d.arrOpen(p)
+	p, done := d.lx.ArrOpen(p)
 	var err error
 	for i := 0; !done; i++ {
 		if p < len(data) && data[p] == '{' {
-			p, err = d.tool(p, own)
+			if d.head {
+				p, err = d.lx.Skip(p, own)
+			} else {
+				p, err = d.tool(p, own)
+			}
 		} else {
-			p, err = d.skipValue(p, own)
+			p, err = d.lx.Skip(p, own)
 			if bad < 0 {
 				bad = i
 			}
@@ -374,7 +390,7 @@ func (d *Decoder) toolList(p, depth int) (int, int, error) {
 		if err != nil {
 			return p, bad, err
 		}
-		if p, done, err = d.arrNext(p); err != nil {
+		if p, done, err = d.lx.ArrNext(p); err != nil {
 			return p, bad, err
 		}
 	}
@@ -386,7 +402,7 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 	own := depth + 1
 	var t toolAcc
 	start := p
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -395,11 +411,11 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 		if p, err = d.toolField(key, q, own, &t); err != nil {
 			return p, err
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
-	t.raw = d.data[start:p:p]
+	t.raw = d.lx.data[start:p:p]
 	d.tools = append(d.tools, d.finishTool(&t))
 	return p, nil
 }
@@ -417,7 +433,7 @@ func (d *Decoder) toolField(key []byte, p, depth int, t *toolAcc) (int, error) {
 	case "input_schema":
 		return d.schemaValue(p, depth, &t.alt, &t.altRaw)
 	}
-	return d.skipValue(p, depth)
+	return d.lx.Skip(p, depth)
 }
 
 // finishTool applies tool_schema: inputSchema unless it is absent or null,
@@ -439,7 +455,7 @@ func (d *Decoder) finishTool(t *toolAcc) Tool {
 
 // optString parses a value that matters only when it is a string.
 func (d *Decoder) optString(p, depth int, s *[]byte, ok *bool) (int, error) {
-	data := d.data
+	data := d.lx.data
 	if p < len(data) && data[p] == '"' {
 		end, esc, err := scanString(data, p)
 		if err != nil {
@@ -449,13 +465,13 @@ func (d *Decoder) optString(p, depth int, s *[]byte, ok *bool) (int, error) {
 		return end, nil
 	}
 	*s, *ok = nil, false
-	return d.skipValue(p, depth)
+	return d.lx.Skip(p, depth)
 }
 
 // str returns the decoded string whose quotes are at q and end-1: a slice
 // of the line when it has no escape, else a copy unescaped into buf.
 func (d *Decoder) str(q, end int, esc bool) []byte {
-	raw := d.data[q+1 : end-1 : end-1]
+	raw := d.lx.data[q+1 : end-1 : end-1]
 	if !esc {
 		return raw
 	}
@@ -466,11 +482,17 @@ func (d *Decoder) str(q, end int, esc bool) []byte {
 
 // schemaValue parses the value of inputSchema or input_schema.
 func (d *Decoder) schemaValue(p, depth int, s *span, raw *[]byte) (int, error) {
-	data := d.data
+	data := d.lx.data
 	*raw = nil
 	if p < len(data) {
 		switch data[p] {
 		case '{':
+			if d.head {
+				// Stream's first pass: the offset, for flatTool.
+				end, err := d.lx.Skip(p, depth)
+				*s = span{kind: kMatch, a: p}
+				return end, err
+			}
 			a, b, end, err := d.schema(p, depth)
 			*s = span{kMatch, a, b}
 			if err == nil {
@@ -478,24 +500,24 @@ func (d *Decoder) schemaValue(p, depth int, s *span, raw *[]byte) (int, error) {
 			}
 			return end, err
 		case 'n':
-			end, err := d.skipValue(p, depth)
+			end, err := d.lx.Skip(p, depth)
 			*s = span{kind: kNull} // "n" can only start null
 			return end, err
 		}
 	}
 	*s = span{kind: kOther}
-	return d.skipValue(p, depth)
+	return d.lx.Skip(p, depth)
 }
 
 // schema parses an input schema object and returns the range of out that
 // holds its properties in enumeration order.
 func (d *Decoder) schema(p, depth int) (int, int, int, error) {
-	data := d.data
+	data := d.lx.data
 	own := depth + 1
 	d.reqs = d.reqs[:0]
 	d.defs = d.defs[:0]
 	var s schemaAcc
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -509,7 +531,7 @@ func (d *Decoder) schema(p, depth int) (int, int, int, error) {
 				p, err = d.properties(p, own, WhereProperties, nil)
 				s.props = span{kMatch, a, len(d.out)}
 			} else {
-				p, err = d.skipValue(p, own)
+				p, err = d.lx.Skip(p, own)
 				s.props = span{kind: kOther}
 			}
 		case "required":
@@ -519,12 +541,12 @@ func (d *Decoder) schema(p, depth int) (int, int, int, error) {
 		case "$defs":
 			p, err = d.defsValue(p, own, WhereDefs, &s.defs[1])
 		default:
-			p, err = d.skipValue(p, own)
+			p, err = d.lx.Skip(p, own)
 		}
 		if err != nil {
 			return 0, 0, p, err
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return 0, 0, p, err
 		}
 	}
@@ -614,11 +636,11 @@ func (d *Decoder) markRequired(sg segment) {
 // distinct name in first-occurrence order, each with its last value's
 // description.
 func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int, error) {
-	data := d.data
+	data := d.lx.data
 	own := depth + 1
 	start := len(d.out)
 	hashed := false
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		name, q, err := d.key(p, true)
 		if err != nil {
@@ -629,7 +651,7 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 		if p < len(data) && data[p] == '{' {
 			p, desc, err = d.propValue(p, own)
 		} else {
-			p, err = d.skipValue(p, own)
+			p, err = d.lx.Skip(p, own)
 		}
 		if err != nil {
 			return p, err
@@ -638,17 +660,11 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 			d.out[i].Description = desc
 		} else {
 			d.out = append(d.out, Property{Name: name, Description: desc, Where: where, DefKey: defKey})
-			if hashed {
-				d.propIdx.put(name, len(d.out)-1)
-			} else if len(d.out)-start > linearMax {
-				d.propIdx.reset(2 * linearMax)
-				for j := start; j < len(d.out); j++ {
-					d.propIdx.put(d.out[j].Name, j)
-				}
-				hashed = true
+			if hashed || len(d.out)-start > linearMax { // the common short run stays a scan, without a call
+				hashed = indexAppended(&d.propIdx, propNames(d.out), start, hashed)
 			}
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -676,7 +692,7 @@ func (d *Decoder) findProp(start int, name []byte, hashed bool) int {
 func (d *Decoder) propValue(p, depth int) (int, []byte, error) {
 	own := depth + 1
 	var desc []byte
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -687,12 +703,12 @@ func (d *Decoder) propValue(p, depth int) (int, []byte, error) {
 			var ok bool
 			p, err = d.optString(p, own, &desc, &ok)
 		} else {
-			p, err = d.skipValue(p, own)
+			p, err = d.lx.Skip(p, own)
 		}
 		if err != nil {
 			return p, nil, err
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, nil, err
 		}
 	}
@@ -702,14 +718,14 @@ func (d *Decoder) propValue(p, depth int) (int, []byte, error) {
 // requiredValue parses the value of "required": when it is a list, its
 // string elements go to reqs.
 func (d *Decoder) requiredValue(p, depth int, s *span) (int, error) {
-	data := d.data
+	data := d.lx.data
 	if p >= len(data) || data[p] != '[' {
 		*s = span{kind: kOther}
-		return d.skipValue(p, depth)
+		return d.lx.Skip(p, depth)
 	}
 	own := depth + 1
 	a := len(d.reqs)
-	p, done := d.arrOpen(p)
+	p, done := d.lx.ArrOpen(p)
 	var err error
 	for !done {
 		if p < len(data) && data[p] == '"' {
@@ -719,10 +735,10 @@ func (d *Decoder) requiredValue(p, depth int, s *span) (int, error) {
 			}
 			d.reqs = append(d.reqs, d.str(p, end, esc))
 			p = end
-		} else if p, err = d.skipValue(p, own); err != nil {
+		} else if p, err = d.lx.Skip(p, own); err != nil {
 			return p, err
 		}
-		if p, done, err = d.arrNext(p); err != nil {
+		if p, done, err = d.lx.ArrNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -734,15 +750,15 @@ func (d *Decoder) requiredValue(p, depth int, s *span) (int, error) {
 // object, its entries go to defs, one per distinct key in first-occurrence
 // order holding the last value.
 func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error) {
-	data := d.data
+	data := d.lx.data
 	if p >= len(data) || data[p] != '{' {
 		*s = span{kind: kOther}
-		return d.skipValue(p, depth)
+		return d.lx.Skip(p, depth)
 	}
 	own := depth + 1
 	start := len(d.defs)
 	hashed := false
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		key, q, err := d.key(p, true)
 		if err != nil {
@@ -754,7 +770,7 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 			e.kind = kMatch
 			p, err = d.defEntry(p, own, where, &e)
 		} else {
-			p, err = d.skipValue(p, own)
+			p, err = d.lx.Skip(p, own)
 		}
 		if err != nil {
 			return p, err
@@ -763,17 +779,11 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 			d.defs[i] = e
 		} else {
 			d.defs = append(d.defs, e)
-			if hashed {
-				d.defIdx.put(key, len(d.defs)-1)
-			} else if len(d.defs)-start > linearMax {
-				d.defIdx.reset(2 * linearMax)
-				for j := start; j < len(d.defs); j++ {
-					d.defIdx.put(d.defs[j].key, j)
-				}
-				hashed = true
+			if hashed || len(d.defs)-start > linearMax {
+				hashed = indexAppended(&d.defIdx, defKeys(d.defs), start, hashed)
 			}
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -801,9 +811,9 @@ func (d *Decoder) findDef(start int, key []byte, hashed bool) int {
 // defEntry parses one object under definitions or $defs for its last
 // "properties" and "required".
 func (d *Decoder) defEntry(p, depth int, where WhereKind, e *defEntry) (int, error) {
-	data := d.data
+	data := d.lx.data
 	own := depth + 1
-	p, done := d.objOpen(p)
+	p, done := d.lx.ObjOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -817,33 +827,22 @@ func (d *Decoder) defEntry(p, depth int, where WhereKind, e *defEntry) (int, err
 				p, err = d.properties(p, own, where, e.key)
 				e.props = span{kMatch, a, len(d.out)}
 			} else {
-				p, err = d.skipValue(p, own)
+				p, err = d.lx.Skip(p, own)
 				e.props = span{kind: kOther}
 			}
 		case "required":
 			p, err = d.requiredValue(p, own, &e.req)
 		default:
-			p, err = d.skipValue(p, own)
+			p, err = d.lx.Skip(p, own)
 		}
 		if err != nil {
 			return p, err
 		}
-		if p, done, err = d.objNext(p); err != nil {
+		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
-}
-
-// objOpen steps into the object whose '{' is at p. done is true for an
-// empty object, with p past its '}'.
-func (d *Decoder) objOpen(p int) (int, bool) {
-	data := d.data
-	p = skipWS(data, p+1)
-	if p < len(data) && data[p] == '}' {
-		return p + 1, true
-	}
-	return p, false
 }
 
 // key parses a member name and its colon, returning the name and the start
@@ -851,14 +850,11 @@ func (d *Decoder) objOpen(p int) (int, bool) {
 // (it is returned to the caller), else into the scratch kbuf, valid only
 // until the next key.
 func (d *Decoder) key(p int, keep bool) ([]byte, int, error) {
-	data := d.data
-	if p >= len(data) || data[p] != '"' {
-		return nil, p, synErr(p, msgKey)
-	}
-	end, esc, err := scanString(data, p)
+	end, esc, v, err := d.lx.Key(p)
 	if err != nil {
-		return nil, end, err
+		return nil, v, err
 	}
+	data := d.lx.data
 	var k []byte
 	switch {
 	case !esc:
@@ -869,153 +865,5 @@ func (d *Decoder) key(p int, keep bool) ([]byte, int, error) {
 		d.kbuf = appendUnescaped(d.kbuf[:0], data[p+1:end-1])
 		k = d.kbuf
 	}
-	p = skipWS(data, end)
-	if p >= len(data) || data[p] != ':' {
-		return nil, p, synErr(p, msgColon)
-	}
-	return k, skipWS(data, p+1), nil
-}
-
-// objNext steps past the ',' or '}' after a member's value.
-func (d *Decoder) objNext(p int) (int, bool, error) {
-	data := d.data
-	p = skipWS(data, p)
-	if p < len(data) {
-		switch data[p] {
-		case ',':
-			return skipWS(data, p+1), false, nil
-		case '}':
-			return p + 1, true, nil
-		}
-	}
-	return p, false, synErr(p, msgComma)
-}
-
-// arrOpen steps into the array whose '[' is at p.
-func (d *Decoder) arrOpen(p int) (int, bool) {
-	data := d.data
-	p = skipWS(data, p+1)
-	if p < len(data) && data[p] == ']' {
-		return p + 1, true
-	}
-	return p, false
-}
-
-// arrNext steps past the ',' or ']' after an element.
-func (d *Decoder) arrNext(p int) (int, bool, error) {
-	data := d.data
-	p = skipWS(data, p)
-	if p < len(data) {
-		switch data[p] {
-		case ',':
-			return skipWS(data, p+1), false, nil
-		case ']':
-			return p + 1, true, nil
-		}
-	}
-	return p, false, synErr(p, msgComma)
-}
-
-// skipValue validates the value at p without building anything.
-func (d *Decoder) skipValue(p, depth int) (int, error) {
-	data := d.data
-	if p < len(data) {
-		switch data[p] {
-		case '"':
-			end, _, err := scanString(data, p)
-			return end, err
-		case '{', '[':
-			return d.skipContainer(p, depth)
-		}
-	}
-	end, _, err := scanScalar(data, p)
-	return end, err
-}
-
-// skipContainer validates the array or object at p with an explicit stack
-// of open brackets instead of recursion, so that any nesting ends in a clean
-// error at MaxDepth rather than in a stack overflow.
-func (d *Decoder) skipContainer(p, depth int) (int, error) {
-	data := d.data
-	n := len(data)
-	// The depth check bounds the stack, so it never grows past this.
-	if cap(d.stack) < MaxDepth {
-		d.stack = make([]byte, 0, MaxDepth)
-	}
-	stack := d.stack[:0]
-	var err error
-	for {
-		// p is at the start of a value.
-		if p >= n {
-			return p, synErr(p, msgValue)
-		}
-		c := data[p]
-		if c == '{' || c == '[' {
-			if depth+len(stack)+1 > MaxDepth {
-				return p, synErr(p, msgDepth)
-			}
-			stack = append(stack, c+2) // the matching '}' or ']'
-			p = skipWS(data, p+1)
-			if p < n && data[p] == c+2 {
-				stack = stack[:len(stack)-1]
-				p++
-			} else {
-				if c == '{' {
-					if p, err = d.skipKey(p); err != nil {
-						return p, err
-					}
-				}
-				continue
-			}
-		} else if c == '"' {
-			if p, _, err = scanString(data, p); err != nil {
-				return p, err
-			}
-		} else if p, _, err = scanScalar(data, p); err != nil {
-			return p, err
-		}
-		// A value just ended: close containers until one continues.
-		for {
-			if len(stack) == 0 {
-				return p, nil
-			}
-			p = skipWS(data, p)
-			if p >= n {
-				return p, synErr(p, msgComma)
-			}
-			closer := stack[len(stack)-1]
-			if data[p] == ',' {
-				p = skipWS(data, p+1)
-				if closer == '}' {
-					if p, err = d.skipKey(p); err != nil {
-						return p, err
-					}
-				}
-				break
-			}
-			if data[p] != closer {
-				return p, synErr(p, msgComma)
-			}
-			stack = stack[:len(stack)-1]
-			p++
-		}
-	}
-}
-
-// skipKey validates a member name and its colon and returns the start of
-// the value.
-func (d *Decoder) skipKey(p int) (int, error) {
-	data := d.data
-	if p >= len(data) || data[p] != '"' {
-		return p, synErr(p, msgKey)
-	}
-	end, _, err := scanString(data, p)
-	if err != nil {
-		return end, err
-	}
-	p = skipWS(data, end)
-	if p >= len(data) || data[p] != ':' {
-		return p, synErr(p, msgColon)
-	}
-	return skipWS(data, p+1), nil
+	return k, v, nil
 }

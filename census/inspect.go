@@ -1,6 +1,7 @@
 package census
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -17,8 +18,8 @@ const DefaultInspectDepth = 8
 // Inspector summarises the structure of census lines so that a user can see
 // whether a file fits the record shapes before running the census: how many
 // lines of each shape, and how often each key path occurs. It reads lines
-// with the slow reference parser; it is meant for the first few thousand
-// records, not for a whole corpus.
+// with a Decoder, then builds each whole line as generic values; it is
+// meant for the first few thousand records, not for a whole corpus.
 //
 // A key path joins object keys with "." and marks list elements with "[]";
 // the keys of a properties, definitions or $defs object are written "*", so
@@ -33,6 +34,8 @@ type Inspector struct {
 	shapes                         map[string]int
 	paths                          map[string]*pathStat
 	order                          []string // paths in first-seen order
+	dec                            Decoder
+	lx                             Lexer
 }
 
 // pathStat counts one key path.
@@ -57,10 +60,19 @@ func (in *Inspector) Add(line []byte) error {
 		in.blank++
 		return nil
 	}
-	v, err := refParse(line)
-	if err != nil {
+	rec, err := in.dec.Decode(line)
+	var re *RecordError
+	if err != nil && !errors.As(err, &re) {
 		in.invalid++
 		return err
+	}
+	in.lx.Reset(line)
+	v, _, verr := buildValue(&in.lx, in.lx.WS(0), 0)
+	in.lx.Reset(nil)
+	if verr != nil {
+		// Not reached: the Decoder has accepted the line.
+		in.invalid++
+		return verr
 	}
 	in.records++
 	if in.paths == nil {
@@ -68,7 +80,6 @@ func (in *Inspector) Add(line []byte) error {
 		in.shapes = map[string]int{}
 	}
 	in.walk(v, "", 0, false)
-	rec, err := refRecord(v)
 	if err != nil {
 		in.shapes["not a record"]++
 		return err
@@ -108,7 +119,7 @@ func (in *Inspector) walk(v *jsonValue, path string, depth int, wild bool) {
 			in.walk(e, path+"[]", depth+1, false)
 		}
 	case jDict:
-		for _, k := range v.dict.keys {
+		for _, k := range v.keys {
 			comp := "*"
 			if !wild {
 				comp = pathKey(k)
@@ -118,7 +129,7 @@ func (in *Inspector) walk(v *jsonValue, path string, depth int, wild bool) {
 				child = path + "." + comp
 			}
 			names := !wild && (k == "properties" || k == "definitions" || k == "$defs")
-			in.walk(v.dict.vals[k], child, depth+1, names)
+			in.walk(v.vals[k], child, depth+1, names)
 		}
 	}
 }

@@ -5,9 +5,9 @@ package census
 // Decode materialises every tool and property of a line at once: for a
 // server of tens of thousands of tools that is several times the line.
 // Stream and Next give the same tools one at a time, in two passes. The
-// first validates the whole line, every byte, with the same scanners as
-// Decode (so it fails exactly where and how Decode fails), but records of
-// the tools only where their winning value lies in the line: the byte
+// first is Decode's own walk of the record (so it fails exactly where and
+// how Decode fails) with the tools validated but not built: it records of
+// them only where their winning value lies in the line: the byte
 // offset of the last "tools" array, of the last "tool" object, or of the
 // last inputSchema and input_schema of a flat record. Only once the line is
 // known to be valid and the record's shape settled does the second pass
@@ -20,20 +20,6 @@ package census
 // it, one Decode is faster and its arenas stay small.
 const streamAbove = 1 << 20
 
-// headAcc collects the record's interesting keys in the first pass: value
-// offsets in the line instead of decoded values.
-type headAcc struct {
-	isObject         bool
-	name, desc       []byte
-	hasName, hasDesc bool
-	schema, alt      span // inputSchema, input_schema: kind and offset a
-	tools            span // the last "tools": kind and offset a of its '['
-	toolsBad         int
-	tool             span // the last "tool": kind and offset a of its '{'
-	sid              [4]sidVal
-	raw              []byte // the record object's text, the flat tool's Raw
-}
-
 // streamState is where Next stands in the record Stream returned.
 type streamState struct {
 	whole   []Tool // the tools of a line decoded in one pass
@@ -41,7 +27,7 @@ type streamState struct {
 	done    bool
 	p       int // in two passes: the next tools element, or the tool's '{'
 	bufMark int // buf below it holds the record's strings
-	flat    headAcc
+	flat    toolAcc
 }
 
 // Stream decodes one line for its record, as Decode does, but leaves its
@@ -67,14 +53,14 @@ func (d *Decoder) stream(line []byte, twoPass bool) (*Record, error) {
 		return rec, nil
 	}
 	d.reset(line)
-	var h headAcc
-	if err := d.parseHead(&h); err != nil {
-		if uerr := checkUTF8(d.data); uerr != nil {
-			return nil, uerr
-		}
-		return nil, err
+	d.head = true
+	err := d.parse()
+	d.head = false
+	if err != nil {
+		return nil, d.lineErr(err)
 	}
-	rec, err := d.finishHead(&h)
+	r := &d.acc
+	rec, err := d.shape(r)
 	if err != nil {
 		return nil, err
 	}
@@ -82,12 +68,12 @@ func (d *Decoder) stream(line []byte, twoPass bool) (*Record, error) {
 	switch rec.Shape {
 	case ShapeServer:
 		var empty bool
-		d.st.p, empty = d.arrOpen(h.tools.a)
+		d.st.p, empty = d.lx.ArrOpen(r.toolsAt)
 		d.st.done = empty
 	case ShapeTool:
-		d.st.p = h.tool.a
+		d.st.p = r.toolAt
 	case ShapeFlat:
-		d.st.flat = h
+		d.st.flat = r.flat
 	}
 	return rec, nil
 }
@@ -110,13 +96,17 @@ func (d *Decoder) Next() (*Tool, error) {
 	}
 	// The previous tool's properties and strings are no longer needed.
 	d.out, d.buf, d.tools = d.out[:0], d.buf[:st.bufMark], d.tools[:0]
+	// The first pass validated the line: what the tool's walk skips needs
+	// only its end found, not every byte checked again.
+	d.lx.validated = true
+	defer func() { d.lx.validated = false }()
 	switch d.rec.Shape {
 	case ShapeServer:
 		p, err := d.tool(st.p, 2)
 		if err != nil {
 			return nil, err
 		}
-		if st.p, st.done, err = d.arrNext(p); err != nil {
+		if st.p, st.done, err = d.lx.ArrNext(p); err != nil {
 			return nil, err
 		}
 	case ShapeTool:
@@ -133,146 +123,25 @@ func (d *Decoder) Next() (*Tool, error) {
 	return &d.tools[0], nil
 }
 
-// flatTool decodes the tool a flat record is, from the offsets of its
-// schema values recorded in the first pass.
-func (d *Decoder) flatTool(h *headAcc) error {
-	t := toolAcc{name: h.name, desc: h.desc, hasName: h.hasName, hasDesc: h.hasDesc, raw: h.raw}
+// flatTool decodes the tool a flat record is, from what the first pass
+// collected: its name and description, and the offsets of its schema
+// values.
+func (d *Decoder) flatTool(h *toolAcc) error {
+	t := *h
 	// tool_schema's choice, made on the kinds alone: only the winner is
 	// decoded.
-	s := h.schema
+	s := t.schema
 	if s.kind == kAbsent || s.kind == kNull {
-		s = h.alt
+		s = t.alt
 	}
-	t.schema = span{kind: s.kind}
+	t.schema, t.alt = span{kind: s.kind}, span{}
 	if s.kind == kMatch {
 		a, b, end, err := d.schema(s.a, 1)
 		if err != nil {
 			return err
 		}
-		t.schema, t.schemaRaw = span{kMatch, a, b}, d.data[s.a:end:end]
+		t.schema, t.schemaRaw = span{kMatch, a, b}, d.lx.data[s.a:end:end]
 	}
 	d.tools = append(d.tools, d.finishTool(&t))
 	return nil
-}
-
-// parseHead is parse for the first pass.
-func (d *Decoder) parseHead(h *headAcc) error {
-	data := d.data
-	if len(data) >= 3 && data[0] == 0xef && data[1] == 0xbb && data[2] == 0xbf {
-		return synErr(0, msgBOM)
-	}
-	*h = headAcc{toolsBad: -1}
-	p, err := d.recordHead(skipWS(data, 0), h)
-	if err != nil {
-		return err
-	}
-	if p = skipWS(data, p); p != len(data) {
-		return synErr(p, msgExtra)
-	}
-	return nil
-}
-
-// recordHead is record for the first pass: the tools and schemas are
-// validated and their offsets kept, nothing of them is built.
-func (d *Decoder) recordHead(p int, h *headAcc) (int, error) {
-	data := d.data
-	if p >= len(data) || data[p] != '{' {
-		return d.skipValue(p, 0)
-	}
-	h.isObject = true
-	const own = 1
-	start := p
-	p, done := d.objOpen(p)
-	for !done {
-		key, q, err := d.key(p, false)
-		if err != nil {
-			return q, err
-		}
-		p = q
-		switch string(key) {
-		case "tools":
-			if p < len(data) && data[p] == '[' {
-				h.tools = span{kind: kMatch, a: p}
-				p, h.toolsBad, err = d.skimList(p, own)
-			} else {
-				h.tools = span{kind: kOther}
-				p, err = d.skipValue(p, own)
-			}
-		case "tool":
-			h.tool = span{kind: kOther}
-			if p < len(data) && data[p] == '{' {
-				h.tool = span{kind: kMatch, a: p}
-			}
-			p, err = d.skipValue(p, own)
-		case "server_id":
-			p, err = d.serverID(p, own, &h.sid[0])
-		case "server":
-			p, err = d.serverID(p, own, &h.sid[1])
-		case "server_url":
-			p, err = d.serverID(p, own, &h.sid[2])
-		case "url":
-			p, err = d.serverID(p, own, &h.sid[3])
-		case "name":
-			p, err = d.optString(p, own, &h.name, &h.hasName)
-		case "description":
-			p, err = d.optString(p, own, &h.desc, &h.hasDesc)
-		case "inputSchema":
-			p, err = d.skimSchema(p, own, &h.schema)
-		case "input_schema":
-			p, err = d.skimSchema(p, own, &h.alt)
-		default:
-			p, err = d.skipValue(p, own)
-		}
-		if err != nil {
-			return p, err
-		}
-		if p, done, err = d.objNext(p); err != nil {
-			return p, err
-		}
-	}
-	h.raw = data[start:p:p]
-	return p, nil
-}
-
-// skimList validates the "tools" array at p and returns the index of its
-// first element that is not an object (-1 if none), as toolList does.
-func (d *Decoder) skimList(p, depth int) (int, int, error) {
-	data := d.data
-	own := depth + 1
-	bad := -1
-	p, done := d.arrOpen(p)
-	var err error
-	for i := 0; !done; i++ {
-		if bad < 0 && (p >= len(data) || data[p] != '{') {
-			bad = i
-		}
-		if p, err = d.skipValue(p, own); err != nil {
-			return p, bad, err
-		}
-		if p, done, err = d.arrNext(p); err != nil {
-			return p, bad, err
-		}
-	}
-	return p, bad, nil
-}
-
-// skimSchema validates a flat record's schema value and records its kind
-// and offset, as schemaValue would classify it.
-func (d *Decoder) skimSchema(p, depth int, s *span) (int, error) {
-	*s = span{kind: kOther}
-	if p < len(d.data) {
-		switch d.data[p] {
-		case '{':
-			*s = span{kind: kMatch, a: p}
-		case 'n':
-			*s = span{kind: kNull}
-		}
-	}
-	return d.skipValue(p, depth)
-}
-
-// finishHead is finish for the first pass: the same shapes, server id and
-// errors, with the tools left to Next.
-func (d *Decoder) finishHead(h *headAcc) (*Record, error) {
-	return d.shape(h.isObject, &h.sid, h.tools.kind, h.tool.kind, h.toolsBad)
 }

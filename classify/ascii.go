@@ -2,13 +2,14 @@ package classify
 
 import "math/bits"
 
-// The ASCII fast path. Nearly all of the haystack is ASCII, and in ASCII the
-// boundary class [a-z0-9_] (under IGNORECASE) and \w are the same set, so a
-// label is decided by the maximal class runs alone. The scan finds them 64
+// The ASCII fast path, for the classes and the surface signals alike, each
+// with its run table (table.go). Nearly all of the haystack is ASCII, and in
+// ASCII the boundary class [a-z0-9_] (under IGNORECASE) and \w are the same
+// set, so a label is decided by the maximal class runs alone. The scan finds them 64
 // bytes at a time: a SWAR test of eight bytes per word gives a 64-bit class
 // mask per block, the ends of runs are bits of that mask, and each run's
 // length is a count of leading ones. A run is looked at only when its length,
-// first and last letter fit some form (or phrase word), so the per-byte work
+// first and last letter fit some word of the table, so the per-byte work
 // has no data-dependent branch and the per-run work is one well-predicted
 // table test.
 //
@@ -103,80 +104,14 @@ func blockMask[T ~string | ~[]byte](s T, i int) (mask, high uint64) {
 	return mask, high & msb
 }
 
-// asciiEntry is a form or phrase word as two words of bytes or-ed with
-// 0x20, the fold classBytes's caller applies to a run (zero past the end).
-type asciiEntry struct {
-	lo, hi uint64
-	bits   Set
-	phrase uint8
-}
-
 // foldKey folds a class byte for the keys: letters to lowercase, digits
 // unchanged, '_' to 0x7F. On class bytes it is one-to-one.
 func foldKey(c byte) byte { return c | 0x20 }
 
-// asciiFilter has bit (last byte & 63) of [length][first byte & 31] set
-// when some entry may have that length, first and last byte: a cheap test
-// that most runs fail. It tolerates false positives (digits share low bits
-// with letters); the key compare is exact.
-var asciiFilter [maxForm + 1][32]uint64
-
-// The entries are found by a perfect hash of their two words: asciiSlot
-// maps the hash to an index into asciiEntries, whose entry 0 has the empty
-// key, which no run has.
-const slotBits = 10
-
-var (
-	asciiEntries = []asciiEntry{{}}
-	asciiSlot    [1 << slotBits]uint8
-	hashMul      uint64
-)
-
-func keyHash(lo, hi uint64) uint64 {
-	return ((lo ^ hi*0x9E3779B97F4A7C15) * hashMul) >> (64 - slotBits)
-}
-
-// buildASCIIIndex fills the entries and the filter from formIndex, and
-// searches for a multiplier under which no two entries share a slot;
-// match.go's init calls it once formIndex is complete (init functions run
-// in file-name order).
-func buildASCIIIndex() {
-	for n := range formIndex {
-		for _, bucket := range formIndex[n] {
-			for _, e := range bucket {
-				var key [16]byte
-				for i := 0; i < len(e.form); i++ {
-					key[i] = foldKey(e.form[i])
-				}
-				asciiEntries = append(asciiEntries, asciiEntry{
-					lo: le64(key[:8]), hi: le64(key[8:]), bits: e.bits, phrase: e.phrase,
-				})
-				asciiFilter[n][key[0]&31] |= 1 << (key[n-1] & 63)
-			}
-		}
-	}
-	if len(asciiEntries) > 255 {
-		panic("classify: too many forms for the slot table")
-	}
-search:
-	for m := uint64(0x2545F4914F6CDD1D); ; m += 0x9E3779B97F4A7C16 {
-		hashMul = m | 1
-		clear(asciiSlot[:])
-		for i, e := range asciiEntries[1:] {
-			h := keyHash(e.lo, e.hi)
-			if asciiSlot[h] != 0 {
-				continue search
-			}
-			asciiSlot[h] = uint8(i + 1)
-		}
-		return
-	}
-}
-
 // lengthMask keeps the low n bytes of a word, n <= 8.
 func lengthMask(n int) uint64 { return 1<<(8*uint(n)) - 1 }
 
-// runKey returns the folded key of the class run s[i:i+n], n <= maxForm.
+// runKey returns the folded key of the class run s[i:i+n], n <= maxRun.
 func runKey[T ~string | ~[]byte](s T, i, n int) (lo, hi uint64) {
 	lo = load8(s, i) | rep(0x20)
 	if n <= 8 {
@@ -201,24 +136,19 @@ func wordBefore[T ~string | ~[]byte](s T, end int, w string) bool {
 	return true
 }
 
-// runLabels returns the labels the class run s[i:i+n] gives. In ASCII every
-// run is a whole \w word, so the phrase words need no purity check; "in" and
-// "code" look back across exactly one space.
-func runLabels[T ~string | ~[]byte](s T, i, n int) Set {
-	lo, hi := runKey(s, i, n)
-	return keyLabels(s, i, lo, hi)
-}
-
-// keyLabels is runLabels given the run's folded key.
-func keyLabels[T ~string | ~[]byte](s T, i int, lo, hi uint64) Set {
-	e := &asciiEntries[asciiSlot[keyHash(lo, hi)]]
+// keyValue returns the value of the class run at s[i] whose folded key is
+// lo, hi: its word's, if t holds the word. In ASCII every run is a whole \w
+// word, so a phrase word needs no purity check; "in" and "code" look back
+// across exactly one space.
+func keyValue[T ~string | ~[]byte](t *runTable, s T, i int, lo, hi uint64) uint64 {
+	e := &t.entries[t.slot[t.hash(lo, hi)]]
 	if e.lo != lo || e.hi != hi {
 		return 0
 	}
 	if e.phrase == 0 {
-		return e.bits
+		return e.value
 	}
-	return e.bits | phraseLabels(s, i, e.phrase)
+	return e.value | uint64(phraseLabels(s, i, e.phrase))
 }
 
 // phraseLabels adds the money label of \b(amount in|monetary|currency
@@ -239,14 +169,14 @@ func phraseLabels[T ~string | ~[]byte](s T, i int, ph uint8) Set {
 	return 0
 }
 
-// asciiPiece returns the labels of one piece of the haystack, and false if
-// the piece holds a non-ASCII byte (the caller then uses the exact matcher).
-func asciiPiece[T ~string | ~[]byte](s T) (Set, bool) {
-	if len(s) <= maxForm {
-		return shortPiece(s)
+// asciiRuns returns the values of the runs of s that t holds, or-ed, and
+// false if s holds a non-ASCII byte (the caller then uses the byte-by-byte
+// scanner of match.go).
+func asciiRuns[T ~string | ~[]byte](t *runTable, s T) (uint64, bool) {
+	if len(s) <= maxRun {
+		return shortRuns(t, s)
 	}
-	var set Set
-	var prev uint64
+	var v, prev uint64
 	cur, high := blockMask(s, 0)
 	if high != 0 {
 		return 0, false
@@ -259,16 +189,16 @@ func asciiPiece[T ~string | ~[]byte](s T) (Set, bool) {
 				return 0, false
 			}
 		}
-		set |= blockLabels(s, base, prev, cur, next)
+		v |= blockRuns(t, s, base, prev, cur, next)
 		prev, cur = cur, next
 	}
-	return set, true
+	return v, true
 }
 
-// blockLabels returns the labels of the runs that end in the block at base,
+// blockRuns returns the values of the runs that end in the block at base,
 // whose class mask is cur, between the masks of the blocks either side.
-func blockLabels[T ~string | ~[]byte](s T, base int, prev, cur, next uint64) Set {
-	var set Set
+func blockRuns[T ~string | ~[]byte](t *runTable, s T, base int, prev, cur, next uint64) uint64 {
+	var v uint64
 	// The last byte of each run: in the class, and the next byte (possibly
 	// in the next block) not.
 	ends := cur &^ (cur>>1 | next<<63)
@@ -278,25 +208,26 @@ func blockLabels[T ~string | ~[]byte](s T, base int, prev, cur, next uint64) Set
 		// Bring the run's last bit to the top, with the previous block's
 		// bits below the block's first; the run's length is the count of
 		// leading ones (64 for runs of 64 or more, which are too long for
-		// any form anyway).
+		// any word anyway).
 		y := cur<<(63-uint(e)) | prev>>(uint(e)+1)
 		n := bits.LeadingZeros64(^y)
-		if n > maxForm {
+		if n > maxRun {
 			continue
 		}
 		i := base + e + 1 - n
-		if asciiFilter[n][foldKey(s[i])&31]&(1<<(foldKey(s[i+n-1])&63)) == 0 {
+		if !t.mayHold(n, foldKey(s[i]), foldKey(s[i+n-1])) {
 			continue
 		}
-		set |= runLabels(s, i, n)
+		lo, hi := runKey(s, i, n)
+		v |= keyValue(t, s, i, lo, hi)
 	}
-	return set
+	return v
 }
 
-// shortPiece is asciiPiece for a piece of at most maxForm bytes, most of
-// them (property names above all): two words hold it, and when it is one
-// run, as a snake_case or camelCase name is, those words folded are its key.
-func shortPiece[T ~string | ~[]byte](s T) (Set, bool) {
+// shortRuns is asciiRuns for a piece of at most maxRun bytes, most of them
+// (property names above all): two words hold it, and when it is one run, as
+// a snake_case or camelCase name is, those words folded are its key.
+func shortRuns[T ~string | ~[]byte](t *runTable, s T) (uint64, bool) {
 	n := len(s)
 	if n == 0 {
 		return 0, true
@@ -315,18 +246,7 @@ func shortPiece[T ~string | ~[]byte](s T) (Set, bool) {
 	if m == 1<<uint(n)-1 {
 		// Folding sets 0x20 in the class bytes only, so the zeros past
 		// the end stay zero, as in a key.
-		return keyLabels(s, 0, x0|c0>>2, x1|c1>>2), true
+		return keyValue(t, s, 0, x0|c0>>2, x1|c1>>2), true
 	}
-	return blockLabels(s, 0, 0, m, 0), true
-}
-
-// piece returns the labels of one piece of the haystack (the name or the
-// description), by the ASCII fast path when it can.
-func piece[T ~string | ~[]byte](s T) Set {
-	if set, ok := asciiPiece(s); ok {
-		return set
-	}
-	var m matcher
-	feed(&m, s)
-	return m.finish()
+	return blockRuns(t, s, 0, 0, m, 0), true
 }

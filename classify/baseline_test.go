@@ -4,7 +4,7 @@ package classify
 // haystack, joint included, with no ASCII fast path: the benchmarks compare
 // the fast path with it in one run, and the tests require equal labels.
 func baselineProperty(name, description string) Set {
-	var m matcher
+	m := matcher{t: classWords}
 	feed(&m, name)
 	m.nonWord(true)
 	m.nonWord(false) // ':'

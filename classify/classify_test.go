@@ -73,10 +73,12 @@ func TestSpecExamples(t *testing.T) {
 		{"baseUrl", "", url, false},
 	}
 	for _, tc := range tests {
-		got := slices.Contains(labels(Property(tc.name, tc.desc)), tc.class)
-		if got != tc.want {
-			t.Errorf("Property(%q, %q): %s = %v, want %v", tc.name, tc.desc, tc.class, got, tc.want)
-		}
+		t.Run(tc.name+" : "+tc.desc+" "+tc.class, func(t *testing.T) {
+			got := slices.Contains(labels(Property(tc.name, tc.desc)), tc.class)
+			if got != tc.want {
+				t.Errorf("Property(%q, %q): %s = %v, want %v", tc.name, tc.desc, tc.class, got, tc.want)
+			}
+		})
 	}
 
 	// Example Classification Vectors: the exact label list.
@@ -93,10 +95,12 @@ func TestSpecExamples(t *testing.T) {
 		{"data", "request body", []string{"raw_content_blob"}},
 	}
 	for _, v := range vectors {
-		got := labels(Property(v.name, v.desc))
-		if !slices.Equal(got, v.want) && !(len(got) == 0 && len(v.want) == 0) {
-			t.Errorf("Property(%q, %q) = %v, want %v", v.name, v.desc, got, v.want)
-		}
+		t.Run(v.name+" : "+v.desc, func(t *testing.T) {
+			got := labels(Property(v.name, v.desc))
+			if !slices.Equal(got, v.want) && !(len(got) == 0 && len(v.want) == 0) {
+				t.Errorf("Property(%q, %q) = %v, want %v", v.name, v.desc, got, v.want)
+			}
+		})
 	}
 }
 

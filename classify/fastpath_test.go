@@ -122,9 +122,11 @@ func TestFastPathTakesASCII(t *testing.T) {
 		{strings.Repeat("a", 64) + "\x80", false}, {"abcdefghijklmno\xc3\xa9", false},
 	}
 	for _, tc := range tests {
-		if _, ok := asciiPiece(tc.s); ok != tc.want {
-			t.Errorf("asciiPiece(%q) ok = %v, want %v", tc.s, ok, tc.want)
-		}
+		t.Run(fmt.Sprintf("%.40q", tc.s), func(t *testing.T) {
+			if _, ok := asciiPiece(tc.s); ok != tc.want {
+				t.Errorf("asciiPiece(%q) ok = %v, want %v", tc.s, ok, tc.want)
+			}
+		})
 	}
 }
 

@@ -9,19 +9,9 @@ package classify
 // by one U+0020 and then such a run equal to "in" ("code"). So one pass over
 // the haystack, collecting runs and looking each up, decides every label.
 // This file's matcher takes any text, byte by byte; ascii.go finds the runs
-// of ASCII pieces 64 bytes at a time and leaves the rest to it.
-
-// maxForm is the length of the longest form ("destination_path"); a longer
-// run can match nothing.
-const maxForm = 16
-
-type formEntry struct {
-	form string
-	bits Set
-	// phrase marks the words of \b(amount in|monetary|currency code)\b:
-	// they are looked up with the forms, so a word's end costs one lookup.
-	phrase uint8
-}
+// of ASCII pieces 64 bytes at a time and leaves the rest to it. Both look
+// the runs up in a run table (table.go): the classes' below, or the surface
+// words of surface.go, for which the scanner has two more rules (scanMode).
 
 // Phrase words.
 const (
@@ -32,43 +22,25 @@ const (
 	phCode
 )
 
-// formIndex holds the forms by length and first letter: a run is compared
-// with the zero to three forms that share both.
-var formIndex [maxForm + 1][26][]formEntry
+// classWords are the forms, with their label bits, and the phrase words of
+// \b(amount in|monetary|currency code)\b, which are looked up with the
+// forms, so that a word's end costs one lookup.
+var classWords = newRunTable(classRunWords())
 
-func init() {
+func classRunWords() []runWord {
+	var words []runWord
 	for _, r := range Rules {
 		for _, f := range r.Forms {
-			if len(f) > maxForm || f[0] < 'a' || f[0] > 'z' {
-				panic("classify: form outside the matcher's assumptions: " + f)
-			}
-			bucket := &formIndex[len(f)][f[0]-'a']
-			found := false
-			for i := range *bucket {
-				if (*bucket)[i].form == f {
-					(*bucket)[i].bits |= r.Bit
-					found = true
-				}
-			}
-			if !found {
-				*bucket = append(*bucket, formEntry{form: f, bits: r.Bit})
-			}
+			words = append(words, runWord{word: f, value: uint64(r.Bit)})
 		}
 	}
-	for w, ph := range map[string]uint8{"amount": phAmount, "currency": phCurrency, "monetary": phMonetary, "in": phIn, "code": phCode} {
-		bucket := &formIndex[len(w)][w[0]-'a']
-		found := false
-		for i := range *bucket {
-			if (*bucket)[i].form == w {
-				(*bucket)[i].phrase = ph
-				found = true
-			}
-		}
-		if !found {
-			*bucket = append(*bucket, formEntry{form: w, phrase: ph})
-		}
+	for _, p := range []struct {
+		word   string
+		phrase uint8
+	}{{"amount", phAmount}, {"currency", phCurrency}, {"monetary", phMonetary}, {"in", phIn}, {"code", phCode}} {
+		words = append(words, runWord{word: p.word, phrase: p.phrase})
 	}
-	buildASCIIIndex()
+	return words
 }
 
 // Phrase states: a pure word run "amount" or "currency" has just been
@@ -79,37 +51,43 @@ const (
 	spaceCurrency
 )
 
-// matcher carries the state of one pass across the three pieces of the
-// haystack (name, " : ", description) without concatenating them.
+// matcher carries the state of one pass across the pieces of a haystack
+// (name, " : ", description) without concatenating them: the runs of t
+// found so far, their values or-ed into value.
 type matcher struct {
-	run    [maxForm]byte
-	runLen int  // length of the current boundary-class run (may exceed maxForm)
+	t      *runTable
+	run    [maxRun]byte
+	runLen int  // length of the current boundary-class run (may exceed maxRun)
 	inWord bool // inside a run of \w characters
 	pure   bool // that \w run holds only boundary-class characters
 	phrase uint8
-	set    Set
+	value  uint64
 }
 
-// lookup returns the index entry equal to the current class run, or nil.
-func (m *matcher) lookup() *formEntry {
+// lookup returns the table entry equal to the current class run, or nil.
+func (m *matcher) lookup() *runEntry {
 	n := m.runLen
-	if n == 0 || n > maxForm || m.run[0]-'a' >= 26 {
+	if n == 0 || n > maxRun {
 		return nil
 	}
-	bucket := formIndex[n][m.run[0]-'a']
-	for i := range bucket {
-		if bucket[i].form == string(m.run[:n]) {
-			return &bucket[i]
-		}
+	// The run holds pattern characters; foldKey makes them key bytes.
+	if !m.t.mayHold(n, foldKey(m.run[0]), foldKey(m.run[n-1])) {
+		return nil
 	}
-	return nil
+	lo, hi := le64(m.run[:8])|rep(0x20), le64(m.run[8:])|rep(0x20)
+	if n <= 8 {
+		lo, hi = lo&lengthMask(n), 0
+	} else {
+		hi &= lengthMask(n - 8)
+	}
+	return m.t.lookup(lo, hi)
 }
 
 // endClassRun ends a class run inside a \w run (a word character outside
 // the class follows): the run can be a form but not a phrase word.
 func (m *matcher) endClassRun() {
 	if e := m.lookup(); e != nil {
-		m.set |= e.bits
+		m.value |= e.value
 	}
 	m.runLen = 0
 }
@@ -136,20 +114,20 @@ func (m *matcher) endWord(space bool) {
 	if e == nil {
 		return
 	}
-	m.set |= e.bits
+	m.value |= e.value
 	if e.phrase == 0 || !m.pure {
 		return
 	}
 	switch e.phrase {
 	case phMonetary:
-		m.set |= MoneyAmount
+		m.value |= uint64(MoneyAmount)
 	case phIn:
 		if prev == spaceAmount {
-			m.set |= MoneyAmount
+			m.value |= uint64(MoneyAmount)
 		}
 	case phCode:
 		if prev == spaceCurrency {
-			m.set |= MoneyAmount
+			m.value |= uint64(MoneyAmount)
 		}
 	case phAmount:
 		if space {
@@ -162,17 +140,22 @@ func (m *matcher) endWord(space bool) {
 	}
 }
 
+// classChar adds the pattern character f to the class run.
+func (m *matcher) classChar(f byte) {
+	if !m.inWord {
+		m.inWord, m.pure = true, true
+	}
+	if m.runLen < maxRun {
+		m.run[m.runLen] = f
+	}
+	m.runLen++
+}
+
 // cell feeds one non-ASCII cell.
 func (m *matcher) cell(c cell) {
 	switch {
 	case c.fold != 0:
-		if !m.inWord {
-			m.inWord, m.pure = true, true
-		}
-		if m.runLen < maxForm {
-			m.run[m.runLen] = c.fold
-		}
-		m.runLen++
+		m.classChar(c.fold)
 	case c.word:
 		// A word character outside the class ends the class run but not
 		// the \w run, which is no longer pure.
@@ -184,19 +167,50 @@ func (m *matcher) cell(c cell) {
 	}
 }
 
-func feed[T ~string | ~[]byte](m *matcher, s T) {
+// scanMode adds the surface signals' rules to the scanner; the classes scan
+// with none.
+type scanMode uint8
+
+const (
+	// splitName also ends a run at '_', which is dropped, and before an
+	// ASCII upper-case letter that starts a word (nameBreak).
+	splitName scanMode = 1 << iota
+	// skipLinks skips a stretch that holds "://", from the start of the
+	// run before it to the next ASCII whitespace, which goes with it.
+	skipLinks
+)
+
+// feed scans s for the classes.
+func feed[T ~string | ~[]byte](m *matcher, s T) { scan(m, s, 0) }
+
+// scan feeds s to m byte by byte, with the rules of mode.
+func scan[T ~string | ~[]byte](m *matcher, s T, mode scanMode) {
 	var buf [2]cell
 	for i := 0; i < len(s); {
 		c := s[i]
 		f := asciiFold[c]
 		switch {
 		case f == 0:
+			if c == ':' && mode&skipLinks != 0 && i+2 < len(s) && s[i+1] == '/' && s[i+2] == '/' {
+				i = skipLink(m, s, i+3)
+				continue
+			}
 			m.nonWord(c == ' ')
+			i++
+		case f != 0xFF && mode&splitName != 0:
+			if c == '_' {
+				m.nonWord(false)
+			} else {
+				if isUpper(c) && nameBreak(s, i) {
+					m.endClassRun()
+				}
+				m.classChar(f)
+			}
 			i++
 		case f != 0xFF:
 			// An ASCII class run, consumed in bulk: this loop is where
 			// nearly all the bytes of real schemas go. Only a run short
-			// enough to be a form is folded into the buffer.
+			// enough to be a word is folded into the buffer.
 			if !m.inWord {
 				m.inWord, m.pure = true, true
 			}
@@ -205,7 +219,7 @@ func feed[T ~string | ~[]byte](m *matcher, s T) {
 				j++
 			}
 			n := m.runLen
-			if n+j-i <= maxForm {
+			if n+j-i <= maxRun {
 				for k := i; k < j; k++ {
 					m.run[n] = asciiFold[s[k]]
 					n++
@@ -225,9 +239,46 @@ func feed[T ~string | ~[]byte](m *matcher, s T) {
 	}
 }
 
-func (m *matcher) finish() Set {
+// skipLink drops the run before "://" and skips s from i, just past it, to
+// the next ASCII whitespace and past that; it returns where the scan goes
+// on. Continuation bytes of a multi-byte character are never ASCII
+// whitespace, so skipping byte by byte is safe.
+func skipLink[T ~string | ~[]byte](m *matcher, s T, i int) int {
+	m.runLen, m.inWord, m.phrase = 0, false, phraseNone
+	for i < len(s) && !isASCIISpace(s[i]) {
+		i++
+	}
+	if i < len(s) {
+		i++
+	}
+	return i
+}
+
+// end ends the last run and returns the values of all runs found.
+func (m *matcher) end() uint64 {
 	m.nonWord(false)
-	return m.set
+	return m.value
+}
+
+// finish ends the last run and returns the labels found.
+func (m *matcher) finish() Set { return Set(m.end()) }
+
+// piece returns the labels of one piece of the haystack (the name or the
+// description), by the ASCII fast path when it can.
+func piece[T ~string | ~[]byte](s T) Set {
+	if v, ok := asciiRuns(classWords, s); ok {
+		return Set(v)
+	}
+	m := matcher{t: classWords}
+	feed(&m, s)
+	return m.finish()
+}
+
+// asciiPiece returns the labels of one piece by the ASCII fast path, and
+// false if the piece holds a non-ASCII byte.
+func asciiPiece[T ~string | ~[]byte](s T) (Set, bool) {
+	v, ok := asciiRuns(classWords, s)
+	return Set(v), ok
 }
 
 // property or-s the labels of the two pieces: the joint " : " between them

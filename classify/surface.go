@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -220,20 +221,11 @@ func surfaceRuleOf(b SurfaceSet) *SurfaceRule {
 	return nil
 }
 
-// Matcher tables: every distinct word gets the bits of the lists it is in
-// (a word may sit in several lists: "fetch" is both outbound and read). The
-// words are indexed by length and first letter, as the class forms are: a
-// run is compared with the few words that share both, which is cheaper than
-// hashing every run.
-var (
-	surfaceIndex   [maxSurfaceRun + 1][26][]surfaceEntry
-	surfaceClauses []compiledClause
-)
-
-type surfaceEntry struct {
-	word  string
-	lists uint64
-}
+// The surface words are looked up in a run table (table.go) whose values are
+// list bits: every distinct word gets the bits of the lists it is in (a word
+// may sit in several lists: "fetch" is both outbound and read). A clause is
+// compiled to masks over those bits.
+var surfaceWords, surfaceClauses = compileSurface()
 
 // compiledClause is a clause as masks over list bits: it holds when every
 // mask meets the words seen.
@@ -242,25 +234,36 @@ type compiledClause struct {
 	lists []uint64
 }
 
-func init() {
+// compileSurface numbers the word lists of SurfaceRules, indexes their
+// words and compiles the clauses.
+func compileSurface() (*runTable, []compiledClause) {
+	var words []runWord
+	var clauses []compiledClause
 	list := 0
-	for i := range SurfaceRules {
-		r := &SurfaceRules[i]
+	for _, r := range SurfaceRules {
 		for _, c := range r.Clauses {
 			cc := compiledClause{bit: r.Bit}
-			for _, words := range c.Words {
+			for _, ws := range c.Words {
 				if list == 64 {
 					panic("classify: more than 64 surface word lists")
 				}
-				for _, w := range words {
-					addSurfaceWord(w, 1<<list)
+				for _, w := range ws {
+					words = append(words, runWord{word: w, value: 1 << list})
 				}
 				cc.lists = append(cc.lists, 1<<list)
 				list++
 			}
-			surfaceClauses = append(surfaceClauses, cc)
+			clauses = append(clauses, cc)
 		}
-		r.Rule = ruleText(r)
+	}
+	return newRunTable(words), clauses
+}
+
+// The rule texts are generated from the rules, so the text in the report
+// cannot drift from what the matcher does.
+func init() {
+	for i := range SurfaceRules {
+		SurfaceRules[i].Rule = ruleText(&SurfaceRules[i])
 	}
 	for i := range SurfaceFigures {
 		f := &SurfaceFigures[i]
@@ -291,60 +294,6 @@ func init() {
 	}
 }
 
-// addSurfaceWord indexes w as a member of the lists in bits.
-func addSurfaceWord(w string, bits uint64) {
-	// asciiFold is not filled yet (unicode.go's init runs later), so the
-	// characters are checked by hand.
-	for k := 0; k < len(w); k++ {
-		if !isLowerOrDigit(w[k]) && w[k] != '_' {
-			panic("classify: surface word outside [a-z0-9_]: " + w)
-		}
-	}
-	if len(w) > maxSurfaceRun || w[0] < 'a' || w[0] > 'z' {
-		panic("classify: surface word outside the matcher's assumptions: " + w)
-	}
-	addSurfaceKey(w, bits)
-	bucket := &surfaceIndex[len(w)][w[0]-'a']
-	for i := range *bucket {
-		if (*bucket)[i].word == w {
-			(*bucket)[i].lists |= bits
-			return
-		}
-	}
-	*bucket = append(*bucket, surfaceEntry{w, bits})
-}
-
-// maxSurfaceRun bounds the word buffer; a longer run matches no word.
-const maxSurfaceRun = 16
-
-// surfaceScanner collects the words of one haystack.
-type surfaceScanner struct {
-	run     [maxSurfaceRun]byte
-	runLen  int // may exceed maxSurfaceRun
-	skipURL bool
-	lists   uint64
-}
-
-func (sc *surfaceScanner) endRun() {
-	n := sc.runLen
-	sc.runLen = 0
-	if n == 0 || n > maxSurfaceRun || sc.run[0] < 'a' || sc.run[0] > 'z' {
-		return
-	}
-	for _, e := range surfaceIndex[n][sc.run[0]-'a'] {
-		if e.word == string(sc.run[:n]) {
-			sc.lists |= e.lists
-		}
-	}
-}
-
-func (sc *surfaceScanner) add(fold byte) {
-	if sc.runLen < maxSurfaceRun {
-		sc.run[sc.runLen] = fold
-	}
-	sc.runLen++
-}
-
 func isASCIISpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
@@ -365,69 +314,7 @@ func nameBreak[T ~string | ~[]byte](s T, i int) bool {
 	return isLowerOrDigit(p) || isUpper(p) && i+1 < len(s) && 'a' <= s[i+1] && s[i+1] <= 'z'
 }
 
-func surfaceFeed[T ~string | ~[]byte](sc *surfaceScanner, s T, name bool) {
-	var buf [2]cell
-	for i := 0; i < len(s); {
-		c := s[i]
-		if sc.skipURL {
-			// Continuation bytes of a multi-byte character are never
-			// ASCII whitespace, so skipping byte by byte is safe.
-			sc.skipURL = !isASCIISpace(c)
-			i++
-			continue
-		}
-		f := asciiFold[c]
-		switch {
-		case f == 0:
-			if c == ':' && i+2 < len(s) && s[i+1] == '/' && s[i+2] == '/' {
-				sc.runLen = 0
-				sc.skipURL = true
-				i += 3
-				continue
-			}
-			sc.endRun()
-		case f != 0xFF && !name:
-			// An ASCII run of the description, consumed in bulk: most
-			// bytes go through this loop.
-			j := i + 1
-			for j < len(s) && asciiFold[s[j]]-1 < 0xFE {
-				j++
-			}
-			n := sc.runLen
-			if n+j-i <= maxSurfaceRun {
-				for k := i; k < j; k++ {
-					sc.run[n] = asciiFold[s[k]]
-					n++
-				}
-			} else {
-				n += j - i
-			}
-			sc.runLen = n
-			i = j
-			continue
-		case f != 0xFF:
-			if c == '_' || isUpper(c) && nameBreak(s, i) {
-				sc.endRun()
-				if c == '_' {
-					break
-				}
-			}
-			sc.add(f)
-		default:
-			r, size := decodeRune(s[i:])
-			for _, cl := range lowerCells(buf[:0], r) {
-				if cl.fold != 0 {
-					sc.add(cl.fold)
-				} else {
-					sc.endRun()
-				}
-			}
-			i += size
-			continue
-		}
-		i++
-	}
-}
+var linkMark = []byte("://")
 
 // Surface returns the tool-surface signals of a tool from its name and
 // description (see SurfaceRules for what is matched). Strings are UTF-8;
@@ -435,17 +322,25 @@ func surfaceFeed[T ~string | ~[]byte](sc *surfaceScanner, s T, name bool) {
 // allocate.
 func Surface(name, description []byte) SurfaceSet {
 	// The joint " : " ends the name's last word and any link skip, so
-	// the description is scanned on its own.
-	var sc surfaceScanner
-	surfaceFeed(&sc, name, true)
-	sc.endRun()
-	if lists, ok := surfaceASCII(description); ok {
-		sc.lists |= lists
-	} else {
-		sc.skipURL = false
-		surfaceFeed(&sc, description, false)
-		sc.endRun()
+	// the description is scanned on its own: by the block scan when it is
+	// ASCII without a link, else byte by byte.
+	m := matcher{t: surfaceWords}
+	scan(&m, name, splitName|skipLinks)
+	lists := m.end()
+	v, ok := uint64(0), false
+	if !bytes.Contains(description, linkMark) {
+		v, ok = asciiRuns(surfaceWords, description)
 	}
+	if !ok {
+		m = matcher{t: surfaceWords}
+		scan(&m, description, skipLinks)
+		v = m.end()
+	}
+	return signals(lists | v)
+}
+
+// signals returns the signals whose clauses the word lists meet.
+func signals(lists uint64) SurfaceSet {
 	var s SurfaceSet
 	for _, c := range surfaceClauses {
 		if s&c.bit != 0 {
@@ -453,7 +348,7 @@ func Surface(name, description []byte) SurfaceSet {
 		}
 		ok := true
 		for _, m := range c.lists {
-			if sc.lists&m == 0 {
+			if lists&m == 0 {
 				ok = false
 				break
 			}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -95,12 +96,14 @@ func TestSurfaceExamples(t *testing.T) {
 		{"x", "séndé", 0},
 	}
 	for _, tc := range tests {
-		if got := Surface([]byte(tc.name), []byte(tc.desc)); got != tc.want {
-			t.Errorf("Surface(%q, %q) = %v, want %v", tc.name, tc.desc, got.IDs(), tc.want.IDs())
-		}
-		if got, want := Surface([]byte(tc.name), []byte(tc.desc)), referenceSurface(tc.name, tc.desc); got != want {
-			t.Errorf("Surface(%q, %q) = %v, reference %v", tc.name, tc.desc, got.IDs(), want.IDs())
-		}
+		t.Run(tc.name+" : "+tc.desc, func(t *testing.T) {
+			if got := Surface([]byte(tc.name), []byte(tc.desc)); got != tc.want {
+				t.Errorf("Surface(%q, %q) = %v, want %v", tc.name, tc.desc, got.IDs(), tc.want.IDs())
+			}
+			if got, want := Surface([]byte(tc.name), []byte(tc.desc)), referenceSurface(tc.name, tc.desc); got != want {
+				t.Errorf("Surface(%q, %q) = %v, reference %v", tc.name, tc.desc, got.IDs(), want.IDs())
+			}
+		})
 	}
 }
 
@@ -123,9 +126,11 @@ func TestSurfaceFigures(t *testing.T) {
 		{read, OutboundNetwork, 0, false},
 	}
 	for _, tc := range tests {
-		if got := tc.f.Counts(tc.s, tc.classes); got != tc.want {
-			t.Errorf("%s.Counts(%v, %v) = %v, want %v", tc.f.ID, tc.s.IDs(), labels(tc.classes), got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%s %v %v", tc.f.ID, tc.s.IDs(), labels(tc.classes)), func(t *testing.T) {
+			if got := tc.f.Counts(tc.s, tc.classes); got != tc.want {
+				t.Errorf("%s.Counts(%v, %v) = %v, want %v", tc.f.ID, tc.s.IDs(), labels(tc.classes), got, tc.want)
+			}
+		})
 	}
 	if inter.CountServers || !read.CountServers {
 		t.Errorf("only the read/retrieval figure counts servers")

@@ -22,29 +22,30 @@ type cell struct {
 // asciiFold maps an ASCII byte to the pattern character its lowercase
 // matches, or 0 outside the boundary class. Bytes >= 0x80 map to 0xFF, the
 // marker for the multi-byte path.
-var asciiFold [256]byte
-
-func init() {
+var asciiFold = func() (fold [256]byte) {
 	for c := 0; c < 256; c++ {
 		switch {
 		case c >= 0x80:
-			asciiFold[c] = 0xFF
+			fold[c] = 0xFF
 		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_':
-			asciiFold[c] = byte(c)
+			fold[c] = byte(c)
 		case 'A' <= c && c <= 'Z':
-			asciiFold[c] = byte(c) + ('a' - 'A')
+			fold[c] = byte(c) + ('a' - 'A')
 		}
 	}
-	for _, r := range wordRanges {
-		for c := r[0]; c <= r[1] && c < 0x10000; c++ {
-			wordBMP[c>>6] |= 1 << (c & 63)
-		}
-	}
-}
+	return fold
+}()
 
 // wordBMP is wordRanges as a bitmap over the Basic Multilingual Plane, where
 // nearly all non-ASCII text lives: one load instead of a binary search.
-var wordBMP [1024]uint64
+var wordBMP = func() (bmp [1024]uint64) {
+	for _, r := range wordRanges {
+		for c := r[0]; c <= r[1] && c < 0x10000; c++ {
+			bmp[c>>6] |= 1 << (c & 63)
+		}
+	}
+	return bmp
+}()
 
 // isWordRune reports whether str.lower() of r is a \w character outside the
 // boundary class. r >= 0x80.

@@ -2,8 +2,17 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,7 +47,7 @@ func BenchmarkProbe2500(b *testing.B) {
 		for b.Loop() {
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, DisableStandaloneSSE: true},
-				&mcp.ClientSessionOptions{ProtocolVersion: requestedVersion})
+				&mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -55,4 +64,78 @@ func BenchmarkProbe2500(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCrawlMemoryBudget crawls eight loopback servers that each send
+// one 8 MiB tool (from one shared buffer, so the servers' own memory does
+// not count) at once, with the default budget and with a 24 MiB one, and
+// reports the budget's counted peak beside the heap in use at its peak:
+// the budget bounds the bytes read; the process holds a small multiple of
+// them in transient copies (read-ahead, the SDK's read, decoding, compaction).
+func BenchmarkCrawlMemoryBudget(b *testing.B) {
+	const servers, toolBytes = 8, 8 << 20
+	page := []byte(`{"tools":[{"name":"big","description":"` + strings.Repeat("a", toolBytes) + `","inputSchema":{"type":"object"}}]}`)
+	var lines []string
+	for range servers {
+		ts := httptest.NewServer(rpcHandler(func(w http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
+			if method == "initialize" {
+				return initResult, true
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":`)
+			w.Write(page)
+			io.WriteString(w, `}`)
+			return "", false
+		}))
+		b.Cleanup(ts.Close)
+		lines = append(lines, ts.URL)
+	}
+	cands := filepath.Join(b.TempDir(), "c.txt")
+	os.WriteFile(cands, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	for _, c := range []struct {
+		budget int64
+		soft   bool
+	}{{DefaultMaxMemory, false}, {24 << 20, false}, {24 << 20, true}} {
+		budget := c.budget
+		name := fmt.Sprintf("budget=%dMiB", budget>>20)
+		if c.soft {
+			name += ",soft-limit"
+		}
+		b.Run(name, func(b *testing.B) {
+			if c.soft {
+				// What crawl sets: the runtime's soft limit at
+				// SoftLimitFactor times the budget.
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(SoftLimitFactor * budget))
+			}
+			var counted, heap float64
+			for b.Loop() {
+				runtime.GC()
+				var peak atomic.Uint64
+				stop, sampled := make(chan struct{}), make(chan struct{})
+				go func() {
+					defer close(sampled)
+					var m runtime.MemStats
+					for {
+						runtime.ReadMemStats(&m)
+						peak.Store(max(peak.Load(), m.HeapInuse))
+						select {
+						case <-stop:
+							return
+						case <-time.After(2 * time.Millisecond):
+						}
+					}
+				}()
+				sum, err := Run(context.Background(), Options{Candidates: cands, Out: b.TempDir(), Concurrency: servers,
+					Probe: ProbeOptions{Timeout: time.Minute, MaxBytes: 10 << 20, AllowAddr: loopback}, MaxMemory: budget})
+				close(stop)
+				<-sampled
+				if err != nil || sum.Reachable != servers {
+					b.Fatalf("%v %+v", err, sum)
+				}
+				counted, heap = max(counted, float64(sum.MemoryPeak)/(1<<20)), max(heap, float64(peak.Load())/(1<<20))
+			}
+			b.ReportMetric(counted, "counted-MiB")
+			b.ReportMetric(heap, "peak-heap-MiB")
+		})
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // Candidate is one line of a candidates list.
@@ -59,11 +61,17 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 				return nil, fmt.Errorf("%s:%d: no string \"url\" in the record", src, n)
 			}
 			c.Record = append([]byte(nil), line...)
+			if s := StripUserinfo(c.URL); s != c.URL {
+				// The record goes into the release: its url loses the
+				// credential too, wherever the same text appears.
+				c.URL = s
+				c.Record = bytes.ReplaceAll(c.Record, rec["url"], appendJSONString(nil, s))
+			}
 		} else {
 			if bytes.ContainsAny(line, " \t\"") {
 				return nil, fmt.Errorf("%s:%d: neither a JSON object nor a bare URL", src, n)
 			}
-			c.URL = string(line)
+			c.URL = StripUserinfo(string(line))
 			// Python's json.dumps layout, in which census files are written.
 			c.Record = append(appendJSONString([]byte(`{"url": `), c.URL), '}')
 		}
@@ -76,4 +84,16 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 		return nil, fmt.Errorf("%s: no candidates", src)
 	}
 	return out, nil
+}
+
+// WriteCandidates writes cands, one record a line, to file atomically
+// (a temporary beside it, synced, renamed), so that a failure leaves no
+// partial file.
+func WriteCandidates(file string, cands []Candidate) error {
+	var b bytes.Buffer
+	for _, c := range cands {
+		b.Write(c.Record)
+		b.WriteByte('\n')
+	}
+	return outset.WriteFile(file, b.Bytes(), 0o666)
 }

@@ -22,6 +22,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // SumsFile is the manifest the crawl writes beside its three files.
@@ -35,8 +37,13 @@ const (
 
 // Options configure a crawl.
 type Options struct {
-	// Candidates is the candidates list (see ReadCandidates).
+	// Candidates is the candidates list (see ReadCandidates), unless
+	// CandidateList is given.
 	Candidates string
+	// CandidateList, when not nil, are the candidates, read elsewhere
+	// (from a registry, say); Source then says where from.
+	CandidateList []Candidate
+	Source        report.ReleaseSource
 	// Out is the output folder; it holds the journal while the crawl runs.
 	Out string
 	// Concurrency bounds the probes in flight; PerHost bounds them per
@@ -44,6 +51,12 @@ type Options struct {
 	Concurrency, PerHost int
 	// Probe bounds each server.
 	Probe ProbeOptions
+	// AllowPrivate connects to every address (Probe.AllowAddr = AnyAddr)
+	// and says so in release.json.
+	AllowPrivate bool
+	// MaxMemory bounds the response bytes of all probes in flight
+	// together (see Budget); 0 means DefaultMaxMemory.
+	MaxMemory int64
 	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
 	// output's bytes depend only on what the servers answered.
 	OmitElapsed bool
@@ -62,6 +75,10 @@ type Summary struct {
 	Resumed, Probed int
 	// Reachable and Unreachable count the servers; Tools the tools kept.
 	Reachable, Unreachable, Tools int
+	// UnreachableByKind counts the unreachable servers by error_kind.
+	UnreachableByKind map[string]int
+	// MemoryPeak is the most response bytes the probes held at once.
+	MemoryPeak int64
 }
 
 // target is one distinct server of the candidates list.
@@ -102,14 +119,26 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if opt.PerHost <= 0 {
 		opt.PerHost = DefaultPerHost
 	}
-	cands, err := ReadCandidates(opt.Candidates)
+	if opt.MaxMemory <= 0 {
+		opt.MaxMemory = DefaultMaxMemory
+	}
+	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
+		opt.Probe.AllowAddr = AnyAddr
+	}
+	opt.Probe.defaults()
+	opt.Probe.Budget = NewBudget(opt.MaxMemory, opt.Probe.MaxBytes+1)
+	cands, src, err := opt.candidates()
 	if err != nil {
 		return nil, err
 	}
 	ts := targets(cands)
-	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+	// The set's lock is the crawl's: a second crawl on the same folder
+	// would corrupt the journal, so it stops at once, naming this one.
+	set, err := outset.Open(opt.Out)
+	if err != nil {
 		return nil, err
 	}
+	defer set.Close()
 	j, err := openJournal(filepath.Join(opt.Out, JournalFile))
 	if err != nil {
 		return nil, err
@@ -128,7 +157,9 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err := probeAll(ctx, opt, ts, todo, j, sum); err != nil {
 		return nil, err
 	}
-	if err := writeRelease(ctx, opt, cands, ts, j, sum); err != nil {
+	sum.MemoryPeak = opt.Probe.Budget.Peak()
+	rel := opt.release(start, src, sum)
+	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
 	if opt.Log != nil {
@@ -221,11 +252,15 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	// The journal's failure stops the probes at once, while the journal
+	// goroutine still drains what is in flight.
+	gctx, stopProbes := context.WithCancelCause(gctx)
+	defer stopProbes(nil)
 	work := make(chan int)
 	// One slot per worker: a worker's report never blocks, even after
 	// the scheduler has stopped.
 	done := make(chan string, opt.Concurrency)
-	results := make(chan *entry, opt.Concurrency)
+	results := make(chan probed, opt.Concurrency)
 	sched := newScheduler(ts, todo, opt.PerHost)
 	g.Go(func() error { sched.run(gctx, work, done); return nil })
 	var workers sync.WaitGroup
@@ -238,11 +273,13 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 				r := p.Probe(gctx, t.u)
 				done <- t.u.Host
 				if gctx.Err() != nil {
+					r.Release()
 					return nil
 				}
 				select {
-				case results <- newEntry(t, &r):
+				case results <- probed{newEntry(t, &r), &r}:
 				case <-gctx.Done():
+					r.Release()
 					return nil
 				}
 			}
@@ -251,14 +288,22 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 	}
 	go func() { workers.Wait(); close(results) }()
 	g.Go(func() error {
-		for e := range results {
-			if err := j.append(e); err != nil {
-				return err
+		var err error
+		for pr := range results {
+			// The bytes stay charged until they are on disk; after
+			// an error the rest are drained, so no worker waits.
+			if err == nil {
+				if err = j.append(pr.e); err != nil {
+					stopProbes(err)
+				}
 			}
-			sum.Probed++
-			bar.add(e.Server.Reachable)
+			pr.r.Release()
+			if err == nil {
+				sum.Probed++
+				bar.add(pr.e.Server.Reachable)
+			}
 		}
-		return nil
+		return err
 	})
 	err := g.Wait()
 	if ctx.Err() != nil {
@@ -267,21 +312,31 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 	return err
 }
 
+// probed is a finished probe on its way to the journal.
+type probed struct {
+	e *entry
+	r *Result
+}
+
 func newEntry(t *target, r *Result) *entry {
 	ms := r.Elapsed.Milliseconds()
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
 	}}
-	if r.Reachable {
+	if r.Initialized {
 		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
-		e.Server.ServerInfo = r.ServerInfo
+		e.Server.ServerInfo, e.Server.Capabilities, e.Server.Instructions = r.ServerInfo, r.Capabilities, r.Instructions
+		tc := r.ToolsCapability
+		e.Server.ToolsCapability = &tc
+	}
+	if r.Reachable {
 		e.Server.ToolCount = len(r.Tools)
 		e.Tools = r.Tools
 		if e.Tools == nil {
 			e.Tools = []json.RawMessage{}
 		}
 	} else {
-		e.Server.ErrorKind, e.Server.Error = r.ErrorKind, r.Error
+		e.Server.ErrorKind, e.Server.Error, e.Server.ResourceMetadata = r.ErrorKind, r.Error, r.ResourceMetadata
 	}
 	return e
 }
@@ -325,25 +380,22 @@ func (b *bar) finish() {
 	}
 }
 
-// releaseFile is one final file being written under a temporary name.
+// releaseFile is one final file of the release, written under a
+// temporary name of the set.
 type releaseFile struct {
 	name string
-	tmp  *os.File
+	f    *os.File
 	sum  hash.Hash
 	gz   *gzip.Writer
 	w    io.Writer
 }
 
-func createRelease(dir, name string, compress bool) (*releaseFile, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+func createRelease(set *outset.Set, name string, compress bool) (*releaseFile, error) {
+	f, err := set.Create(name)
 	if err != nil {
 		return nil, err
 	}
-	rf := &releaseFile{name: name, tmp: f, sum: sha256.New()}
-	if err := f.Chmod(0o644); err != nil {
-		rf.abort()
-		return nil, err
-	}
+	rf := &releaseFile{name: name, f: f, sum: sha256.New()}
 	rf.w = io.MultiWriter(f, rf.sum)
 	if compress {
 		// The zero header has no name and no mtime: the same records
@@ -354,42 +406,28 @@ func createRelease(dir, name string, compress bool) (*releaseFile, error) {
 	return rf, nil
 }
 
+// finish ends the file's stream and returns its SHA-256; the set's commit
+// syncs and renames it.
 func (rf *releaseFile) finish() (string, error) {
 	if rf.gz != nil {
 		if err := rf.gz.Close(); err != nil {
 			return "", err
 		}
 	}
-	if err := rf.tmp.Sync(); err != nil {
-		return "", err
-	}
-	if err := rf.tmp.Close(); err != nil {
-		return "", err
-	}
 	return hex.EncodeToString(rf.sum.Sum(nil)), nil
 }
 
-func (rf *releaseFile) abort() {
-	rf.tmp.Close()
-	os.Remove(rf.tmp.Name())
-}
-
 // writeRelease is the ordered writer: the final files from the journal, in
-// candidate order, renamed into place together.
-func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []target, j *journal, sum *Summary) (err error) {
+// candidate order, committed as one set: a crash at any instant leaves the
+// previous release or this one, never a mix. On error the caller's Close of
+// the set removes the temporaries.
+func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *report.Release) error {
 	var files []*releaseFile
-	defer func() {
-		if err != nil {
-			for _, f := range files {
-				f.abort()
-			}
-		}
-	}()
 	for _, f := range []struct {
 		name     string
 		compress bool
 	}{{hashverify.ToolsFile, true}, {hashverify.ServersFile, true}, {hashverify.CandidatesFile, false}} {
-		rf, err := createRelease(opt.Out, f.name, f.compress)
+		rf, err := createRelease(set, f.name, f.compress)
 		if err != nil {
 			return err
 		}
@@ -408,6 +446,7 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 		t := &ts[i]
 		var e *entry
 		if s, ok := j.done[t.id]; ok {
+			var err error
 			if e, err = j.read(s); err != nil {
 				return err
 			}
@@ -435,12 +474,19 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 			}
 		} else {
 			sum.Unreachable++
+			if sum.UnreachableByKind == nil {
+				sum.UnreachableByKind = map[string]int{}
+			}
+			sum.UnreachableByKind[e.Server.ErrorKind]++
 		}
 	}
 	for _, c := range cands {
 		if _, err := candW.Write(append(c.Record, '\n')); err != nil {
 			return err
 		}
+	}
+	if err := writeReleaseJSON(set, rel, sum, &files); err != nil {
+		return err
 	}
 	sums := map[string]string{}
 	for _, f := range files {
@@ -455,7 +501,7 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	mf, err := createRelease(opt.Out, SumsFile, false)
+	mf, err := createRelease(set, SumsFile, false)
 	if err != nil {
 		return err
 	}
@@ -471,10 +517,27 @@ func writeRelease(ctx context.Context, opt Options, cands []Candidate, ts []targ
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
 	}
-	for _, f := range files {
-		if err := os.Rename(f.tmp.Name(), filepath.Join(opt.Out, f.name)); err != nil {
-			return errors.Join(err, errors.New("crawl: the release is incomplete; rerun to write it again"))
-		}
+	if err := set.Commit(); err != nil {
+		return errors.Join(err, errors.New("crawl: the release is incomplete; rerun with the same --out to complete it"))
 	}
 	return nil
+}
+
+// writeReleaseJSON adds release.json, with the final counts, to the files
+// of the release.
+func writeReleaseJSON(set *outset.Set, rel *report.Release, sum *Summary, files *[]*releaseFile) error {
+	rel.Finished = time.Now().UTC().Format(time.RFC3339)
+	rel.Counts.Reachable, rel.Counts.Unreachable, rel.Counts.Tools = sum.Reachable, sum.Unreachable, sum.Tools
+	if sum.UnreachableByKind != nil {
+		rel.Counts.UnreachableByKind = sum.UnreachableByKind
+	}
+	rf, err := createRelease(set, report.ReleaseFile, false)
+	if err != nil {
+		return err
+	}
+	*files = append(*files, rf)
+	enc := json.NewEncoder(rf.w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(rel)
 }

@@ -6,16 +6,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
@@ -137,11 +141,25 @@ func TestCrawlLayoutAndDeterminism(t *testing.T) {
 			continue
 		}
 		for n, b := range files {
+			if n == SumsFile {
+				// release.json names the concurrency and the times.
+				b, first[n] = withoutRelease(b), withoutRelease(first[n])
+			}
 			if !bytes.Equal(b, first[n]) {
 				t.Errorf("concurrency %d: %s differs from concurrency 1", conc, n)
 			}
 		}
 	}
+}
+
+func withoutRelease(sums []byte) []byte {
+	var out []byte
+	for _, l := range bytes.SplitAfter(sums, []byte("\n")) {
+		if !bytes.HasSuffix(bytes.TrimSpace(l), []byte("  "+report.ReleaseFile)) {
+			out = append(out, l...)
+		}
+	}
+	return out
 }
 
 // checkLayout holds the files to the snapshot's layout and to what the
@@ -217,21 +235,40 @@ func TestRunOnCrawl(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Candidates: fl.candidates, Out: out, Probe: fleetProbe}); err != nil {
 		t.Fatal(err)
 	}
+	checkRunCounts(t, out, fl.served, fl.reachable)
+}
+
+// checkRunCounts runs run on the release in out and holds its counts to
+// the tools served.
+func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reachable int) {
+	t.Helper()
 	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, SumsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := runner.Run(context.Background(), runner.Options{Data: out, Out: t.TempDir(), Manifest: m, ManifestName: SumsFile})
+	repDir := t.TempDir()
+	rep, err := runner.Run(context.Background(), runner.Options{Data: out, Out: repDir, Manifest: m, ManifestName: SumsFile})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer func() {
+		// The report shows the release's provenance, in every form.
+		if rep.Release == nil || rep.Release.Counts.Tools != int(rep.Tools) || rep.Release.Counts.Reachable != reachable {
+			t.Errorf("report.json release block %+v", rep.Release)
+		}
+		md, _ := os.ReadFile(filepath.Join(repDir, "report.md"))
+		html, _ := os.ReadFile(filepath.Join(repDir, "report.html"))
+		if !bytes.Contains(md, []byte("## Crawl release")) || !bytes.Contains(html, []byte(`<table id="release">`)) {
+			t.Errorf("report.md or report.html lacks the crawl release section")
+		}
+	}()
 	wantTools := 0
 	wantClass := map[string]report.Row{}
-	l := runner.NewLabeller()
-	for _, tools := range fl.served {
+	l := label.NewLabeller()
+	for _, tools := range served {
 		for _, tool := range tools {
 			wantTools++
-			err := l.Record(tool.served(t), func(tl *report.ToolLabels) error {
+			err := l.Record(tool.served(t), func(tl *label.ToolLabels) error {
 				for _, c := range tl.Classes {
 					r := wantClass[c]
 					r.Tools++
@@ -249,8 +286,8 @@ func TestRunOnCrawl(t *testing.T) {
 			}
 		}
 	}
-	if !rep.Verified || rep.Tools != int64(wantTools) || rep.Servers != int64(fl.reachable) {
-		t.Fatalf("run: verified %v, %d tools on %d servers; want %d on %d", rep.Verified, rep.Tools, rep.Servers, wantTools, fl.reachable)
+	if !rep.Verified || rep.Tools != int64(wantTools) || rep.Servers != int64(reachable) {
+		t.Fatalf("run: verified %v, %d tools on %d servers; want %d on %d", rep.Verified, rep.Tools, rep.Servers, wantTools, reachable)
 	}
 	nonzero := 0
 	for id, c := range rep.Classes {
@@ -265,6 +302,64 @@ func TestRunOnCrawl(t *testing.T) {
 	if nonzero < 3 {
 		t.Errorf("only %d classes seen: the served tools do not exercise the classifier", nonzero)
 	}
+}
+
+// TestRegistryCrawlThenRun: a registry of loopback servers, crawled, then
+// run on the release, counts exactly the tools of the servers the registry
+// lists as active, latest versions; the deleted server is never asked.
+func TestRegistryCrawlThenRun(t *testing.T) {
+	served := map[string][]testTool{}
+	var entries []map[string]any
+	for i := range 4 {
+		tools := genTools(4+i*5, "reg"+string(rune('a'+i)))
+		var u string
+		if i%2 == 0 {
+			u = streamableServer(t, tools, 3, true).URL + "/mcp"
+		} else {
+			u = sseServer(t, tools).URL + "/sse"
+		}
+		id, _, _ := Normalise(u)
+		served[id] = tools
+		typ := TransportStreamable
+		if i%2 == 1 {
+			typ = "old:" + TransportSSE
+		}
+		entries = append(entries, regEntry(fmt.Sprintf("io.test/s%d", i), "1.0.0", "active", true, "2025-01-01T00:00:00Z", remote(typ, u)))
+	}
+	var asked atomic.Int32
+	deleted := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
+	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(TransportStreamable, deleted.URL)))
+	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	// No server here hangs: a long deadline keeps a loaded machine from
+	// turning a slow answer into a timeout.
+	probe := fleetProbe
+	probe.Timeout = 30 * time.Second
+	sum, err := Run(context.Background(), Options{CandidateList: cands, Source: report.ReleaseSource{Registry: reg.URL}, Out: out, Probe: probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Reachable != 4 || sum.Unreachable != 0 || asked.Load() != 0 {
+		t.Fatalf("%+v; the deleted server was asked %d times", sum, asked.Load())
+	}
+	rel, err := report.ReadRelease(out)
+	if err != nil || rel.Candidates != (report.ReleaseSource{Registry: reg.URL}) {
+		t.Errorf("release candidates %+v (%v)", rel, err)
+	}
+	kept, _ := os.ReadFile(filepath.Join(out, hashverify.CandidatesFile))
+	var want bytes.Buffer
+	for _, c := range cands {
+		want.Write(c.Record)
+		want.WriteByte('\n')
+	}
+	if !bytes.Equal(kept, want.Bytes()) {
+		t.Errorf("candidates_remotes.jsonl:\n%s\nwant\n%s", kept, want.Bytes())
+	}
+	checkRunCounts(t, out, served, 4)
 }
 
 // TestCrawlResume interrupts a crawl mid-way, reruns it, and checks that no
@@ -365,5 +460,67 @@ func TestCrawlResume(t *testing.T) {
 		if !bytes.Equal(a[n], b[n]) {
 			t.Errorf("%s: resumed crawl differs from an uninterrupted one", n)
 		}
+	}
+}
+
+// TestCrawlStripsUserinfo: a credential in a candidate URL appears in no
+// file of the release, in the journal, nor in the log.
+func TestCrawlStripsUserinfo(t *testing.T) {
+	good := streamableServer(t, genTools(2, "cred"), 0, true).URL
+	closed := closedURL(t)
+	cands := writeCandidates(t, []string{
+		`{"url": "` + strings.Replace(good, "http://", "http://user:s3cret@", 1) + `/mcp", "source": "x"}`,
+		strings.Replace(closed, "http://", "http://user:s3cret@", 1),
+		"http://u:s3cret@%zz/",
+		`{"url": "ftp://u:s3cret@example.org/"}`,
+	})
+	out := t.TempDir()
+	var log bytes.Buffer
+	probe := fleetProbe
+	probe.Timeout = 30 * time.Second // no server here hangs
+	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: probe, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Reachable != 1 || sum.Unreachable != 3 {
+		t.Errorf("%+v", sum)
+	}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(out, e.Name()))
+		if strings.HasSuffix(e.Name(), ".gz") {
+			b = []byte(strings.Join(gunzipLines(t, b), "\n"))
+		}
+		if bytes.Contains(b, []byte("s3cret")) || bytes.Contains(b, []byte("user:")) {
+			t.Errorf("%s keeps the credential:\n%s", e.Name(), b)
+		}
+	}
+	if strings.Contains(log.String(), "s3cret") {
+		t.Errorf("the log keeps the credential: %s", log.String())
+	}
+}
+
+// TestCrawlOneWriter: a second crawl on a folder being written stops at
+// once, naming the first, and leaves its journal alone.
+func TestCrawlOneWriter(t *testing.T) {
+	fl := newFleet(t, 1)
+	out := t.TempDir()
+	first, err := outset.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	journal := filepath.Join(out, JournalFile)
+	os.WriteFile(journal, []byte(`{"server":{"server_id":"http://a/","url":"http://a/","reachable":false,"tool_count":0}}`+"\n"), 0o644)
+	_, err = Run(context.Background(), crawlOpts(fl, out, 2))
+	var le *outset.LockedError
+	if !errors.As(err, &le) || le.PID != os.Getpid() || !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second writer: %v, want a LockedError naming pid %d", err, os.Getpid())
+	}
+	if b, _ := os.ReadFile(journal); !bytes.HasSuffix(b, []byte("}}\n")) || bytes.Count(b, []byte("\n")) != 1 {
+		t.Errorf("the journal was touched: %q", b)
+	}
+	first.Close()
+	if _, err := Run(context.Background(), crawlOpts(fl, out, 2)); err != nil {
+		t.Fatalf("after the first writer closed: %v", err)
 	}
 }

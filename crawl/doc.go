@@ -4,7 +4,8 @@
 // candidates_remotes.jsonl, SHA256SUMS), which `run` then reads as it reads
 // the snapshot.
 //
-// The stages are: candidates, read and normalised; probes on a bounded pool
+// The stages are: candidates, read from a file or from the MCP Registry's
+// list API (FetchRegistry), and normalised; probes on a bounded pool
 // with a per-host limit and one deadline per server; a journal of finished
 // candidates, appended and synced, from which an interrupted crawl resumes;
 // and an ordered writer that emits the final files in candidate order under
@@ -21,7 +22,16 @@
 // numeric name, say). The census must classify what the server sent, so the
 // client captures the raw JSON-RPC result of each tools/list response on its
 // way from the SDK's transport to the SDK's session, keeps every tool
-// verbatim (compacted to one line, invalid UTF-8 replaced by U+FFFD as Go's
-// decoder would) and hands the session an empty page in its place. The SDK
-// still does everything else: transports, framing, sessions, the handshake.
+// verbatim (compacted to one line, each maximal invalid UTF-8 subsequence
+// replaced by one U+FFFD, as Python's errors="replace" decodes it) and
+// hands the session an empty page in its place. The SDK still does
+// everything else: transports, framing, sessions, the handshake.
+//
+// # Errors
+//
+// The kind of an unreachable server's error is decided where the failure
+// is met, as a ProbeError: the dialer (blocked, connect), the HTTP layer
+// (http_status, auth_required, redirect, too_many_bytes, a body that is
+// not JSON), the page parser and the caps. The SDK reports many failures
+// only as text, so nothing is worked out from an error's text.
 package crawl

@@ -13,7 +13,9 @@ import (
 // JournalFile is the journal's name in the output folder.
 const JournalFile = "crawl.journal.jsonl"
 
-// ServerRecord is one line of servers.jsonl.gz.
+// ServerRecord is one line of servers.jsonl.gz. The fields from Transport
+// to ToolsCapability are set whenever initialize succeeded, reachable or
+// not: they are what the server said of itself.
 type ServerRecord struct {
 	ServerID        string          `json:"server_id"`
 	URL             string          `json:"url"`
@@ -21,10 +23,16 @@ type ServerRecord struct {
 	Transport       string          `json:"transport,omitempty"`
 	ProtocolVersion string          `json:"protocol_version,omitempty"`
 	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
+	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
+	Instructions    *string         `json:"instructions,omitempty"`
+	ToolsCapability *bool           `json:"tools_capability,omitempty"`
 	ToolCount       int             `json:"tool_count"`
 	ElapsedMS       *int64          `json:"elapsed_ms,omitempty"`
 	ErrorKind       string          `json:"error_kind,omitempty"`
 	Error           string          `json:"error,omitempty"`
+	// ResourceMetadata is the protected resource metadata URL an
+	// auth_required server named in its WWW-Authenticate challenge.
+	ResourceMetadata string `json:"resource_metadata,omitempty"`
 }
 
 // entry is one line of the journal: a finished candidate.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
@@ -28,10 +29,21 @@ const (
 	TransportSSE        = "sse"
 )
 
-// requestedVersion is the protocol revision the client asks for in
+// RequestedVersion is the protocol revision the client asks for in
 // initialize. Servers answer with it or with an older revision they speak
 // (2025-03-26, 2024-11-05); the SDK accepts every released revision.
-const requestedVersion = "2025-06-18"
+const RequestedVersion = "2025-06-18"
+
+// ClientInfo is the clientInfo the crawl declares in initialize.
+var ClientInfo = mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}
+
+// newClient is the crawl's MCP client. Its capabilities are the SDK's
+// defaults (roots, with listChanged); release.json records them as sent
+// (see Declared), since servers may list other tools to a client that
+// declares roots.
+func newClient() *mcp.Client {
+	return mcp.NewClient(&ClientInfo, nil)
+}
 
 // Defaults of ProbeOptions.
 const (
@@ -59,26 +71,18 @@ type ProbeOptions struct {
 	// on every connection, after DNS resolution and after redirects, so a
 	// public name that resolves to an internal address is refused too.
 	AllowAddr func(netip.Addr) bool
+	// Budget, when set, holds the response bytes of all probes sharing it
+	// to one limit (see Budget).
+	Budget *Budget
 	// Transport is the HTTP transport under every request; nil means a
 	// fresh one owned by the Prober, which honours AllowAddr. A Transport
 	// given here must do its own address policy.
 	Transport http.RoundTripper
 }
 
-// PublicAddr reports whether a is a public unicast address: not loopback,
-// private (RFC 1918, RFC 4193), link-local, CGNAT (RFC 6598), unspecified or
-// multicast. A crawl of public candidate lists must not become a way to
-// reach the crawling machine or its network.
-func PublicAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsGlobalUnicast() && !a.IsPrivate() && !cgnat.Contains(a)
-}
-
 // AnyAddr allows every address: for scanning a server on one's own machine
 // or network.
 func AnyAddr(netip.Addr) bool { return true }
-
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
 
 // errBlocked marks a connection refused by the address policy.
 var errBlocked = errors.New("address not allowed")
@@ -115,40 +119,44 @@ func (o *ProbeOptions) defaults() {
 	}
 }
 
-// Error kinds of an unreachable server.
-const (
-	KindURL          = "url"            // the candidate is not an http(s) URL
-	KindBlocked      = "blocked"        // an address the address policy refuses
-	KindTimeout      = "timeout"        // the deadline passed
-	KindConnect      = "connect"        // no TCP/TLS connection, or it was reset
-	KindHTTPStatus   = "http_status"    // an HTTP error status
-	KindRedirect     = "redirect"       // a redirect that is not followed
-	KindTooManyBytes = "too_many_bytes" // the byte cap was reached
-	KindTooManyTools = "too_many_tools" // the tool cap was reached
-	KindTooManyPages = "too_many_pages" // the page cap was reached
-	KindCursorLoop   = "cursor_loop"    // a nextCursor seen before
-	KindInvalidJSON  = "invalid_json"   // a response that is not JSON
-	KindRPCError     = "rpc_error"      // a JSON-RPC error answer
-	KindProtocol     = "protocol"       // anything else the protocol forbids
-	KindInvalidTools = "invalid_tools"  // tools the census decoder cannot read
-)
-
 // Result is what probing one server found.
 type Result struct {
 	// Reachable says the exchange completed and every tool was kept.
 	Reachable bool
-	// Transport and ProtocolVersion are those of the completed exchange.
+	// Initialized says initialize succeeded; the fields below it are
+	// what it returned, kept whether or not the rest succeeded.
+	Initialized bool
+	// Transport and ProtocolVersion are those of the initialized session.
 	Transport       string
 	ProtocolVersion string
-	// ServerInfo is the raw serverInfo of the initialize result.
-	ServerInfo json.RawMessage
+	// ServerInfo and Capabilities are the raw serverInfo and capabilities
+	// of the initialize result; Instructions its instructions.
+	ServerInfo   json.RawMessage
+	Capabilities json.RawMessage
+	Instructions *string
+	// ToolsCapability says the server declared the tools capability; a
+	// server without it is reachable with no tools, and not asked for any.
+	ToolsCapability bool
 	// Tools are the tools as the server sent them, one compact JSON object
 	// each, in the order of the pages.
 	Tools []json.RawMessage
 	// ErrorKind and Error describe why an unreachable server is so.
 	ErrorKind, Error string
+	// ResourceMetadata is the resource_metadata URL of the
+	// WWW-Authenticate challenge of an auth_required server.
+	ResourceMetadata string
 	// Elapsed is the wall time of the probe.
 	Elapsed time.Duration
+
+	// mem holds the bytes of the answer against the budget until the
+	// result is written out.
+	mem *account
+}
+
+// Release gives the bytes of the result back to the memory budget; the
+// crawl calls it once the result is written. It is safe to call twice.
+func (r *Result) Release() {
+	r.mem.release()
 }
 
 // Prober probes servers; it is safe for concurrent use.
@@ -194,130 +202,160 @@ func isSSEURL(u *url.URL) bool {
 
 // Probe speaks MCP to the server at u: initialize, notifications/initialized,
 // then tools/list until the last page. Streamable HTTP comes first; the
-// legacy HTTP+SSE transport is tried when the URL is an SSE endpoint, or
-// when the initialize POST fails with an HTTP 4xx status, as the
-// specification's backwards-compatibility section describes. Every failure
-// is reported in the Result; ctx's cancellation is reported as a timeout
-// only when the probe's own deadline passed.
+// legacy HTTP+SSE transport is tried when the initialize POST fails with an
+// HTTP 4xx status, as the specification's backwards-compatibility section
+// describes, except after a 401 or an authorization challenge: the same
+// credentials would be refused again. A URL whose path ends in /sse is
+// tried over legacy SSE first, and over Streamable HTTP when the SSE GET
+// fails with a 4xx (a Streamable HTTP endpoint may live at /sse). Every
+// failure is reported in the Result; ctx's cancellation is reported as a
+// timeout only when the probe's own deadline passed.
+//
+// With a Budget, the bytes of the answer stay charged to it until
+// Result.Release.
 func (p *Prober) Probe(ctx context.Context, u *url.URL) (r Result) {
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, p.opt.Timeout)
+	// The deadline stands still while the probe waits for the memory
+	// budget (see Budget): only the server's time counts.
+	ctx, cancel := withProbeDeadline(ctx, p.opt.Timeout)
 	defer cancel()
 	defer func() {
 		// Hostile input must not take the crawl down, even through a
 		// bug in the client: the server becomes a record of it.
 		if v := recover(); v != nil {
-			r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v), Elapsed: time.Since(start)}
+			r.Release()
+			r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v)}
 		}
+		r.Elapsed = time.Since(start)
 	}()
+	first, second := p.tryStreamable, p.trySSE
 	if isSSEURL(u) {
-		r = p.trySSE(ctx, u)
-	} else {
-		var initStatus int
-		r, initStatus = p.tryStreamable(ctx, u)
-		if !r.Reachable && initStatus >= 400 && initStatus < 500 && ctx.Err() == nil {
-			sr := p.trySSE(ctx, u)
-			if sr.Reachable {
-				r = sr
-			} else {
-				// Both failed: say so, keeping the first answer's kind.
-				r.Error = fmt.Sprintf("%s; legacy SSE: %s", r.Error, sr.Error)
-			}
-		}
+		first, second = p.trySSE, p.tryStreamable
 	}
-	r.Elapsed = time.Since(start)
+	r, status := first(ctx, u)
+	if r.Reachable || r.Initialized || status < 400 || status >= 500 || r.ErrorKind == KindAuthRequired || ctx.Err() != nil {
+		return r
+	}
+	r2, _ := second(ctx, u)
+	if r2.Reachable || r2.Initialized {
+		return r2
+	}
+	// Both failed: say so, keeping the first answer's kind.
+	r.Error = fmt.Sprintf("%s; %s: %s", r.Error, r2.Transport, r2.Error)
 	return r
 }
 
+// tryStreamable runs a session over Streamable HTTP; the status is that of
+// the initialize POST.
 func (p *Prober) tryStreamable(ctx context.Context, u *url.URL) (Result, int) {
 	hs := p.newHTTPState(ctx, u)
 	r := p.session(ctx, hs, &mcp.StreamableClientTransport{
 		Endpoint: u.String(), HTTPClient: hs.client(), MaxRetries: -1, DisableStandaloneSSE: true,
+		MaxEventSize: p.maxEventSize(),
 	}, TransportStreamable)
 	return r, int(hs.initStatus.Load())
 }
 
-func (p *Prober) trySSE(ctx context.Context, u *url.URL) Result {
+// trySSE runs a session over legacy HTTP+SSE; the status is that of the
+// GET that opens the stream.
+func (p *Prober) trySSE(ctx context.Context, u *url.URL) (Result, int) {
 	hs := p.newHTTPState(ctx, u)
-	return p.session(ctx, hs, &mcp.SSEClientTransport{Endpoint: u.String(), HTTPClient: hs.client()}, TransportSSE)
+	r := p.session(ctx, hs, &mcp.SSEClientTransport{Endpoint: u.String(), HTTPClient: hs.client(),
+		MaxEventSize: p.maxEventSize()}, TransportSSE)
+	return r, int(hs.getStatus.Load())
+}
+
+// maxEventSize lifts the SDK's own cap on one server-sent event (16 MiB by
+// default) to the byte cap: a tools/list answer of 5,000 tools runs past
+// 16 MiB, and the byte cap already bounds what one server may send.
+func (p *Prober) maxEventSize() int {
+	return int(min(p.opt.MaxBytes+1, math.MaxInt32))
 }
 
 // session runs one MCP session over t and collects the tools.
 func (p *Prober) session(ctx context.Context, hs *httpState, t mcp.Transport, transport string) Result {
-	r := Result{Transport: transport}
+	r := Result{Transport: transport, mem: hs.mem}
 	capt := &capture{hs: hs}
-	client := mcp.NewClient(&mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}, nil)
-	cs, err := client.Connect(ctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: requestedVersion})
+	client := newClient()
+	cs, err := client.Connect(ctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
 	if err != nil {
-		return p.fail(ctx, hs, r, KindProtocol, fmt.Errorf("initialize: %w", err))
+		return p.fail(ctx, hs, r, "initialize", err)
 	}
 	defer cs.Close()
+	r.Initialized = true
 	if ir := cs.InitializeResult(); ir != nil {
 		r.ProtocolVersion = ir.ProtocolVersion
 	}
-	r.ServerInfo = capt.serverInfo()
+	init := capt.initial()
+	r.ServerInfo, r.Capabilities, r.Instructions, r.ToolsCapability = init.serverInfo, init.capabilities, init.instructions, init.tools
+	if !r.ToolsCapability {
+		r.Reachable = true
+		return r
+	}
 
 	seen := map[string]bool{}
 	cursor := ""
-	var line []byte
-	for page := 0; ; page++ {
-		if page == p.opt.MaxPages {
-			return p.fail(ctx, hs, r, KindTooManyPages, fmt.Errorf("more than %d tools/list pages", p.opt.MaxPages))
+	for page := 1; ; page++ {
+		stage := fmt.Sprintf("tools/list page %d", page)
+		if page > p.opt.MaxPages {
+			return p.fail(ctx, hs, r, stage, probeErrf(KindTooManyPages, "", "more than %d tools/list pages", p.opt.MaxPages))
 		}
 		if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
-			return p.fail(ctx, hs, r, KindProtocol, fmt.Errorf("tools/list page %d: %w", page+1, err))
+			return p.fail(ctx, hs, r, stage, err)
 		}
-		tools, next, kind, err := parsePage(capt.takePage())
+		tools, next, err := parsePage(capt.takePage())
 		if err != nil {
-			return p.fail(ctx, hs, r, kind, fmt.Errorf("tools/list page %d: %w", page+1, err))
+			return p.fail(ctx, hs, r, stage, err)
 		}
 		if len(r.Tools)+len(tools) > p.opt.MaxTools {
-			return p.fail(ctx, hs, r, KindTooManyTools, fmt.Errorf("more than %d tools", p.opt.MaxTools))
+			return p.fail(ctx, hs, r, stage, probeErrf(KindTooManyTools, "", "more than %d tools", p.opt.MaxTools))
 		}
 		r.Tools = append(r.Tools, tools...)
 		if next == "" {
 			break
 		}
 		if seen[next] {
-			return p.fail(ctx, hs, r, KindCursorLoop, fmt.Errorf("tools/list page %d: nextCursor %q was returned before", page+1, next))
+			return p.fail(ctx, hs, r, stage, probeErrf(KindCursorLoop, "", "nextCursor %q was returned before", next))
 		}
 		seen[next] = true
 		cursor = next
 	}
 	// The line run will read must be one the census decoder accepts.
-	line = AppendToolsRecord(line, "x", r.Tools)
-	if _, err := census.NewDecoder().Decode(line); err != nil {
-		return p.fail(ctx, hs, r, KindInvalidTools, fmt.Errorf("the census decoder rejects the tools: %w", err))
+	if _, err := census.NewDecoder().Decode(AppendToolsRecord(nil, "x", r.Tools)); err != nil {
+		return p.fail(ctx, hs, r, "tools/list", probeErrf(KindInvalidTools, "", "the census decoder rejects the tools: %w", err))
 	}
 	r.Reachable = true
 	return r
 }
 
-// fail turns err into an unreachable Result, with the most telling kind:
-// what the HTTP layer saw beats what the SDK made of it.
-func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, kind string, err error) Result {
+// fail turns err, met during stage, into an unreachable Result. The kind
+// is the one decided where the failure was first seen: the deadline, then
+// what the HTTP layer recorded (the SDK reports it only as text), then a
+// ProbeError in err's chain, then a JSON-RPC error from the server.
+func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, stage string, err error) Result {
 	r.Reachable, r.Tools = false, nil
-	// For a deadline or the byte cap, only the stage is kept: the wrapped
-	// text depends on which goroutine saw the end first, and the record
-	// must not.
-	stage, _, _ := strings.Cut(err.Error(), ":")
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		kind, err = KindTimeout, fmt.Errorf("no complete answer within %v (during %s)", p.opt.Timeout, stage)
-	case hs.overBytes.Load():
-		kind, err = KindTooManyBytes, fmt.Errorf("more than %d response bytes (during %s)", p.opt.MaxBytes, stage)
-	case errors.Is(err, errBlocked), strings.Contains(err.Error(), errBlocked.Error()):
-		kind = KindBlocked
-	case hs.redirect.Load() != nil:
-		kind = KindRedirect
-		err = fmt.Errorf("%v: %w", *hs.redirect.Load(), err)
-	case hs.badStatus.Load() != 0:
-		kind = KindHTTPStatus
-		err = fmt.Errorf("HTTP %d: %w", hs.badStatus.Load(), err)
-	case kind == KindProtocol:
-		kind = classifyError(err)
+	r.mem.release()
+	r.mem = nil
+	if rm := hs.authMeta.Load(); rm != nil {
+		r.ResourceMetadata = *rm
 	}
-	r.ErrorKind, r.Error = kind, err.Error()
+	var we *jsonrpc.Error
+	switch hf := hs.failure.Load(); {
+	case deadlinePassed(ctx):
+		// Only the stage is kept: the wrapped text depends on which
+		// goroutine saw the end first, and the record must not.
+		r.ErrorKind, r.Error = KindTimeout, fmt.Sprintf("no complete answer within %v (during %s)", p.opt.Timeout, stage)
+	case hf != nil && hf.Kind == KindTooManyBytes:
+		r.ErrorKind, r.Error = hf.Kind, fmt.Sprintf("%v (during %s)", hf.Err, stage)
+	case hf != nil:
+		r.ErrorKind, r.Error = hf.Kind, fmt.Sprintf("%s: %v", stage, hf)
+	case asProbeError(err) != nil:
+		r.ErrorKind, r.Error = asProbeError(err).Kind, fmt.Sprintf("%s: %v", stage, err)
+	case errors.As(err, &we) && we.Code != rejectedCode:
+		r.ErrorKind, r.Error = KindRPCError, fmt.Sprintf("%s: %v", stage, err)
+	default:
+		r.ErrorKind, r.Error = KindProtocol, fmt.Sprintf("%s: %v", stage, err)
+	}
 	return r
 }
 
@@ -325,57 +363,70 @@ func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, kind string,
 // every transport failure: it is not the server's JSON-RPC error.
 const rejectedCode = -32005
 
-// classifyError names the kind of an error the SDK reports. The SDK wraps
-// many errors with %v, so the text is all there is to go on.
-func classifyError(err error) string {
-	var ne net.Error
-	var oe *net.OpError
-	var we *jsonrpc.Error
-	var se *json.SyntaxError
-	msg := err.Error()
-	switch {
-	case errors.As(err, &we) && we.Code != rejectedCode:
-		return KindRPCError
-	case errors.As(err, &se), strings.Contains(msg, "invalid character"), strings.Contains(msg, "unexpected end of JSON"),
-		strings.Contains(msg, "unmarshaling jsonrpc message"), strings.Contains(msg, "failed to decode"):
-		return KindInvalidJSON
-	case errors.As(err, &oe), errors.As(err, &ne), strings.Contains(msg, "connection reset"),
-		strings.Contains(msg, "connection refused"), strings.Contains(msg, "EOF"), strings.Contains(msg, "no such host"):
-		return KindConnect
-	}
-	return KindProtocol
-}
-
 // parsePage reads the raw result of one tools/list response. Keys are
 // matched exactly and the last duplicate wins, as Python's json reads them.
-func parsePage(raw json.RawMessage) (tools []json.RawMessage, next, kind string, err error) {
+func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err error) {
 	if raw == nil {
-		return nil, "", KindProtocol, errors.New("no result was captured")
+		return nil, "", probeErrf(KindProtocol, "", "no result was captured")
 	}
 	var res map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return nil, "", KindProtocol, fmt.Errorf("result is not an object: %w", err)
+		return nil, "", probeErrf(KindProtocol, "", "result is not an object: %w", err)
 	}
-	var list []json.RawMessage
-	if t, ok := res["tools"]; !ok || bytes.Equal(t, []byte("null")) {
-		return nil, "", KindProtocol, errors.New("result has no \"tools\" list")
-	} else if err := json.Unmarshal(t, &list); err != nil {
-		return nil, "", KindProtocol, errors.New("\"tools\" is not a list")
+	t, ok := res["tools"]
+	if !ok || bytes.Equal(t, []byte("null")) {
+		return nil, "", probeErrf(KindProtocol, "", "result has no \"tools\" list")
 	}
 	if c, ok := res["nextCursor"]; ok && !bytes.Equal(c, []byte("null")) {
 		if err := json.Unmarshal(c, &next); err != nil {
-			return nil, "", KindProtocol, errors.New("\"nextCursor\" is not a string")
+			return nil, "", probeErrf(KindProtocol, "", "\"nextCursor\" is not a string")
 		}
 	}
-	tools = make([]json.RawMessage, len(list))
-	for i, t := range list {
-		var b bytes.Buffer
-		if err := json.Compact(&b, t); err != nil {
-			return nil, "", KindInvalidJSON, err
-		}
-		tools[i] = bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
+	// One compacted copy of the list, split in place: a large answer
+	// is not copied once more per tool.
+	var b bytes.Buffer
+	b.Grow(len(t))
+	if err := json.Compact(&b, t); err != nil {
+		return nil, "", probeErr(KindInvalidJSON, "", err)
 	}
-	return tools, next, "", nil
+	list := ReplaceInvalidUTF8(b.Bytes())
+	if len(list) == 0 || list[0] != '[' {
+		return nil, "", probeErrf(KindProtocol, "", "\"tools\" is not a list")
+	}
+	return splitArray(list), next, nil
+}
+
+// splitArray returns the elements of a compact, valid JSON array as
+// subslices of it.
+func splitArray(a []byte) []json.RawMessage {
+	out := []json.RawMessage{}
+	depth, start, inString, escaped := 0, 1, false, false
+	for i, c := range a {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+		case c == ']' || c == '}':
+			depth--
+			if depth == 0 && i > start {
+				out = append(out, a[start:i:i])
+			}
+		case c == ',' && depth == 1:
+			out = append(out, a[start:i:i])
+			start = i + 1
+		}
+	}
+	return out
 }
 
 // AppendToolsRecord appends the server_tools.jsonl.gz line of a server:
@@ -420,14 +471,21 @@ type capture struct {
 	hs      *httpState
 	mu      sync.Mutex
 	methods map[any]string // request id -> method, for calls in flight
-	info    json.RawMessage
+	init    initFields
 	page    json.RawMessage
 }
 
-func (c *capture) serverInfo() json.RawMessage {
+// initFields is what the crawl keeps of the initialize result.
+type initFields struct {
+	serverInfo, capabilities json.RawMessage
+	instructions             *string
+	tools                    bool
+}
+
+func (c *capture) initial() initFields {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.info
+	return c.init
 }
 
 func (c *capture) takePage() json.RawMessage {
@@ -460,8 +518,17 @@ var emptyPage = json.RawMessage(`{"tools":[]}`)
 
 func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		// The legacy SSE transport decodes each event as it is read,
+		// and says so with a typed error: name it here, where it is met.
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			c.capt.hs.fail(probeErr(KindInvalidJSON, "reading a message", err))
+		}
+		return msg, err
+	}
 	resp, ok := msg.(*jsonrpc.Response)
-	if err != nil || !ok || !resp.ID.IsValid() {
+	if !ok || !resp.ID.IsValid() {
 		return msg, err
 	}
 	c.capt.mu.Lock()
@@ -473,26 +540,54 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	switch method {
 	case "initialize":
-		var res struct {
-			ProtocolVersion string          `json:"protocolVersion"`
-			ServerInfo      json.RawMessage `json:"serverInfo"`
+		c.capt.init = parseInitResult(resp.Result)
+		// The SDK tells a wrapped connection nothing of the negotiated
+		// version, so the HTTP layer adds the header.
+		var v struct {
+			ProtocolVersion string `json:"protocolVersion"`
 		}
-		if json.Unmarshal(resp.Result, &res) == nil {
-			if len(res.ServerInfo) > 0 {
-				var b bytes.Buffer
-				if json.Compact(&b, res.ServerInfo) == nil {
-					c.capt.info = bytes.ToValidUTF8(b.Bytes(), []byte("\uFFFD"))
-				}
-			}
-			// The SDK tells a wrapped connection nothing of the
-			// negotiated version, so the HTTP layer adds the header.
-			c.capt.hs.setProtocolVersion(res.ProtocolVersion)
+		if json.Unmarshal(resp.Result, &v) == nil {
+			c.capt.hs.setProtocolVersion(v.ProtocolVersion)
 		}
 	case "tools/list":
-		c.capt.page = append(json.RawMessage(nil), resp.Result...)
+		// The session sees an empty page in its place, so the decoded
+		// bytes can be kept without a copy.
+		c.capt.page = resp.Result
 		resp.Result = emptyPage
 	}
 	return msg, err
+}
+
+// parseInitResult keeps serverInfo and capabilities compacted, and the
+// instructions, with invalid UTF-8 replaced as in the tools.
+func parseInitResult(raw json.RawMessage) initFields {
+	var res struct {
+		ServerInfo   json.RawMessage `json:"serverInfo"`
+		Capabilities json.RawMessage `json:"capabilities"`
+		Instructions *string         `json:"instructions"`
+	}
+	var ir initFields
+	if json.Unmarshal(ReplaceInvalidUTF8(raw), &res) != nil {
+		return ir
+	}
+	ir.serverInfo, ir.capabilities, ir.instructions = compact(res.ServerInfo), compact(res.Capabilities), res.Instructions
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(res.Capabilities, &caps) == nil {
+		t, ok := caps["tools"]
+		ir.tools = ok && !bytes.Equal(t, []byte("null"))
+	}
+	return ir
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return nil
+	}
+	return b.Bytes()
 }
 
 // Scan probes the one server at rawURL: the client of the crawl, for the

@@ -66,7 +66,7 @@ func TestPythonServer(t *testing.T) {
 	if !r.Reachable {
 		t.Fatalf("unreachable: %s: %s", r.ErrorKind, r.Error)
 	}
-	if r.Transport != TransportStreamable || r.ProtocolVersion != requestedVersion {
+	if r.Transport != TransportStreamable || r.ProtocolVersion != RequestedVersion {
 		t.Errorf("transport %q version %q", r.Transport, r.ProtocolVersion)
 	}
 	if want := `{"name":"python-stdlib-mcp","version":"0.1"}`; string(r.ServerInfo) != want {

@@ -24,7 +24,8 @@ func TestNormalise(t *testing.T) {
 		{in: "ftp://example.com/", err: "only http and https"},
 		{in: "example.com/mcp", err: "only http and https"},
 		{in: "https:///mcp", err: "no host"},
-		{in: "https://user:pw@example.com/", err: "user information"},
+		{in: "https://user:pw@example.com/", id: "https://example.com/"},
+		{in: "https://a@b:c@example.com:443/x", id: "https://example.com/x"},
 		{in: "", err: "empty"},
 		{in: "http://%zz", err: "not a URL"},
 	}

@@ -66,7 +66,7 @@ func newClient(o Options) (*client, error) {
 		c.sleep = sleep
 	}
 	if c.userAgent == "" {
-		c.userAgent = "atlas-reproduce-fetch"
+		c.userAgent = DefaultUserAgent()
 	}
 	if c.logf == nil {
 		c.logf = func(string, ...any) {}
@@ -76,8 +76,45 @@ func newClient(o Options) (*client, error) {
 		// goroutines) can be closed when Download returns.
 		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		c.ownHTTP = true
+	} else {
+		// A copy, so that the caller's client keeps its own policy.
+		hc := *c.http
+		c.http = &hc
 	}
+	c.http.CheckRedirect = checkRedirect(c.http.CheckRedirect)
 	return c, nil
+}
+
+// maxRedirects is how many redirects one request may follow, as many as Go's
+// default policy allows.
+const maxRedirects = 10
+
+// redirectError is a redirect that no retry can make good.
+type redirectError struct{ msg string }
+
+func (e *redirectError) Error() string { return e.msg }
+
+// checkRedirect follows redirects to http and https only, and stops a loop
+// at once (a URL met twice) or a chain too long; then calls next, the
+// caller's own policy, if any.
+func checkRedirect(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+			return &redirectError{fmt.Sprintf("redirected to %q, which is not http or https", req.URL.String())}
+		}
+		for _, v := range via {
+			if v.URL.String() == req.URL.String() {
+				return &redirectError{fmt.Sprintf("redirect loop: %q redirects back to itself after %d %s", req.URL.String(), len(via), plural(len(via), "redirect", "redirects"))}
+			}
+		}
+		if len(via) >= maxRedirects {
+			return &redirectError{fmt.Sprintf("stopped after %d redirects, at %q", len(via), req.URL.String())}
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
+	}
 }
 
 func (c *client) close() {
@@ -186,9 +223,10 @@ func (c *client) netError(ctx, actx context.Context, err error) error {
 		return &retryable{err: fmt.Errorf("no data from the server for %v", c.timeout)}
 	}
 	// A certificate the system does not trust will not become trusted by
-	// asking again.
+	// asking again, nor will a redirect go elsewhere.
 	var cv *tls.CertificateVerificationError
-	if errors.As(err, &cv) {
+	var re *redirectError
+	if errors.As(err, &cv) || errors.As(err, &re) {
 		return err
 	}
 	return &retryable{err: err}

@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
-// file brings path to the verified content of f, resuming path.part.
-func (c *client) file(ctx context.Context, f File, path string) (r Result, err error) {
+// file brings path.part to the verified content of f, resuming it, and adds it
+// to set to become path; a path that already verifies is left as it is.
+func (c *client) file(ctx context.Context, set *outset.Set, f File, path string) (r Result, err error) {
 	start := time.Now()
 	r = Result{File: f, Path: path}
 	defer func() { r.Elapsed = time.Since(start) }()
@@ -40,15 +42,23 @@ func (c *client) file(ctx context.Context, f File, path string) (r Result, err e
 	if c.progress != nil {
 		c.progress.Start(f, p.have)
 	}
-	err = c.retry(ctx, f.Key, func() (bool, error) {
+	err = c.retry(ctx, strconv.Quote(f.Key), func() (bool, error) {
 		before := p.high
 		err := c.transfer(ctx, f, p, &r.Transferred)
 		return p.high > before, err
 	})
 	if err != nil {
+		if p.have == 0 {
+			// Nothing to resume from: an empty .part would only say that a
+			// download was once tried.
+			p.discard()
+		}
 		return r, err
 	}
-	return r, p.commit(path, f)
+	if err := p.verify(f); err != nil {
+		return r, err
+	}
+	return r, set.Adopt(filepath.Base(p.path), filepath.Base(path))
 }
 
 // complete reports whether path already holds f, verified by size and MD5.
@@ -61,10 +71,10 @@ func (c *client) complete(ctx context.Context, f File, path string) (bool, error
 		return false, err
 	}
 	if !st.Mode().IsRegular() {
-		return false, fmt.Errorf("%s exists and is not a regular file", path)
+		return false, fmt.Errorf("%q exists and is not a regular file", path)
 	}
 	if st.Size() != f.Size {
-		c.logf("%s: existing file has %d bytes, the record lists %d; downloading it again", path, st.Size(), f.Size)
+		c.logf("%q: existing file has %d bytes, the record lists %d; downloading it again", path, st.Size(), f.Size)
 		return false, nil
 	}
 	fh, err := os.Open(path)
@@ -77,7 +87,7 @@ func (c *client) complete(ctx context.Context, f File, path string) (bool, error
 		return false, err
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); sum != f.MD5 {
-		c.logf("%s: existing file has MD5 %s, the record lists %s; downloading it again", path, sum, f.MD5)
+		c.logf("%q: existing file has MD5 %s, the record lists %s; downloading it again", path, sum, f.MD5)
 		return false, nil
 	}
 	return true, nil
@@ -98,7 +108,8 @@ type part struct {
 // openPart opens or creates path and hashes the bytes an earlier attempt left
 // in it, so that the transfer can continue from its end.
 func openPart(ctx context.Context, path string, f File) (*part, error) {
-	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	// 0666 less the umask: the rule of every output folder (see outset).
+	fh, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -160,36 +171,16 @@ func (p *part) discard() {
 	os.Remove(p.path)
 }
 
-// commit checks the whole file against f and renames it to path. On a
-// mismatch the part file is removed.
-func (p *part) commit(path string, f File) error {
+// verify checks the whole file against f and closes it, for the set to sync
+// and rename. On a mismatch the part file is removed.
+func (p *part) verify(f File) error {
 	if sum := hex.EncodeToString(p.md5.Sum(nil)); p.have != f.Size || sum != f.MD5 {
 		p.discard()
-		return fmt.Errorf("%w: got %d bytes with MD5 %s, the record lists %d bytes with MD5 %s; removed %s", ErrChecksum, p.have, sum, f.Size, f.MD5, p.path)
-	}
-	// The name must never point at bytes that are not on disk yet.
-	if err := p.f.Sync(); err != nil {
-		return err
+		return fmt.Errorf("%w: got %d bytes with MD5 %s, the record lists %d bytes with MD5 %s; removed %q", ErrChecksum, p.have, sum, f.Size, f.MD5, p.path)
 	}
 	err := p.f.Close()
 	p.f = nil
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(p.path, path); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
-}
-
-// syncDir makes a rename durable where the platform allows it; a failure
-// only weakens crash safety, so it is not reported.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return err
 }
 
 // transfer is one attempt at moving the rest of f into p.
@@ -218,7 +209,7 @@ func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int
 	switch resp.StatusCode {
 	case http.StatusOK:
 		if p.have > 0 {
-			c.logf("%s: the server ignored the range request; restarting from byte 0", f.Key)
+			c.logf("%q: the server ignored the range request; restarting from byte 0", f.Key)
 			if err := p.reset(); err != nil {
 				return err
 			}
@@ -260,7 +251,7 @@ func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int
 			kick()
 			if p.have+int64(n) > f.Size {
 				p.discard()
-				return fmt.Errorf("%w: the server sent more than the %d bytes the record lists; removed %s", ErrChecksum, f.Size, p.path)
+				return fmt.Errorf("%w: the server sent more than the %d bytes the record lists; removed %q", ErrChecksum, f.Size, p.path)
 			}
 			if err := p.write(c.buf[:n]); err != nil {
 				return err

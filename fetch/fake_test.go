@@ -27,6 +27,11 @@ type fakeZenodo struct {
 	apiHits map[string]int
 	// apiFail are statuses the records API answers before succeeding.
 	apiFail map[string][]int
+	// concepts maps a concept record ID to its newest version, which the
+	// records API redirects to, as Zenodo does.
+	concepts map[string]string
+	// userAgents are the User-Agent headers the records API saw.
+	userAgents []string
 }
 
 type fakeFile struct {
@@ -49,6 +54,8 @@ type fakeFile struct {
 	drops       []int64 // then cut the connection after this many body bytes
 	stalls      []int64 // or send this many body bytes and go quiet
 	ignoreRange bool    // answer every request with 200 and the whole file
+	// location, when set, answers every request with a 302 to it.
+	location string
 
 	hits   int
 	ranges []string
@@ -56,7 +63,7 @@ type fakeFile struct {
 
 func newFakeZenodo(t *testing.T) *fakeZenodo {
 	t.Helper()
-	z := &fakeZenodo{records: map[string][]*fakeFile{}, apiHits: map[string]int{}, apiFail: map[string][]int{}}
+	z := &fakeZenodo{records: map[string][]*fakeFile{}, apiHits: map[string]int{}, apiFail: map[string][]int{}, concepts: map[string]string{}}
 	z.api = httptest.NewServer(http.HandlerFunc(z.serveAPI))
 	z.files = httptest.NewServer(http.HandlerFunc(z.serveFiles))
 	t.Cleanup(func() {
@@ -78,6 +85,19 @@ func (z *fakeZenodo) add(record, key string, data []byte, setup ...func(*fakeFil
 	}
 	z.records[record] = append(z.records[record], f)
 	return f
+}
+
+// concept makes concept a concept record whose newest version is version.
+func (z *fakeZenodo) concept(concept, version string) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.concepts[concept] = version
+}
+
+func (z *fakeZenodo) seenUserAgents() []string {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return append([]string(nil), z.userAgents...)
 }
 
 // failRecord makes the records API answer record with statuses first.
@@ -135,6 +155,12 @@ func (z *fakeZenodo) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	z.mu.Lock()
 	z.apiHits[id]++
+	z.userAgents = append(z.userAgents, r.Header.Get("User-Agent"))
+	if version, ok := z.concepts[id]; ok {
+		z.mu.Unlock()
+		http.Redirect(w, r, "/api/records/"+version, http.StatusMovedPermanently)
+		return
+	}
 	if fails := z.apiFail[id]; len(fails) > 0 {
 		z.apiFail[id] = fails[1:]
 		z.mu.Unlock()
@@ -152,10 +178,16 @@ func (z *fakeZenodo) serveAPI(w http.ResponseWriter, r *http.Request) {
 		Links    link   `json:"links"`
 	}
 	var out struct {
-		ID    string  `json:"id"`
-		Files []entry `json:"files"`
+		ID           json.Number `json:"id"`
+		ConceptRecID string      `json:"conceptrecid,omitempty"`
+		Files        []entry     `json:"files"`
 	}
-	out.ID = id
+	out.ID = json.Number(id)
+	for c, v := range z.concepts {
+		if v == id {
+			out.ConceptRecID = c
+		}
+	}
 	for _, f := range files {
 		e := entry{Key: f.key, Size: int64(len(f.data)), Checksum: "md5:" + md5hex(f.data)}
 		if f.listMD5 != "" {
@@ -203,6 +235,13 @@ func (z *fakeZenodo) serveFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	f.hits++
 	f.ranges = append(f.ranges, r.Header.Get("Range"))
+	if f.location != "" {
+		loc := f.location
+		z.mu.Unlock()
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusFound)
+		return
+	}
 	status := 0
 	if len(f.fail) > 0 {
 		status, f.fail = f.fail[0], f.fail[1:]

@@ -1,7 +1,14 @@
 // Package fetch downloads Zenodo records safely: it asks the records API for
-// each record's files, downloads every file to DEST/<key> through DEST/<key>.part
-// with HTTP Range resume, verifies size and MD5 on the same pass that writes the
-// bytes, and renames the file into place only once it verifies.
+// each record's files (a concept record's newest version, when a concept is
+// asked for), downloads every file to DEST/<key> through DEST/<key>.part with
+// HTTP Range resume, verifies size and MD5 on the same pass that writes the
+// bytes, and renames a record's files into place together only once all of
+// them verify.
+//
+// Everything the server sends is untrusted: file names with control or
+// format characters are refused, and names, URLs and statuses are quoted in
+// every message. A redirect to anything but http or https, or a redirect
+// loop, is a permanent error.
 //
 // Without explicit records it fetches the two records of the frozen census
 // snapshot and holds the API's metadata to the published pins, so a record
@@ -20,10 +27,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // DefaultBaseURL is the Zenodo instance asked when Options.BaseURL is empty.
@@ -83,7 +92,7 @@ type Options struct {
 	// HTTPClient makes the requests. Nil means a private client whose idle
 	// connections are closed when Download returns.
 	HTTPClient *http.Client
-	// UserAgent is sent with every request; empty means "atlas-reproduce-fetch".
+	// UserAgent is sent with every request; empty means DefaultUserAgent().
 	UserAgent string
 	// Progress, if set, is told about each file's transfer.
 	Progress Progress
@@ -107,8 +116,12 @@ type Progress interface {
 
 // File is one file of a record as the records API lists it.
 type File struct {
-	// Record is the record ID the file belongs to.
+	// Record is the ID of the record version the file belongs to: when a
+	// concept record was asked for, the newest version Zenodo answered with.
 	Record string
+	// Concept is the concept record ID of all the record's versions, as the
+	// records API gives it; empty when it gives none.
+	Concept string
 	// Key is the file name; it is checked to be a plain name.
 	Key string
 	// Size is the length in bytes.
@@ -122,7 +135,8 @@ type File struct {
 // Result describes a file that Download verified, or tried to.
 type Result struct {
 	File
-	// Path is DEST/<key>; once Download succeeds it holds verified bytes.
+	// Path is DEST/<key>; it holds verified bytes once the file's record
+	// is committed, which every result Download returns has been.
 	Path string
 	// Skipped reports that Path was already complete and verified, so nothing
 	// was downloaded.
@@ -134,6 +148,16 @@ type Result struct {
 	// Elapsed is the wall time spent on the file, including verification.
 	Elapsed time.Duration
 }
+
+// DefaultUserAgent names the program, its version and where to find it, as
+// Zenodo asks of API clients (it refuses anonymous ones).
+func DefaultUserAgent() string {
+	v := buildinfo.Read().Version
+	return "atlas-reproduce/" + strings.ReplaceAll(v, " ", "_") + " (+" + ProjectURL + ")"
+}
+
+// ProjectURL is where the program lives, sent in the User-Agent.
+const ProjectURL = "https://github.com/atlas-reproduce/atlas-reproduce"
 
 // StatusError is an HTTP answer that is neither success nor redirect.
 // Statuses 429 and 5xx are retried and reach the caller only once retries
@@ -149,15 +173,18 @@ type StatusError struct {
 
 // Error names the request and the status.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("%s %s: server answered %s", e.Method, e.URL, e.Status)
+	return fmt.Sprintf("%s %q: server answered %q", e.Method, e.URL, e.Status)
 }
 
 // Download fetches every file of every record in opts and returns one Result
 // per file, in record order then API order. All records' metadata is read and
-// checked against the pins before any file is downloaded. It stops at the
-// first failure, returning the results of the files already done with the
-// error; a partial file is kept as DEST/<key>.part for the next run unless its
-// bytes were found to be wrong.
+// checked against the pins before any file is downloaded. The files of one
+// record are put in place together, as one set, once every one of them
+// verifies; a second Download into the same Dest is refused meanwhile
+// (*outset.LockedError). It stops at the first failure, returning the results
+// of the records already in place with the error; a partial file is kept as
+// DEST/<key>.part for the next run unless its bytes were found to be wrong or
+// it is empty.
 func Download(ctx context.Context, opts Options) ([]Result, error) {
 	if opts.Dest == "" {
 		return nil, errors.New("no destination directory")
@@ -176,53 +203,89 @@ func Download(ctx context.Context, opts Options) ([]Result, error) {
 	if pins == nil {
 		pins = SnapshotPins()
 	}
+	records, err := c.resolve(ctx, ids, pins)
+	if err != nil {
+		return nil, err
+	}
 
-	var files []File
-	seenRecord := map[string]bool{}
+	set, err := outset.Open(opts.Dest)
+	if err != nil {
+		return nil, err
+	}
+	defer set.Close()
+	var results []Result
+	for _, rec := range records {
+		rs, err := c.fetchRecord(ctx, set, rec)
+		if err != nil {
+			return results, err
+		}
+		results = append(results, rs...)
+	}
+	return results, nil
+}
+
+// resolve reads every record's metadata, resolving concept IDs to versions,
+// and holds it to the pins.
+func (c *client) resolve(ctx context.Context, ids []string, pins []Pin) ([]*record, error) {
+	var records []*record
+	seenAsked := map[string]bool{}
+	seenVersion := map[string]bool{}
 	seenKey := map[string]string{}
 	for _, raw := range ids {
 		id, err := ParseRecordID(raw)
 		if err != nil {
 			return nil, err
 		}
-		if seenRecord[id] {
+		if seenAsked[id] {
 			continue
 		}
-		seenRecord[id] = true
-		fs, err := c.record(ctx, id)
+		seenAsked[id] = true
+		rec, err := c.record(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		if err := checkPins(id, fs, pins); err != nil {
+		if rec.Version != id {
+			c.logf("record %s is a concept record; Zenodo answers with its newest version, record %s, which is the one fetched", id, rec.Version)
+		}
+		if err := checkPins(rec, pins); err != nil {
 			return nil, err
 		}
-		for _, f := range fs {
+		if seenVersion[rec.Version] {
+			continue
+		}
+		seenVersion[rec.Version] = true
+		for _, f := range rec.Files {
 			// Two records may not write the same name: the second would
 			// silently replace the first in DEST.
 			if other, dup := seenKey[strings.ToLower(f.Key)]; dup {
-				return nil, fmt.Errorf("record %s: file %q clashes with a file of record %s in the destination directory", id, f.Key, other)
+				return nil, fmt.Errorf("record %s: file %q clashes with a file of record %s in the destination directory", rec.Version, f.Key, other)
 			}
-			seenKey[strings.ToLower(f.Key)] = id
+			seenKey[strings.ToLower(f.Key)] = rec.Version
 		}
-		files = append(files, fs...)
+		records = append(records, rec)
 	}
+	return records, nil
+}
 
-	if err := os.MkdirAll(opts.Dest, 0o755); err != nil {
-		return nil, err
-	}
-	results := make([]Result, 0, len(files))
-	for _, f := range files {
-		r, err := c.file(ctx, f, filepath.Join(opts.Dest, f.Key))
+// fetchRecord brings every file of rec to its .part, verified, then commits
+// them into place as one set.
+func (c *client) fetchRecord(ctx context.Context, set *outset.Set, rec *record) ([]Result, error) {
+	results := make([]Result, 0, len(rec.Files))
+	for _, f := range rec.Files {
+		r, err := c.file(ctx, set, f, filepath.Join(set.Dir(), f.Key))
 		if c.progress != nil {
 			c.progress.Finish(r, err)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return results, ctx.Err()
+				return nil, ctx.Err()
 			}
-			return results, fmt.Errorf("record %s: %s: %w", f.Record, f.Key, err)
+			return nil, fmt.Errorf("record %s: %q: %w", f.Record, f.Key, err)
 		}
 		results = append(results, r)
+	}
+	if err := set.Commit(); err != nil {
+		return nil, fmt.Errorf("record %s: %w", rec.Version, err)
 	}
 	return results, nil
 }

@@ -646,8 +646,8 @@ func TestParseRecordID(t *testing.T) {
 func TestSnapshotPinsArePublishedValues(t *testing.T) {
 	pins := SnapshotPins()
 	want := []Pin{
-		{"23333514", "mcp-atlas-milestone-a-baseline-20261013.zip", -1, "9d383214877ad5c06749995e67a893f5"},
-		{"23333516", "mcp-atlas-audit-20261013-public.zip", 11044763, "a22741da7be8622cdaf1783afa91e225"},
+		{"23333514", "23333513", "mcp-atlas-milestone-a-baseline-20261013.zip", -1, "9d383214877ad5c06749995e67a893f5"},
+		{"23333516", "23333515", "mcp-atlas-audit-20261013-public.zip", 11044763, "a22741da7be8622cdaf1783afa91e225"},
 	}
 	if !slices.Equal(pins, want) {
 		t.Fatalf("SnapshotPins() = %+v", pins)

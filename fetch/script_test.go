@@ -268,3 +268,85 @@ func TestShellcheck(t *testing.T) {
 		t.Fatalf("shellcheck %s: %v\n%s", script, err, out)
 	}
 }
+
+// TestScriptRecordForms: every form ParseRecordID accepts reaches the same
+// record, and a concept is fetched as its newest version, said by number. One
+// run takes them all: the script is slow to start.
+func TestScriptRecordForms(t *testing.T) {
+	t.Parallel()
+	z := newFakeZenodo(t)
+	z.add("12", "data.zip", []byte("version two"))
+	z.concept("10", "12")
+	dir := t.TempDir()
+	forms := []string{
+		"10.5281/zenodo.12",
+		"doi:10.5281/zenodo.12",
+		"https://doi.org/10.5281/zenodo.12",
+		"https://zenodo.org/doi/10.5281/zenodo.12",
+		"https://zenodo.org/records/12/",
+		"https://zenodo.org/doi/10.5281/zenodo.10", // the concept
+	}
+	stderr, code := runScript(t, z, append([]string{dir}, forms...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	wantFile(t, dir, "data.zip", []byte("version two"))
+	if z.recordHits("12") != 2 || z.recordHits("10") != 1 {
+		t.Errorf("records API asked for 12 %d times and 10 %d times; want 2 (one per distinct ID) and 1",
+			z.recordHits("12"), z.recordHits("10"))
+	}
+	if !strings.Contains(stderr, "newest version, record 12") {
+		t.Errorf("the version fetched was not said: %s", stderr)
+	}
+	for _, ua := range z.seenUserAgents() {
+		if !strings.Contains(ua, "github.com/atlas-reproduce/atlas-reproduce") {
+			t.Errorf("User-Agent %q does not name the project", ua)
+		}
+	}
+}
+
+// TestScriptSnapshotConcept: the snapshot's concept, once a newer version
+// exists, fails on the pins.
+func TestScriptSnapshotConcept(t *testing.T) {
+	t.Parallel()
+	z := newFakeZenodo(t)
+	f := z.add("23333600", "mcp-atlas-audit-20261013-public.zip", []byte("a newer audit"))
+	z.concept("23333515", "23333600")
+	stderr, code := runScript(t, z, t.TempDir(), "10.5281/zenodo.23333515")
+	if code != 1 || !strings.Contains(stderr, "the record changed") || !strings.Contains(stderr, "23333516") {
+		t.Fatalf("exit %d, stderr %s; want the record-changed error", code, stderr)
+	}
+	if z.fileHits(f) != 0 {
+		t.Error("a file was downloaded although a pin failed")
+	}
+}
+
+func TestScriptHostileServer(t *testing.T) {
+	t.Parallel()
+	t.Run("control characters in a key", func(t *testing.T) {
+		t.Parallel()
+		z := newFakeZenodo(t)
+		z.add("1", "a\x1b]0;pwned\x07.zip", []byte("x"))
+		dir := t.TempDir()
+		stderr, code := runScript(t, z, dir, "1")
+		if code != 1 || strings.ContainsAny(stderr, "\x1b\x07") || !strings.Contains(stderr, "unsafe") {
+			t.Fatalf("exit %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("redirect loop", func(t *testing.T) {
+		t.Parallel()
+		z := newFakeZenodo(t)
+		f := z.add("1", "x.zip", []byte("x"))
+		z.mu.Lock()
+		f.location = z.files.URL + "/dl/1/x.zip"
+		z.mu.Unlock()
+		dir := t.TempDir()
+		stderr, code := runScript(t, z, dir, "1")
+		if code != 1 || strings.Contains(stderr, "retry") {
+			t.Fatalf("exit %d, stderr %s; want a failure without retries", code, stderr)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("a failed download left %v", entries)
+		}
+	})
+}

@@ -12,7 +12,10 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // Snapshot file names, in the order the spec lists them.
@@ -83,8 +86,13 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 	return m, nil
 }
 
-// ReadSHA256Sums reads a manifest file.
+// ReadSHA256Sums reads a manifest file. A manifest in a folder that a writer
+// left between two sets may describe files that are not there yet, so such a
+// folder is an error (*outset.InterruptedError).
 func ReadSHA256Sums(file string) (Manifest, error) {
+	if err := outset.Check(filepath.Dir(file)); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"testing"
@@ -42,5 +43,44 @@ func TestLongLineOutsideHeap(t *testing.T) {
 	}
 	if n := bigInUse.Load(); n != 0 {
 		t.Errorf("%d bytes still mapped after Run", n)
+	}
+}
+
+// TestLongLineBufferStopsAtLimit: a line over MaxLine is refused once the
+// buffer holds MaxLine+1 bytes, never after growing past that (doubling
+// used to take the buffer to twice the limit before the check).
+func TestLongLineBufferStopsAtLimit(t *testing.T) {
+	const chunk = 1 << 20
+	const maxLine = 5*chunk + 12345 // not a doubling of the first buffer
+	for _, tc := range []struct {
+		name    string
+		line    int
+		tooLong bool
+	}{
+		{"far over the limit", 20 * chunk, true},
+		{"one byte over", maxLine + 1, true},
+		{"exactly the limit", maxLine, false},
+		{"under the limit", 3 * chunk, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bigHigh.Store(0)
+			input := "a\n" + strings.Repeat("q", tc.line) + "\nb\n"
+			err := Run(context.Background(), strings.NewReader(input), Config{Workers: 1, ChunkSize: chunk, MaxLine: maxLine},
+				func(_ context.Context, _ int, c *Chunk) (int, error) { return len(c.Data), nil },
+				func(int) error { return nil })
+			var le *LineTooLongError
+			if got := errors.As(err, &le); got != tc.tooLong {
+				t.Fatalf("Run = %v, want too long %v", err, tc.tooLong)
+			}
+			if tc.tooLong && (le.Size != int64(tc.line) || le.Line != 2) {
+				t.Errorf("error says line %d of %d bytes, want line 2 of %d", le.Line, le.Size, tc.line)
+			}
+			if high := bigHigh.Load(); high > maxLine+1 {
+				t.Errorf("the line's buffer grew to %d bytes, past the limit %d+1", high, maxLine)
+			}
+			if n := bigInUse.Load(); n != 0 {
+				t.Errorf("%d bytes still mapped after Run", n)
+			}
+		})
 	}
 }

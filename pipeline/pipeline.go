@@ -222,13 +222,15 @@ func (e *LineTooLongError) Error() string {
 }
 
 // bigInUse counts the bytes of long lines' own buffers not yet freed, so
-// that tests can hold every path to freeing them.
-var bigInUse atomic.Int64
+// that tests can hold every path to freeing them; bigHigh is the largest
+// single buffer ever made, so that tests can hold the limit on its growth.
+var bigInUse, bigHigh atomic.Int64
 
 func newBig(n int) ([]byte, error) {
 	b, err := mapBig(n)
 	if err == nil {
 		bigInUse.Add(int64(cap(b)))
+		noteBig(cap(b))
 	}
 	return b, err
 }
@@ -238,8 +240,18 @@ func growBig(b []byte, n int) ([]byte, error) {
 	nb, err := remapBig(b, n)
 	if err == nil {
 		bigInUse.Add(int64(cap(nb) - old))
+		noteBig(cap(nb))
 	}
 	return nb, err
+}
+
+func noteBig(n int) {
+	for {
+		high := bigHigh.Load()
+		if int64(n) <= high || bigHigh.CompareAndSwap(high, int64(n)) {
+			return
+		}
+	}
 }
 
 func freeBig(b []byte) {
@@ -343,21 +355,28 @@ func (s *splitter) fill(ctx context.Context, buf []byte, before int) ([]byte, er
 
 // long gathers a line longer than a chunk, whose start fills first, into a
 // buffer of its own (see bigbuf_linux.go), grown in large steps until it
-// holds the line's newline or the stream ends. first is left unchanged.
+// holds the line's newline or the stream ends. first is left unchanged. The
+// buffer never grows past MaxLine+1 bytes, the most a line of MaxLine bytes
+// and its newline need: a longer line is refused when the buffer is full at
+// that size, not after doubling past it.
 func (s *splitter) long(ctx context.Context, first []byte) ([]byte, error) {
-	buf, err := newBig(4 * cap(first))
+	if len(first) > s.cfg.MaxLine {
+		return nil, s.tooLong(ctx, len(first), first)
+	}
+	limit := s.cfg.MaxLine + 1
+	buf, err := newBig(min(4*cap(first), limit))
 	if err != nil {
 		return nil, s.bigErr(len(first), err)
 	}
 	buf = append(buf, first...)
 	for !s.eof {
-		if len(buf) > s.cfg.MaxLine {
-			size := len(buf)
-			freeBig(buf)
-			return nil, s.tooLong(ctx, size, first)
-		}
 		if len(buf) == cap(buf) {
-			nb, err := growBig(buf, 2*cap(buf))
+			if cap(buf) >= limit {
+				size := len(buf)
+				freeBig(buf)
+				return nil, s.tooLong(ctx, size, first)
+			}
+			nb, err := growBig(buf, min(2*cap(buf), limit))
 			if err != nil {
 				freeBig(buf)
 				return nil, s.bigErr(len(buf), err)

@@ -25,6 +25,9 @@ type DiffResult struct {
 	// Surface holds the non-normative tool-surface figures, when either
 	// report has them.
 	Surface []SurfaceDiff `json:"surface,omitempty"`
+	// OptionsDiffer names the crawl options that differ when both reports
+	// are of crawl releases: their counts are then not like for like.
+	OptionsDiffer []string `json:"crawl_options_differ,omitempty"`
 
 	// The tool-level comparison (AddTools), when both sides are run
 	// folders: per class, the tools that gained and lost it (see
@@ -105,6 +108,9 @@ func Diff(old, new *Report) *DiffResult {
 		Tools:      ToolsTotals{Change: change(old.Tools, new.Tools)},
 		Servers:    ServersTotals{Change: change(old.Servers, new.Servers)},
 		Properties: change(old.Properties, new.Properties),
+		// Releases crawled with other bounds or another client are not
+		// like for like; the reader must be told.
+		OptionsDiffer: OptionsDiffer(old.Release, new.Release),
 	}
 	classOrder := ClassOrder()
 	if len(new.ClassOrder) > 0 || len(old.ClassOrder) > 0 {
@@ -251,6 +257,9 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 		c    Change
 	}{{"Tools", d.Tools.Change}, {"Servers", d.Servers.Change}, {"Properties", d.Properties}} {
 		p("| %s | %d | %d | %+d |\n", row.name, row.c.Old, row.c.New, row.c.Change)
+	}
+	if len(d.OptionsDiffer) > 0 {
+		p("\n> **Crawled with different options**: the two releases are not like for like (%s).\n", mdText(strings.Join(d.OptionsDiffer, "; ")))
 	}
 
 	p("\n## Parameter risk classes\n\n")

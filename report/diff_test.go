@@ -52,20 +52,22 @@ func TestDiffGolden(t *testing.T) {
 		file string
 		got  []byte
 	}{{"diff.golden.md", md.Bytes()}, {"diff.golden.json", js.Bytes()}} {
-		path := filepath.Join("testdata", "diff", g.file)
-		if *update {
-			if err := os.WriteFile(path, g.got, 0o644); err != nil {
-				t.Fatal(err)
+		t.Run(g.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "diff", g.file)
+			if *update {
+				if err := os.WriteFile(path, g.got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
 			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test ./report -run TestDiffGolden -update to create it)", err)
-		}
-		if !bytes.Equal(g.got, want) {
-			t.Errorf("%s differs from the output:\n%s\n(rerun with -update and review the diff)", path, g.got)
-		}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./report -run TestDiffGolden -update to create it)", err)
+			}
+			if !bytes.Equal(g.got, want) {
+				t.Errorf("%s differs from the output:\n%s\n(rerun with -update and review the diff)", path, g.got)
+			}
+		})
 	}
 }
 

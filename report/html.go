@@ -322,7 +322,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{range .R.Inputs}}<tr><td><code>{{.Name}}</code><br><code class="loc">{{.Location}}</code></td><td class="n">{{num .Bytes}}</td><td class="n">{{num .Records}}</td><td class="hash">{{.SHA256}}</td><td class="hash">{{if .Expected}}{{.Expected}}{{else}}(not checked){{end}}</td><td>{{if not .Expected}}<span class="warnv">UNVERIFIED</span>{{else if .OK}}<span class="good">ok</span>{{else}}<span class="badv">MISMATCH</span>{{end}}</td></tr>
 {{end}}</tbody>
 </table>
-
+{{template "release" .}}
 <h2>Record shapes</h2>
 <table id="shapes">
 <thead><tr><th>Shape</th><th>Records</th></tr></thead>

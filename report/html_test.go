@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"image"
 	"image/png"
@@ -223,17 +224,21 @@ func TestWriteHTMLEmpty(t *testing.T) {
 
 func TestNiceStepAndGroup(t *testing.T) {
 	for _, tc := range []struct{ top, want int64 }{{1, 1}, {7, 1}, {8, 2}, {31880, 5000}, {35001, 10000}, {50, 10}, {71, 20}, {229539, 50000}} {
-		if got := niceStep(tc.top); got != tc.want {
-			t.Errorf("niceStep(%d) = %d, want %d", tc.top, got, tc.want)
-		}
+		t.Run(fmt.Sprint("niceStep ", tc.top), func(t *testing.T) {
+			if got := niceStep(tc.top); got != tc.want {
+				t.Errorf("niceStep(%d) = %d, want %d", tc.top, got, tc.want)
+			}
+		})
 	}
 	for _, tc := range []struct {
 		n    int64
 		want string
 	}{{0, "0"}, {999, "999"}, {1000, "1,000"}, {229539, "229,539"}, {-1234567, "-1,234,567"}} {
-		if got := group(tc.n); got != tc.want {
-			t.Errorf("group(%d) = %q, want %q", tc.n, got, tc.want)
-		}
+		t.Run(fmt.Sprint("group ", tc.n), func(t *testing.T) {
+			if got := group(tc.n); got != tc.want {
+				t.Errorf("group(%d) = %q, want %q", tc.n, got, tc.want)
+			}
+		})
 	}
 }
 

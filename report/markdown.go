@@ -88,7 +88,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		}
 		p("`%s`", in.Location)
 	}
-	p("\n\n## Record shapes\n\n")
+	p("\n")
+	r.writeReleaseMarkdown(b)
+	p("\n## Record shapes\n\n")
 	for _, k := range sortedKeys(r.Shapes) {
 		p("- %s: %d\n", k, r.Shapes[k])
 	}

@@ -142,6 +142,8 @@ type Report struct {
 	// absent in reports of runs that did not hash them.
 	Definitions *Definitions `json:"definitions,omitempty"`
 	Skipped     Skipped      `json:"skipped_lines"`
+	// Release is the data folder's release.json, for a crawl release.
+	Release *Release `json:"release,omitempty"`
 	// ClassOrder is the published table's row order, for readers of the
 	// JSON that want to lay the classes out as the spec does.
 	ClassOrder []string `json:"class_order"`

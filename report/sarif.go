@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // SARIF constants. The schema URI is the one SARIF viewers and GitHub code
@@ -176,7 +177,7 @@ func NewSARIFWriter(toolVersion string) *SARIFWriter {
 // Add records the results of one tool read at o. Class ids the writer has no
 // rule for (none, from this classifier) are skipped rather than written with
 // a dangling rule id.
-func (s *SARIFWriter) Add(o Origin, t *ToolLabels) {
+func (s *SARIFWriter) Add(o label.Origin, t *label.ToolLabels) {
 	run := &s.log.Runs[0]
 	uri := artifactURI(o.File)
 	line := max(o.Line, 1)

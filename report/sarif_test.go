@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 func strp(s string) *string { return &s }
@@ -18,31 +19,31 @@ func strp(s string) *string { return &s }
 // sarifSample is a few tools as the classify command would hand them over:
 // several classes on one property, bucket-only properties, a property under
 // $defs, a tool without a name or server, and awkward file names.
-func sarifSample() (origins []Origin, tools []*ToolLabels) {
-	add := func(o Origin, t *ToolLabels) { origins, tools = append(origins, o), append(tools, t) }
-	add(Origin{File: "tools.jsonl", Line: 1}, &ToolLabels{
+func sarifSample() (origins []label.Origin, tools []*label.ToolLabels) {
+	add := func(o label.Origin, t *label.ToolLabels) { origins, tools = append(origins, o), append(tools, t) }
+	add(label.Origin{File: "tools.jsonl", Line: 1}, &label.ToolLabels{
 		ServerID: strp("srv-1"), Tool: strp("write_file"),
-		Properties: []PropertyLabels{
+		Properties: []label.PropertyLabels{
 			{Name: "path", Where: "properties", Required: true, Classes: []string{"gg:filesystem-path"}},
 			{Name: "content", Where: "properties", Buckets: []string{"raw_content_blob"}},
 			{Name: "webhook_url", Where: "properties", Classes: []string{"gg:credential-value", "gg:url-endpoint"}, Buckets: []string{"account_identity"}},
 		},
 	})
-	add(Origin{File: "tools.jsonl", Line: 7}, &ToolLabels{
+	add(label.Origin{File: "tools.jsonl", Line: 7}, &label.ToolLabels{
 		Tool: strp(`say "hi"`),
-		Properties: []PropertyLabels{
+		Properties: []label.PropertyLabels{
 			{Name: "amount", Where: "$defs/Payment", Classes: []string{"gg:money-amount"}},
 			{Name: "cmd", Where: "definitions/Run", Required: true, Classes: []string{"gg:command-string"}},
 		},
 	})
-	add(Origin{File: "my dir/schema #1.json", Line: 3}, &ToolLabels{
-		Properties: []PropertyLabels{{Name: "token", Where: "properties", Classes: []string{"gg:credential-value"}}},
+	add(label.Origin{File: "my dir/schema #1.json", Line: 3}, &label.ToolLabels{
+		Properties: []label.PropertyLabels{{Name: "token", Where: "properties", Classes: []string{"gg:credential-value"}}},
 	})
-	add(Origin{File: "/abs/path/tools.jsonl", Line: 2}, &ToolLabels{
+	add(label.Origin{File: "/abs/path/tools.jsonl", Line: 2}, &label.ToolLabels{
 		Tool:       strp("nothing"),
-		Properties: []PropertyLabels{{Name: "data", Where: "properties", Buckets: []string{"raw_content_blob"}}},
+		Properties: []label.PropertyLabels{{Name: "data", Where: "properties", Buckets: []string{"raw_content_blob"}}},
 	})
-	add(Origin{File: "stdin", Line: 4}, &ToolLabels{Tool: strp("no properties")})
+	add(label.Origin{File: "stdin", Line: 4}, &label.ToolLabels{Tool: strp("no properties")})
 	return origins, tools
 }
 
@@ -359,8 +360,10 @@ func TestArtifactURI(t *testing.T) {
 		{"", "stdin"},
 		{"stdin", "stdin"},
 	} {
-		if got := artifactURI(tc.in); got != tc.want {
-			t.Errorf("artifactURI(%q) = %q, want %q", tc.in, got, tc.want)
-		}
+		t.Run(tc.in, func(t *testing.T) {
+			if got := artifactURI(tc.in); got != tc.want {
+				t.Errorf("artifactURI(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
 	}
 }

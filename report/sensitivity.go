@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 )
 
@@ -29,14 +30,6 @@ const SensitivityWorkedExample = "on the 5,606 real tool schemas bundled with th
 	"(+150 tools to 421, +35.63%; 101 through a required property), then gg:credential-value (+73 to 252); " +
 	"camel_case adds only gg:credential-value (+9: all from privateKey, which becomes private_Key); deep adds 43 tools to gg:url-endpoint (+11.75%) " +
 	"and 13 to 28 to each other class."
-
-// SensitivityCounts are the tools each variant adds, per class bit index
-// (classify bit i is class 1<<i): Tools for camel_case, word_split and deep,
-// Required for camel_case and word_split.
-type SensitivityCounts struct {
-	Tools    [3][5]int64
-	Required [2][5]int64
-}
 
 // SensitivityAdded is what camel_case or word_split adds to one class.
 type SensitivityAdded struct {
@@ -68,7 +61,7 @@ type Sensitivity struct {
 
 // NewSensitivity sets the counts beside r's normative classes (r.Tools and
 // r.Classes must be filled).
-func NewSensitivity(r *Report, c *SensitivityCounts) *Sensitivity {
+func NewSensitivity(r *Report, c *aggregate.Sensitivity) *Sensitivity {
 	s := &Sensitivity{
 		NonNormative: true,
 		CamelCase:    map[string]SensitivityAdded{},
@@ -281,26 +274,3 @@ const sensitivityHTML = `{{with sensitivityView .R}}
 {{end}}<p class="note">Worked example: {{.WorkedExample}}</p>
 </section>
 {{end}}`
-
-// SensitivityLabels is what the variants add to one tool, as the classify
-// command prints it with --sensitivity.
-type SensitivityLabels struct {
-	CamelCase, CamelCaseRequired []string
-	WordSplit, WordSplitRequired []string
-	Deep                         []string
-}
-
-// appendJSON appends s as the value of the "sensitivity" key.
-func (s *SensitivityLabels) appendJSON(b []byte) []byte {
-	b = append(b, `{"camel_case": {"classes": `...)
-	b = appendStrings(b, s.CamelCase)
-	b = append(b, `, "required_classes": `...)
-	b = appendStrings(b, s.CamelCaseRequired)
-	b = append(b, `}, "word_split": {"classes": `...)
-	b = appendStrings(b, s.WordSplit)
-	b = append(b, `, "required_classes": `...)
-	b = appendStrings(b, s.WordSplitRequired)
-	b = append(b, `}, "deep": {"classes": `...)
-	b = appendStrings(b, s.Deep)
-	return append(b, "}}"...)
-}

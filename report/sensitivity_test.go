@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 )
 
 // sampleSensitivity gives r (from sampleReport) figures in which every
 // variant adds something to every class, word_split the most.
 func sampleSensitivity(r *Report) *Sensitivity {
-	var c SensitivityCounts
+	var c aggregate.Sensitivity
 	for i := range 5 {
 		c.Tools[0][i], c.Required[0][i] = int64(1000*(i+1)), int64(400*(i+1))
 		c.Tools[1][i], c.Required[1][i] = int64(2500*(i+1)), int64(900*(i+1))
@@ -39,23 +41,25 @@ func TestSensitivityJSON(t *testing.T) {
 		t.Errorf("non_normative = %s", got.Sensitivity["non_normative"])
 	}
 	for _, v := range []string{"camel_case", "word_split", "deep"} {
-		var m map[string]map[string]float64
-		if err := json.Unmarshal(got.Sensitivity[v], &m); err != nil {
-			t.Fatalf("%s: %v", v, err)
-		}
-		if len(m) != 5 {
-			t.Errorf("%s has %d classes", v, len(m))
-		}
-		fs := m["gg:filesystem-path"] // bit 1: the second class
-		_, hasReq := fs["required"]
-		if hasReq != (v != "deep") {
-			t.Errorf("%s: required present %v", v, hasReq)
-		}
-		want := map[string]float64{"camel_case": 2000, "word_split": 5000, "deep": 1400}[v]
-		norm := float64(r.Classes["gg:filesystem-path"].Tools)
-		if fs["tools"] != want || fs["percent_of_class"] != float64(int(want*10000/norm+0.5))/100 || fs["percent"] != Percent(int64(want), r.Tools) {
-			t.Errorf("%s gg:filesystem-path = %v (normative %v)", v, fs, norm)
-		}
+		t.Run(v, func(t *testing.T) {
+			var m map[string]map[string]float64
+			if err := json.Unmarshal(got.Sensitivity[v], &m); err != nil {
+				t.Fatalf("%s: %v", v, err)
+			}
+			if len(m) != 5 {
+				t.Errorf("%s has %d classes", v, len(m))
+			}
+			fs := m["gg:filesystem-path"] // bit 1: the second class
+			_, hasReq := fs["required"]
+			if hasReq != (v != "deep") {
+				t.Errorf("%s: required present %v", v, hasReq)
+			}
+			want := map[string]float64{"camel_case": 2000, "word_split": 5000, "deep": 1400}[v]
+			norm := float64(r.Classes["gg:filesystem-path"].Tools)
+			if fs["tools"] != want || fs["percent_of_class"] != float64(int(want*10000/norm+0.5))/100 || fs["percent"] != Percent(int64(want), r.Tools) {
+				t.Errorf("%s gg:filesystem-path = %v (normative %v)", v, fs, norm)
+			}
+		})
 	}
 }
 

@@ -5,9 +5,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
@@ -134,7 +135,7 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 			}
 			return nil
 		}
-		return &LineError{File: s.file, Line: line, Err: err}
+		return &label.LineError{File: s.file, Line: line, Err: err}
 	}
 	ws.counters.Shapes[rec.Shape.String()]++
 	ws.line, ws.key = line, aggregate.ServerKey{}
@@ -144,7 +145,7 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 	for {
 		t, err := ws.dec.Next()
 		if err != nil {
-			return &LineError{File: s.file, Line: line, Err: err}
+			return &label.LineError{File: s.file, Line: line, Err: err}
 		}
 		if t == nil {
 			return nil
@@ -159,21 +160,16 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows := ws.rows
 	ordinal := int64(rows.tools.Len())
 	props := &rows.props
+	// The labels go straight into their column; the other columns follow.
 	var labels, required classify.Set
+	props.Labels, labels, required = label.AppendProperties(props.Labels, t)
 	for pi := range t.Properties {
 		p := &t.Properties[pi]
-		l := classify.PropertyBytes(p.Name, p.Description)
-		labels |= l
-		if p.Required {
-			required |= l
-		}
 		props.ToolOrdinal = append(props.ToolOrdinal, ordinal)
 		props.Name.Append(p.Name)
 		appendWhere(&props.Where, p.Where, p.DefKey)
 		props.Required = append(props.Required, p.Required)
-		props.Labels = append(props.Labels, l)
 	}
-	required &= classify.Classes
 	// Server ids are counted by the sink, in one set.
 	ws.counters.AddTool(labels, required, len(t.Properties))
 	var added sensitivity.Added

@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"slices"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 

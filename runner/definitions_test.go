@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 

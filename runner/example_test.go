@@ -11,31 +11,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
-
-// Classify one tool schema, as a gateway would before it lets a call
-// through: the same labels and the same JSON object as `atlas-reproduce
-// classify`.
-func ExampleLabeller_ClassifyDocument() {
-	tool := []byte(`{"name": "run_query", "description": "Run SQL on the warehouse",
-		"inputSchema": {"type": "object", "required": ["sql"], "properties": {
-			"sql": {"type": "string", "description": "the statement"},
-			"api_key": {"type": "string"}}}}`)
-	l := runner.NewLabeller()
-	err := l.ClassifyDocument(tool, "tool.json", func(_ report.Origin, t *report.ToolLabels) error {
-		fmt.Println("classes:", t.Classes, "required:", t.RequiredClasses)
-		fmt.Println(string(t.AppendJSON(nil)))
-		return nil
-	})
-	if err != nil {
-		fmt.Println(err)
-	}
-	// Output:
-	// classes: [gg:command-string gg:credential-value] required: [gg:command-string]
-	// {"server_id": null, "tool": "run_query", "classes": ["gg:command-string", "gg:credential-value"], "required_classes": ["gg:command-string"], "buckets": [], "properties": [{"name": "sql", "where": "properties", "required": true, "classes": ["gg:command-string"], "buckets": []}, {"name": "api_key", "where": "properties", "required": false, "classes": ["gg:credential-value"], "buckets": []}]}
-}
 
 // Run a whole census from Go: a folder with the snapshot's three files,
 // verified against a sha256sum manifest, every output written to out.

@@ -22,10 +22,11 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/source"
@@ -68,17 +69,6 @@ type Options struct {
 // maxSkippedExamples is how many skipped lines the report lists.
 const maxSkippedExamples = 10
 
-// LineError is a bad line of an input file.
-type LineError struct {
-	File string
-	Line int64
-	Err  error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("%s: line %d: %v", e.File, e.Line, e.Err) }
-
-func (e *LineError) Unwrap() error { return e.Err }
-
 // Run carries out a run and returns its report. On any error nothing is
 // published under a final name.
 func Run(ctx context.Context, opt Options) (*report.Report, error) {
@@ -97,6 +87,15 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			}
 		}
 	}
+
+	// The folder is taken first, so that a second run on it stops before
+	// reading anything. Its six files are published as one set, and only on
+	// success.
+	out, err := outset.Open(opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
 
 	src, err := source.Open(opt.Data)
 	if err != nil {
@@ -117,16 +116,11 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		files[name] = f
 	}
 
-	out, err := newOutputs(opt.Out)
+	toolsF, err := out.Create("tools.parquet")
 	if err != nil {
 		return nil, err
 	}
-	defer out.abort()
-	toolsF, err := out.create("tools.parquet")
-	if err != nil {
-		return nil, err
-	}
-	propsF, err := out.create("properties.parquet")
+	propsF, err := out.Create("properties.parquet")
 	if err != nil {
 		return nil, err
 	}
@@ -173,6 +167,9 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 
 	r := buildReport(main, inputs, verified, manifestName, !opt.NoVerify && manifest.IsPinned())
+	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
+		return nil, err
+	}
 	for _, w := range []struct {
 		name  string
 		write func(io.Writer) error
@@ -182,7 +179,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		{"report.md", r.WriteMarkdown},
 		{"report.html", r.WriteHTML},
 	} {
-		f, err := out.create(w.name)
+		f, err := out.Create(w.name)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +191,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			return nil, fmt.Errorf("%s: %w", w.name, err)
 		}
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return nil, err
 	}
 	if opt.Log != nil {
@@ -327,7 +324,11 @@ func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) e
 	if line >= 0 {
 		at = fmt.Sprintf(", at line %d", line+1)
 	}
-	return fmt.Errorf("%s: %s: %v (after %d of %d compressed bytes%s)", f.Location, what, err, hr.N(), f.Size, at)
+	of := ""
+	if f.Size >= 0 {
+		of = fmt.Sprintf(" of %d", f.Size)
+	}
+	return fmt.Errorf("%s: %s: %v (after %d%s compressed bytes%s)", f.Location, what, err, hr.N(), of, at)
 }
 
 // mainResult is what the server_tools pass yields.
@@ -471,7 +472,7 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 		r.Surface = append(r.Surface, sf)
 	}
 	if m.sens != nil {
-		r.Sensitivity = report.NewSensitivity(r, &m.sens.SensitivityCounts)
+		r.Sensitivity = report.NewSensitivity(r, m.sens)
 	}
 	r.Definitions = m.defs
 	r.Judge(pinned)

@@ -232,29 +232,31 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	data, sums := smallCensus(t, 6000)
 	var first map[string][]byte
 	for _, w := range []int{1, 2, 8} {
-		opt := runOpts(t, data, sums)
-		opt.Workers = w
-		opt.ChunkSize = 2048
-		if _, err := Run(context.Background(), opt); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string][]byte{}
-		for _, name := range finalOutputs {
-			b, err := os.ReadFile(filepath.Join(opt.Out, name))
-			if err != nil {
+		t.Run(fmt.Sprint("workers=", w), func(t *testing.T) {
+			opt := runOpts(t, data, sums)
+			opt.Workers = w
+			opt.ChunkSize = 2048
+			if _, err := Run(context.Background(), opt); err != nil {
 				t.Fatal(err)
 			}
-			got[name] = b
-		}
-		if first == nil {
-			first = got
-			continue
-		}
-		for name, b := range got {
-			if !bytes.Equal(b, first[name]) {
-				t.Errorf("%s differs between 1 and %d workers", name, w)
+			got := map[string][]byte{}
+			for _, name := range finalOutputs {
+				b, err := os.ReadFile(filepath.Join(opt.Out, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got[name] = b
 			}
-		}
+			if first == nil {
+				first = got
+				return
+			}
+			for name, b := range got {
+				if !bytes.Equal(b, first[name]) {
+					t.Errorf("%s differs between 1 and %d workers", name, w)
+				}
+			}
+		})
 	}
 }
 

@@ -1,8 +1,8 @@
 package runner
 
 import (
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/aggregate"
 )
 
 // sinkStage sees the chunks' rows in file order, on one goroutine: it

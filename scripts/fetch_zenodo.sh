@@ -4,18 +4,25 @@
 #
 # usage: scripts/fetch_zenodo.sh DIR [RECORD...]
 #
-# For each RECORD (a bare Zenodo record ID) it reads the records API,
-# GET $ZENODO_BASE_URL/api/records/RECORD, and downloads every file it lists
+# RECORD is a Zenodo record ID (23333516), a DOI (10.5281/zenodo.23333516,
+# doi:..., https://doi.org/...), Zenodo's DOI link
+# (https://zenodo.org/doi/10.5281/zenodo.23333516) or a record page URL
+# (https://zenodo.org/records/23333516). For each it reads the records API,
+# GET $ZENODO_BASE_URL/api/records/ID, and downloads every file it lists
 # to DIR/<key>: through DIR/<key>.part, resumed with `curl -C -` after a
 # dropped connection or a rerun, checked with `md5sum -c` and the listed
 # size, and only then renamed to DIR/<key>. A file already complete and
 # verified is not downloaded again. A file that fails verification is an
 # error and its .part is removed, since resuming on wrong bytes cannot verify.
 #
+# A concept record ID is answered by Zenodo with the newest version; the
+# script says which version it fetched, and holds that version to the pins.
+#
 # With no RECORD it fetches the two records of the frozen census snapshot
 # (23333514 and 23333516) and checks the API's MD5 and size against the
 # published pins first: a mismatch means the record changed, and nothing is
-# downloaded.
+# downloaded. Asking for a snapshot record's concept (23333513, 23333515)
+# fails the same way once Zenodo's newest version is not the pinned one.
 #
 # Environment:
 #   ZENODO_BASE_URL     Zenodo instance (default https://zenodo.org)
@@ -72,15 +79,32 @@ retries=${ZENODO_RETRIES:-5}
 delay=${ZENODO_RETRY_DELAY:-1}
 timeout=${ZENODO_TIMEOUT:-60}
 max_retry_after=600
+# Zenodo asks API clients to say who they are, and blocks anonymous ones.
+user_agent="atlas-reproduce-fetch.sh (+https://github.com/atlas-reproduce/atlas-reproduce)"
 
 [[ $base == http://* || $base == https://* ]] || die "ZENODO_BASE_URL must start with http:// or https:// (got '$base')"
 [[ $retries =~ ^[0-9]+$ ]] || die "ZENODO_RETRIES must be a whole number (got '$retries')"
 [[ $delay =~ ^[0-9]+([.][0-9]+)?$ ]] || die "ZENODO_RETRY_DELAY must be a number of seconds (got '$delay')"
 [[ $timeout =~ ^[1-9][0-9]*$ ]] || die "ZENODO_TIMEOUT must be a positive whole number of seconds (got '$timeout')"
+# record_id ARG prints the bare record ID of any accepted form, or fails.
+record_id() {
+	local s=${1,,}
+	s=${s%/}
+	if [[ $s =~ ^[0-9]+$ ]]; then
+		printf '%s\n' "$s"
+	elif [[ $s =~ ^((https?://)?(dx\.)?doi\.org/|doi:|(https?://)?([a-z0-9.-]+\.)?zenodo\.org/doi/)?10\.5281/zenodo\.([0-9]+)$ ]]; then
+		printf '%s\n' "${BASH_REMATCH[6]}"
+	elif [[ $s =~ ^(https?://)?([a-z0-9.-]+\.)?zenodo\.org/(api/)?records?/([0-9]+)$ ]]; then
+		printf '%s\n' "${BASH_REMATCH[4]}"
+	else
+		return 1
+	fi
+}
+
 declare -A seen=()
 unique=()
-for id in "${records[@]}"; do
-	[[ $id =~ ^[0-9]+$ ]] || die "'$id' is not a Zenodo record ID (digits only, e.g. 23333516)"
+for arg in "${records[@]}"; do
+	id=$(record_id "$arg") || die "$(printf '%q' "$arg") is not a Zenodo record ID, DOI (10.5281/zenodo.N) or record URL"
 	if [[ -z ${seen[$id]:-} ]]; then
 		seen[$id]=1
 		unique+=("$id")
@@ -89,7 +113,16 @@ done
 records=("${unique[@]}")
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# part is the .part file being filled; one left empty by a failed download
+# is removed, since there is nothing in it to resume from.
+part=
+cleanup() {
+	if [[ -n $part && -f $part && ! -s $part ]]; then
+		rm -f -- "$part"
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
 
 # pins RECORD prints the published "key size md5" of the frozen snapshot's
 # files in RECORD; a size of - is not published.
@@ -97,6 +130,14 @@ pins() {
 	case $1 in
 	23333514) echo "mcp-atlas-milestone-a-baseline-20261013.zip - 9d383214877ad5c06749995e67a893f5" ;;
 	23333516) echo "mcp-atlas-audit-20261013-public.zip 11044763 a22741da7be8622cdaf1783afa91e225" ;;
+	esac
+}
+
+# pinned_version ID prints the pinned version of a snapshot concept record.
+pinned_version() {
+	case $1 in
+	23333513) echo 23333514 ;;
+	23333515) echo 23333516 ;;
 	esac
 }
 
@@ -120,7 +161,7 @@ http_get() {
 	local failures=0 wait=$delay high=0 have rc code reason retry_after
 	local -a opts=(--location --fail --show-error --connect-timeout "$timeout"
 		--speed-limit 1 --speed-time "$timeout" --proto-redir "=http,https"
-		--user-agent atlas-reproduce-fetch.sh --dump-header "$tmp/headers"
+		--user-agent "$user_agent" --dump-header "$tmp/headers"
 		--write-out '%{http_code}' --output "$out")
 	if [[ -t 2 && $resume == 1 ]]; then
 		opts+=(--progress-bar)
@@ -168,7 +209,8 @@ http_get() {
 				reason="server ignored the range request; restarting from byte 0"
 				: >"$out"
 				;;
-			1 | 2 | 3 | 23 | 26 | 27 | 60 | 77)
+			1 | 2 | 3 | 23 | 26 | 27 | 47 | 60 | 77)
+				# 1: a redirect to another protocol; 47: a redirect loop.
 				die "$what: curl failed (exit $rc) for $url"
 				;;
 			*)
@@ -207,14 +249,17 @@ http_get() {
 # Read every record's metadata and check the pins before downloading, so
 # that a changed record costs no bandwidth.
 declare -A owner=()
+versions=()
+declare -A seen_version=()
 n=0
 for id in "${records[@]}"; do
 	api="$base/api/records/$id"
 	http_get "record $id" "$api" "$tmp/record.json" 0 0
-	if ! PYTHONIOENCODING=utf-8 python3 - "$api" "$tmp/record.json" >"$tmp/files.$n" <<'PY'; then
+	if ! PYTHONIOENCODING=utf-8 python3 - "$api" "$tmp/record.json" "$tmp/version.$n" >"$tmp/files.$n" <<'PY'; then
 import json
 import re
 import sys
+import unicodedata
 from urllib.parse import quote, urljoin, urlsplit
 
 api, path = sys.argv[1], sys.argv[2]
@@ -226,12 +271,24 @@ except ValueError as e:
 files = rec.get("files") if isinstance(rec, dict) else None
 if not isinstance(files, list) or not files:
     sys.exit("the records API lists no files (a restricted or metadata-only record?)")
+version = rec.get("id")
+version = str(version) if isinstance(version, (int, str)) and not isinstance(version, bool) else ""
+concept = rec.get("conceptrecid")
+concept = str(concept) if isinstance(concept, (int, str)) and not isinstance(concept, bool) else ""
+if not re.fullmatch(r"[0-9]+", version):
+    sys.exit(f"the records API answer at {api} gives no record id")
+if concept and not re.fullmatch(r"[0-9]+", concept):
+    concept = ""
+with open(sys.argv[3], "w", encoding="utf-8") as out:
+    print(f"{version}\t{concept}", file=out)
 for i, f in enumerate(files):
     if not isinstance(f, dict):
         sys.exit(f"file {i}: not a JSON object")
     key = f.get("key")
-    if not isinstance(key, str) or key in ("", ".", "..") or re.search(r"[/\\\x00-\x1f\x7f]", key) or key.endswith(".part"):
-        sys.exit(f"file {i}: unsafe or missing file name {key!r}")
+    if (not isinstance(key, str) or key in ("", ".", "..") or re.search(r"[/\\]", key)
+            or any(unicodedata.category(c) in ("Cc", "Cf") for c in key)
+            or key.endswith(".part") or key.startswith(".outset-")):
+        sys.exit(f"file {i}: unsafe or missing file name {ascii(key)}")
     size = f.get("size")
     if not isinstance(size, int) or isinstance(size, bool) or size < 0:
         sys.exit(f"{key}: the records API gives no size")
@@ -250,6 +307,23 @@ for i, f in enumerate(files):
 PY
 		die "record $id: cannot use the records API answer from $api"
 	fi
+	IFS=$'\t' read -r version concept <"$tmp/version.$n"
+	if [[ $version != "$id" ]]; then
+		note "record $id is a concept record; Zenodo answers with its newest version, record $version, which is the one fetched"
+	fi
+	# A pin reached through the concept must name the version answered.
+	for c in "$id" "$concept"; do
+		want=$(pinned_version "$c")
+		[[ -z $want || $want == "$version" ]] || die "record $id: the record changed: Zenodo answers with version $version, the published pin is version $want"
+	done
+	versions[n]=$version
+	if [[ -n ${seen_version[$version]:-} ]]; then
+		# Another form of the same version: its files are already listed.
+		: >"$tmp/files.$n"
+		n=$((n + 1))
+		continue
+	fi
+	seen_version[$version]=1
 	while read -r pkey psize pmd5; do
 		found=0
 		while IFS=$'\t' read -r key size md5 url; do
@@ -259,11 +333,11 @@ PY
 			[[ $psize == - || $size == "$psize" ]] || die "record $id: $key: the record changed: the records API gives $size bytes, the published pin is $psize"
 		done <"$tmp/files.$n"
 		((found)) || die "record $id: the record changed: it no longer lists $pkey"
-	done < <(pins "$id")
+	done < <(pins "$version")
 	while IFS=$'\t' read -r key size md5 url; do
 		lower=${key,,}
-		[[ -z ${owner[$lower]:-} ]] || die "record $id: file $key clashes with a file of record ${owner[$lower]} in $dest"
-		owner[$lower]=$id
+		[[ -z ${owner[$lower]:-} ]] || die "record $version: file $key clashes with a file of record ${owner[$lower]} in $dest"
+		owner[$lower]=$version
 	done <"$tmp/files.$n"
 	n=$((n + 1))
 done
@@ -271,7 +345,8 @@ done
 mkdir -p -- "$dest"
 
 i=0
-for id in "${records[@]}"; do
+for _ in "${records[@]}"; do
+	id=${versions[i]}
 	while IFS=$'\t' read -r key size md5 url <&3; do
 		final="$dest/$key"
 		part="$final.part"
@@ -292,6 +367,7 @@ for id in "${records[@]}"; do
 			die "record $id: $key: download does not verify: got $got bytes with MD5 ${sum%% *}, the record lists $size bytes with MD5 $md5; removed $part"
 		fi
 		mv -f -- "$part" "$final"
+		part=
 		note "$key: $size bytes, MD5 verified"
 	done 3<"$tmp/files.$i"
 	i=$((i + 1))

@@ -38,12 +38,16 @@ var DeepKeywords = struct {
 }
 
 // Deep walks input schemas for the deep variant. It reads the schema's JSON
-// text, which a census.Decoder has validated, with CPython's json semantics:
-// of duplicate keys the last value counts (a superseded value's subtree is
-// ignored entirely), strings are unescaped by census.AppendUnescaped. It
-// reuses its memory; the zero value is ready to use.
+// text through census.Lexer, with CPython's json semantics: of duplicate
+// keys the last value counts (a superseded value's subtree is ignored
+// entirely), strings are unescaped by census.AppendUnescaped. The text is
+// meant to be one a census.Decoder has accepted (Tool.Schema); where it is
+// not valid JSON the walk stops at the first error and returns the labels
+// found before it. It reuses its memory; the zero value is ready to use.
 type Deep struct {
+	lx    census.Lexer
 	data  []byte
+	bad   bool // the text failed to lex: every step from here is a no-op
 	all   bool
 	ents  []deepEntry // entries of the open maps, innermost last
 	keys  []byte      // unescaped map keys, for as long as a walk lasts
@@ -75,94 +79,32 @@ func (w *Deep) Beyond(schema []byte) classify.Set {
 }
 
 func (w *Deep) walk(schema []byte) classify.Set {
-	w.data = schema
+	w.lx.Reset(schema)
+	w.data, w.bad = schema, false
 	w.ents, w.keys = w.ents[:0], w.keys[:0]
-	p := w.ws(0)
-	if p >= len(schema) || schema[p] != '{' {
+	p := w.lx.WS(0)
+	if w.lx.At(p) != '{' {
 		return 0
 	}
 	set, _, _, _ := w.object(p, 0, true, true)
 	w.data = nil
+	w.lx.Reset(nil)
 	return set
 }
 
-func (w *Deep) ws(p int) int {
-	data := w.data
-	for p < len(data) {
-		switch data[p] {
-		case ' ', '\t', '\n', '\r':
-			p++
-		default:
-			return p
-		}
-	}
-	return p
+// fail stops the walk at a lexing error: every later step sees the end of
+// the text.
+func (w *Deep) fail() int {
+	w.bad = true
+	return len(w.data)
 }
 
 // strEnd returns the index past the closing quote of the string whose
 // opening quote is at q, and whether it holds an escape.
-func (w *Deep) strEnd(q int) (int, bool) {
-	data := w.data
-	p := q + 1
-	esc := false
-	for {
-		i := bytes.IndexByte(data[p:], '"')
-		if i < 0 {
-			return len(data), esc // not reached on validated text
-		}
-		j := p + i
-		k := j - 1
-		for k > q && data[k] == '\\' {
-			k--
-		}
-		if k < j-1 {
-			esc = true
-		}
-		if (j-1-k)%2 == 0 {
-			if !esc && bytes.IndexByte(data[q+1:j], '\\') >= 0 {
-				esc = true
-			}
-			return j + 1, esc
-		}
-		p = j + 1
-	}
-}
+func (w *Deep) strEnd(q int) (int, bool) { return w.lx.StringEnd(q) }
 
 // skip returns the index past the value at p.
-func (w *Deep) skip(p int) int {
-	data := w.data
-	switch data[p] {
-	case '"':
-		end, _ := w.strEnd(p)
-		return end
-	case '{', '[':
-		depth := 0
-		for p < len(data) {
-			switch data[p] {
-			case '"':
-				p, _ = w.strEnd(p)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return p + 1
-				}
-			}
-			p++
-		}
-		return p
-	}
-	for p < len(data) {
-		switch data[p] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return p
-		}
-		p++
-	}
-	return p
-}
+func (w *Deep) skip(p int) int { return w.lx.SkipValidated(p) }
 
 // str returns the decoded string whose quotes are at q and end-1, into buf
 // when it holds escapes.
@@ -178,29 +120,42 @@ func (w *Deep) str(q, end int, esc bool, buf *[]byte) []byte {
 // member parses a member name and its colon at p and returns the name
 // (valid until the next call) and the start of the value.
 func (w *Deep) member(p int) ([]byte, int) {
-	end, esc := w.strEnd(p)
-	k := w.str(p, end, esc, &w.kbuf)
-	p = w.ws(end)
-	return k, w.ws(p + 1) // past ':'
+	if w.lx.At(p) != '"' {
+		return nil, w.fail()
+	}
+	end, esc, v := w.lx.KeyValidated(p)
+	return w.str(p, end, esc, &w.kbuf), v
 }
 
-// next steps past the ',' or the closing bracket after a value; done is true
-// at the closing bracket.
-func (w *Deep) next(p int) (int, bool) {
-	p = w.ws(p)
-	if p < len(w.data) && w.data[p] == ',' {
-		return w.ws(p + 1), false
+// next steps past the ',' or the '}' after a member's value (the ']'
+// after an element when arr is set); done is true past the closing
+// bracket, and at an error.
+func (w *Deep) next(p int, arr bool) (int, bool) {
+	if w.bad {
+		return len(w.data), true
 	}
-	return p + 1, true
+	var done bool
+	var err error
+	if arr {
+		p, done, err = w.lx.ArrNext(p)
+	} else {
+		p, done, err = w.lx.ObjNext(p)
+	}
+	if err != nil {
+		return w.fail(), true
+	}
+	return p, done
 }
 
 // open steps into the container at p; done is true when it is empty.
 func (w *Deep) open(p int) (int, bool) {
-	p = w.ws(p + 1)
-	if c := w.data[p]; c == '}' || c == ']' {
-		return p + 1, true
+	if w.bad {
+		return len(w.data), true
 	}
-	return p, false
+	if w.lx.At(p) == '[' {
+		return w.lx.ArrOpen(p)
+	}
+	return w.lx.ObjOpen(p)
 }
 
 // slot indexes the last value of each followed keyword in an object.
@@ -229,14 +184,13 @@ const (
 // "description" member's value when that is a string (a < 0 otherwise), and
 // the end.
 func (w *Deep) object(p, depth int, norm, root bool) (classify.Set, int, int, int) {
-	data := w.data
 	var slots [numSlots]classify.Set
 	da, db := -1, -1
 	p, done := w.open(p)
 	for !done {
 		key, q := w.member(p)
 		p = q
-		c := data[p]
+		c := w.lx.At(p)
 		slot := -1
 		var set classify.Set
 		switch string(key) {
@@ -313,7 +267,7 @@ func (w *Deep) object(p, depth int, norm, root bool) (classify.Set, int, int, in
 		if slot >= 0 {
 			slots[slot] = set
 		}
-		p, done = w.next(p)
+		p, done = w.next(p, false)
 	}
 	var set classify.Set
 	for _, s := range slots {
@@ -324,7 +278,7 @@ func (w *Deep) object(p, depth int, norm, root bool) (classify.Set, int, int, in
 
 // schema walks the value at p where a schema belongs, at the given depth.
 func (w *Deep) schema(p, depth int) (classify.Set, int) {
-	if w.data[p] != '{' || depth > MaxDepth {
+	if w.lx.At(p) != '{' || depth > MaxDepth {
 		return 0, w.skip(p)
 	}
 	set, _, _, end := w.object(p, depth, false, false)
@@ -339,7 +293,7 @@ func (w *Deep) list(p, depth int) (classify.Set, int) {
 		var s classify.Set
 		s, p = w.schema(p, depth)
 		set |= s
-		p, done = w.next(p)
+		p, done = w.next(p, true)
 	}
 	return set, p
 }
@@ -355,7 +309,11 @@ func (w *Deep) schemaMap(p, depth int, props, skip, defs bool) (classify.Set, in
 	start := len(w.ents)
 	p, done := w.open(p)
 	for !done {
-		end, esc := w.strEnd(p)
+		if w.lx.At(p) != '"' {
+			p = w.fail()
+			break
+		}
+		end, esc, v := w.lx.KeyValidated(p)
 		var key []byte
 		if esc {
 			a := len(w.keys)
@@ -364,11 +322,11 @@ func (w *Deep) schemaMap(p, depth int, props, skip, defs bool) (classify.Set, in
 		} else {
 			key = data[p+1 : end-1 : end-1]
 		}
-		p = w.ws(w.ws(end) + 1)
+		p = v
 		var set classify.Set
 		da, db := -1, -1
 		switch {
-		case data[p] != '{':
+		case w.lx.At(p) != '{':
 			p = w.skip(p)
 		case depth > MaxDepth:
 			if props && !skip {
@@ -389,7 +347,7 @@ func (w *Deep) schemaMap(p, depth int, props, skip, defs bool) (classify.Set, in
 			set |= classify.PropertyBytes(key, desc)
 		}
 		w.ents = append(w.ents, deepEntry{key: key, set: set})
-		p, done = w.next(p)
+		p, done = w.next(p, false)
 	}
 	set := w.resolve(start)
 	w.ents = w.ents[:start]
@@ -403,7 +361,7 @@ func (w *Deep) description(p int) (int, int, int) {
 	for !done {
 		key, q := w.member(p)
 		p = q
-		if string(key) == "description" && w.data[p] == '"' {
+		if string(key) == "description" && w.lx.At(p) == '"' {
 			end, _ := w.strEnd(p)
 			da, db, p = p, end, end
 		} else {
@@ -412,7 +370,7 @@ func (w *Deep) description(p int) (int, int, int) {
 			}
 			p = w.skip(p)
 		}
-		p, done = w.next(p)
+		p, done = w.next(p, false)
 	}
 	return da, db, p
 }

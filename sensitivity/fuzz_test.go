@@ -5,13 +5,14 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
 // literalAdded is what the variants add to a tool, computed as the
 // definitions read: every property classified with its rewritten name and
 // its description, the deep walk over the reference parser's values.
-func literalAdded(t *census.Tool, schema *census.Value) sensitivity.Added {
+func literalAdded(t *census.Tool, schema *jsonref.Value) sensitivity.Added {
 	var base, camel, camelReq, words, wordsReq classify.Set
 	for i := range t.Properties {
 		p := &t.Properties[i]

@@ -1,24 +1,24 @@
 package sensitivity_test
 
 import (
-	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
 // refDeep is the deep variant written as the definition reads, over the
-// generic values of census's reference parser: the slow twin the fuzz
+// generic values of the jsonref oracle: the slow twin the fuzz
 // target holds Deep to.
-func refDeep(node *census.Value, depth int) classify.Set {
-	if node == nil || node.Kind != census.ValueDict || depth > sensitivity.MaxDepth {
+func refDeep(node *jsonref.Value, depth int) classify.Set {
+	if node == nil || node.Kind != jsonref.Dict || depth > sensitivity.MaxDepth {
 		return 0
 	}
 	var set classify.Set
-	if props := node.Dict["properties"]; props != nil && props.Kind == census.ValueDict {
+	if props := node.Dict["properties"]; props != nil && props.Kind == jsonref.Dict {
 		for _, name := range props.Keys {
 			desc := ""
-			if p := props.Dict[name]; p.Kind == census.ValueDict {
-				if d := p.Dict["description"]; d != nil && d.Kind == census.ValueString {
+			if p := props.Dict[name]; p.Kind == jsonref.Dict {
+				if d := p.Dict["description"]; d != nil && d.Kind == jsonref.String {
 					desc = d.Str
 				}
 			}
@@ -29,7 +29,7 @@ func refDeep(node *census.Value, depth int) classify.Set {
 		v := node.Dict[key]
 		switch key {
 		case "properties", "patternProperties", "$defs", "definitions":
-			if v.Kind == census.ValueDict {
+			if v.Kind == jsonref.Dict {
 				for _, k := range v.Keys {
 					set |= refDeep(v.Dict[k], depth+1)
 				}
@@ -37,7 +37,7 @@ func refDeep(node *census.Value, depth int) classify.Set {
 		case "additionalProperties", "not", "if", "then", "else":
 			set |= refDeep(v, depth+1)
 		case "items":
-			if v.Kind == census.ValueList {
+			if v.Kind == jsonref.List {
 				for _, e := range v.List {
 					set |= refDeep(e, depth+1)
 				}
@@ -45,7 +45,7 @@ func refDeep(node *census.Value, depth int) classify.Set {
 				set |= refDeep(v, depth+1)
 			}
 		case "prefixItems", "anyOf", "oneOf", "allOf":
-			if v.Kind == census.ValueList {
+			if v.Kind == jsonref.List {
 				for _, e := range v.List {
 					set |= refDeep(e, depth+1)
 				}
@@ -57,32 +57,32 @@ func refDeep(node *census.Value, depth int) classify.Set {
 
 // refToolSchemas returns the schema value tool_schema picks for each tool
 // of a line the reference parser reads, in order (nil for none).
-func refToolSchemas(line []byte) ([]*census.Value, error) {
-	v, err := census.ReferenceParse(line)
+func refToolSchemas(line []byte) ([]*jsonref.Value, error) {
+	v, err := jsonref.Parse(line)
 	if err != nil {
 		return nil, err
 	}
-	if v.Kind != census.ValueDict {
+	if v.Kind != jsonref.Dict {
 		return nil, nil
 	}
-	var tools []*census.Value
+	var tools []*jsonref.Value
 	if ts, ok := v.Dict["tools"]; ok {
-		if ts.Kind != census.ValueList {
+		if ts.Kind != jsonref.List {
 			return nil, nil
 		}
 		tools = ts.List
 	} else if t, ok := v.Dict["tool"]; ok {
-		tools = []*census.Value{t}
+		tools = []*jsonref.Value{t}
 	} else {
-		tools = []*census.Value{v}
+		tools = []*jsonref.Value{v}
 	}
-	var out []*census.Value
+	var out []*jsonref.Value
 	for _, t := range tools {
-		if t.Kind != census.ValueDict {
+		if t.Kind != jsonref.Dict {
 			return nil, nil
 		}
 		s := t.Dict["inputSchema"]
-		if s == nil || s.Kind == census.ValueNull {
+		if s == nil || s.Kind == jsonref.Null {
 			s = t.Dict["input_schema"]
 		}
 		out = append(out, s)

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
@@ -43,8 +43,8 @@ func runPython(t *testing.T, input []byte) []byte {
 func runGo(t *testing.T, input []byte) []byte {
 	t.Helper()
 	var out []byte
-	l := runner.NewLabeller().WithSensitivity()
-	err := l.ClassifyStream(bytes.NewReader(input), "input", func(_ report.Origin, tl *report.ToolLabels) error {
+	l := label.NewLabeller().WithSensitivity()
+	err := l.ClassifyStream(bytes.NewReader(input), "input", func(_ label.Origin, tl *label.ToolLabels) error {
 		out = tl.AppendJSON(out)
 		return nil
 	})
@@ -157,8 +157,8 @@ func TestRewriteExamples(t *testing.T) {
 func TestWorkedExample(t *testing.T) {
 	type row struct{ norm, camel, camelReq, words, wordsReq, deep int }
 	rows := map[string]*row{}
-	l := runner.NewLabeller().WithSensitivity()
-	err := l.ClassifyStream(bytes.NewReader(realcorpus.MustRead(t)), "real", func(_ report.Origin, tl *report.ToolLabels) error {
+	l := label.NewLabeller().WithSensitivity()
+	err := l.ClassifyStream(bytes.NewReader(realcorpus.MustRead(t)), "real", func(_ label.Origin, tl *label.ToolLabels) error {
 		get := func(id string) *row {
 			if rows[id] == nil {
 				rows[id] = &row{}

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // toolName is the MCP tool the server offers.
@@ -148,7 +149,7 @@ func (e *errorRewriter) Unwrap() http.ResponseWriter { return e.ResponseWriter }
 // callClassify runs classify_tools. {"tools": [...]} is itself a record the
 // labeller reads (a tools/list result), so it is classified as it came;
 // {"schema": {...}} becomes the input schema of an unnamed tool.
-func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (s *Server) callClassify(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	args := req.Params.Arguments
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(args, &keys); err != nil {
@@ -168,27 +169,46 @@ func (s *Server) callClassify(_ context.Context, req *mcp.CallToolRequest) (*mcp
 		doc = make([]byte, 0, len(schema)+16)
 		doc = append(append(append(doc, `{"inputSchema":`...), schema...), '}')
 	}
-	out, err := s.label(nil, doc, false, false)
+	turn, err := s.labelTurn(ctx, doc)
+	if err != nil {
+		return nil, err
+	}
+	defer turn()
+	out, err := s.mcpAnswer(doc)
 	if err != nil {
 		return toolError("%v", err), nil
 	}
-	out = out[:len(out)-1] // the newline that ends an HTTP answer
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: string(out)}},
 		StructuredContent: json.RawMessage(out),
 	}, nil
 }
 
+// mcpAnswer returns the {"tools": [...]} answer for doc, as /v1/classify
+// answers it. A tool result is one JSON value, which the SDK holds, and
+// encodes twice (text and structured content): the answer cannot be
+// streamed, so it is bounded instead, by MaxTools and by MaxBody bytes.
+func (s *Server) mcpAnswer(doc []byte) ([]byte, error) {
+	out := []byte(`{"tools": [`)
+	n := 0
+	bound := func(b []byte) ([]byte, error) {
+		if int64(len(b)) > s.cfg.MaxBody {
+			return b, fmt.Errorf("the answer would exceed %d bytes, the server's limit (--max-body); send the tools in smaller calls", s.cfg.MaxBody)
+		}
+		return b, nil
+	}
+	err := s.label(doc, false, func(t *label.ToolLabels) error {
+		if n++; n > 1 {
+			out = append(out, ", "...)
+		}
+		var err error
+		out, err = appendTool(out, t, bound)
+		return err
+	})
+	return append(out, "]}"...), err
+}
+
 // toolError is a failed call the calling model can read and correct.
 func toolError(format string, a ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, a...)}}}
 }
-
-// stdioTransport carries JSON-RPC over r and w, one message a line.
-func stdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

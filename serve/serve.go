@@ -5,20 +5,22 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
 
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // Defaults of Config. The timeouts bound what a slow or stalled client can
@@ -28,6 +30,10 @@ import (
 const (
 	DefaultAddr              = "127.0.0.1:8080"
 	DefaultMaxBody           = 8 << 20
+	DefaultMaxTools          = 50_000
+	DefaultMaxConns          = 256
+	DefaultLingerBytes       = 64 << 20
+	DefaultLingerTimeout     = 10 * time.Second
 	DefaultReadHeaderTimeout = 5 * time.Second
 	DefaultReadTimeout       = 30 * time.Second
 	DefaultWriteTimeout      = 60 * time.Second
@@ -42,15 +48,35 @@ type Config struct {
 	// MaxBody is the largest request body read, in bytes; a larger one is
 	// answered 413 without being read further.
 	MaxBody int64
-	// MaxInFlight bounds the bytes of request bodies being classified at
-	// once (default 4 × MaxBody): the decoder's arenas and the answer grow
-	// with the body, and many large bodies arriving together must not
-	// multiply that without bound. A request that does not fit waits for
-	// others to finish; single tools are a few kilobytes and never wait.
+	// MaxInFlight bounds the bytes of request bodies held at once (default
+	// 4 × MaxBody), counted as they are read: a body takes its share
+	// before each of its bytes arrives, so many clients each sending most
+	// of a large body cannot hold more than this between them. A request
+	// that finds no room waits for others to finish, up to ReadTimeout,
+	// and is then answered 503.
 	MaxInFlight int64
+	// MaxTools is the most tools one request may hold (the /v1/classify
+	// body, or the arguments of one MCP call); more are refused with 413.
+	// With the answer streamed, it is what bounds the work and the labels
+	// a small body of many empty tools asks for.
+	MaxTools int
+	// MaxConns bounds the open connections; more wait to be accepted.
+	MaxConns int
+	// LingerBytes and LingerTimeout bound what is read and discarded of a
+	// request body after the server has answered without reading it all
+	// (413, say). A client that sends its whole body before reading the
+	// answer (Python's urllib and requests do) would otherwise see the
+	// connection reset, not the answer; nginx's lingering close does the
+	// same.
+	LingerBytes   int64
+	LingerTimeout time.Duration
 	// Version names the build in SARIF and in the MCP server's
 	// implementation info.
 	Version string
+	// OnDrain, when not nil, is called once Serve has stopped accepting
+	// connections after its context was cancelled, while the requests in
+	// flight finish.
+	OnDrain func()
 
 	// The http.Server timeouts (see the defaults above for what each
 	// bounds).
@@ -78,9 +104,19 @@ func (c Config) withDefaults() Config {
 	if c.MaxInFlight < c.MaxBody {
 		c.MaxInFlight = 4 * c.MaxBody
 	}
+	if c.MaxTools <= 0 {
+		c.MaxTools = DefaultMaxTools
+	}
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.LingerBytes <= 0 {
+		c.LingerBytes = DefaultLingerBytes
+	}
 	if c.Version == "" {
 		c.Version = "devel"
 	}
+	def(&c.LingerTimeout, DefaultLingerTimeout)
 	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	def(&c.ReadTimeout, DefaultReadTimeout)
 	def(&c.WriteTimeout, DefaultWriteTimeout)
@@ -92,21 +128,40 @@ func (c Config) withDefaults() Config {
 // Server is the classifier service. Its handler is safe for concurrent use.
 type Server struct {
 	cfg       Config
-	labellers sync.Pool // *runner.Labeller: each holds a decoder's arenas
+	labellers sync.Pool // *label.Labeller: each holds a decoder's arenas
 	bufs      sync.Pool // *[]byte: request bodies and answers
 	metrics   *metrics
 	inFlight  *semaphore.Weighted // request bytes, see Config.MaxInFlight
+	// labelling bounds the bytes of bodies being labelled at once to
+	// MaxBody: labelling takes memory in proportion to the body (the
+	// decoder's properties and the labels of the tool at hand), up to
+	// some tens of times it for a tool of nothing but empty properties,
+	// and the CPU it needs is the same whether bodies take turns or not.
+	labelling *semaphore.Weighted
 	handler   http.Handler
+
+	// large counts the requests in flight holding a body of reclaimAbove
+	// bytes or more; when it falls to zero, reclaim is signalled.
+	large   atomic.Int64
+	reclaim chan struct{}
+
+	// testHookWaiting, when set, is called when a request starts waiting
+	// for room among the bytes in flight; testHookConnState, on each
+	// connection state change.
+	testHookWaiting   func()
+	testHookConnState func(net.Conn, http.ConnState)
 }
 
 // New returns a Server for cfg with its own metrics registry, so that many
 // servers can live in one process.
 func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults()}
-	s.labellers.New = func() any { return runner.NewLabeller() }
-	s.bufs.New = func() any { b := make([]byte, 0, 64<<10); return &b }
+	s.labellers.New = func() any { return label.NewLabeller() }
+	s.bufs.New = func() any { b := make([]byte, 0, bodyStep); return &b }
+	s.reclaim = make(chan struct{}, 1)
 	s.metrics = newMetrics()
 	s.inFlight = semaphore.NewWeighted(s.cfg.MaxInFlight)
+	s.labelling = semaphore.NewWeighted(s.cfg.MaxBody)
 	mux := http.NewServeMux()
 	mux.Handle("/v1/classify", s.route("/v1/classify", onlyMethod(http.MethodPost, http.HandlerFunc(s.classify))))
 	mux.Handle("/mcp", s.route("/mcp", onlyMethod(http.MethodPost, s.bodyFirst(s.mcpHandler()))))
@@ -135,6 +190,7 @@ func (s *Server) HTTPServer() *http.Server {
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
+		ConnState:         s.testHookConnState,
 	}
 }
 
@@ -154,9 +210,17 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve is Run on a listener it takes over and closes.
+// Serve is Run on a listener it takes over and closes. At most MaxConns
+// of its connections are open at once.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	ln = netutil.LimitListener(ln, s.cfg.MaxConns)
 	hs := s.HTTPServer()
+	if s.cfg.OnDrain != nil {
+		// net/http runs these once its listeners are closed.
+		hs.RegisterOnShutdown(s.cfg.OnDrain)
+	}
+	stopReclaim := s.reclaimer()
+	defer stopReclaim()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -178,59 +242,53 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // ServeStdio serves the MCP server over newline-delimited JSON-RPC on r
 // and w until r ends or ctx is cancelled; either is a clean stop.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.newMCPServer().Run(ctx, stdioTransport(r, w))
+	err := s.newMCPServer().Run(ctx, s.stdioTransport(r, w))
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}
 	return err
 }
 
-// admit waits until n more request bytes fit under MaxInFlight and returns
-// the function that releases them. It is called once a body is read: a
-// client still sending holds only what it sent, and those waiting here
-// are complete requests, not slow ones.
-func (s *Server) admit(ctx context.Context, n int64) (func(), error) {
-	n = max(n, 1)
-	if err := s.inFlight.Acquire(ctx, n); err != nil {
-		return nil, err
-	}
-	return func() { s.inFlight.Release(n) }, nil
-}
+// reclaimAbove is the body size from which a request's end may give
+// memory back to the operating system.
+const reclaimAbove = 1 << 20
 
-// admittedBody reads r's body into a pooled buffer, bounded by --max-body,
-// and waits until its bytes are admitted among those in flight. ok is false
-// when the request has been answered already: an error, or a client that
-// went away while waiting. done releases the admission and the buffer.
-func (s *Server) admittedBody(w http.ResponseWriter, r *http.Request) (body []byte, done func(), ok bool) {
-	bp := s.bufs.Get().(*[]byte)
-	body, status, err := s.readBody(w, r, (*bp)[:0])
-	*bp = body
-	if err != nil {
-		s.putBuf(bp)
-		writeError(w, status, apiError{Error: err.Error()})
-		return nil, nil, false
-	}
-	release, err := s.admit(r.Context(), int64(len(body)))
-	if err != nil {
-		s.putBuf(bp)
-		return nil, nil, false
-	}
-	return body, func() { release(); s.putBuf(bp) }, true
-}
-
-// bodyFirst reads an MCP request's body, bounded as /v1/classify's is, and
-// admits it before the MCP handler decodes it.
-func (s *Server) bodyFirst(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, done, ok := s.admittedBody(w, r)
-		if !ok {
-			return
+// largeDone notes the end of a request that held a large body.
+func (s *Server) largeDone() {
+	if s.large.Add(-1) == 0 {
+		select {
+		case s.reclaim <- struct{}{}:
+		default:
 		}
-		defer done()
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
-		h.ServeHTTP(w, r)
-	})
+	}
+}
+
+// reclaimer starts the goroutine that returns memory to the operating
+// system once no large request is in flight, at most once a second, and
+// returns the function that stops it. The Go runtime gives freed memory
+// back only gradually; after a burst of large bodies the process would
+// otherwise keep its peak for minutes.
+func (s *Server) reclaimer() (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case <-s.reclaim:
+			}
+			debug.FreeOSMemory()
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

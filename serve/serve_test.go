@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
 const referencePy = "../bench/reference.py"
@@ -74,10 +75,14 @@ func toolsList(tools [][]byte) []byte {
 	return append(append([]byte(`{"tools": [`), bytes.Join(tools, []byte(", "))...), "]}"...)
 }
 
-// testServer starts a Server on loopback for the test.
-func testServer(t testing.TB, cfg Config) (*Server, string) {
+// testServer starts a Server on loopback for the test; setup runs before
+// it serves (to set test hooks).
+func testServer(t testing.TB, cfg Config, setup ...func(*Server)) (*Server, string) {
 	t.Helper()
 	s := New(cfg)
+	for _, f := range setup {
+		f(s)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -194,12 +199,12 @@ func TestClassifyBodyForms(t *testing.T) {
 		var want []byte
 		var sarifWant bytes.Buffer
 		sw := report.NewSARIFWriter("9.9.9")
-		emit := func(o report.Origin, tl *report.ToolLabels) error {
+		emit := func(o label.Origin, tl *label.ToolLabels) error {
 			want = tl.AppendJSON(want)
 			sw.Add(o, tl)
 			return nil
 		}
-		l := runner.NewLabeller()
+		l := label.NewLabeller()
 		var err error
 		if strings.Contains(tc.contentType, "ndjson") {
 			err = l.ClassifyStream(strings.NewReader(tc.body), "request", emit)
@@ -499,46 +504,49 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 		{"drained", 5 * time.Second, true, false},
 		{"cut off", 200 * time.Millisecond, false, true},
 	} {
-		s := New(Config{ShutdownTimeout: tc.bound})
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- s.Serve(ctx, ln) }()
-		body := `{"name": "a", "inputSchema": {"properties": {"api_key": {}}}}`
-		conn, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(conn, "POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:10])
-		time.Sleep(100 * time.Millisecond) // let the server read the headers
-		cancel()
-		// Once the listener is closed, new connections are refused.
-		for i := 0; ; i++ {
-			c, err := net.Dial("tcp", ln.Addr().String())
+		t.Run(tc.name, func(t *testing.T) {
+			drained := make(chan struct{})
+			s := New(Config{ShutdownTimeout: tc.bound, OnDrain: func() { close(drained) }})
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
-				break
+				t.Fatal(err)
 			}
-			c.Close()
-			if i == 100 {
-				t.Fatalf("%s: still accepting after the context was cancelled", tc.name)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- s.Serve(ctx, ln) }()
+			body := `{"name": "a", "inputSchema": {"properties": {"api_key": {}}}}`
+			conn, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if tc.finish {
-			io.WriteString(conn, body[10:])
-			answer, _ := io.ReadAll(conn)
-			if !bytes.HasPrefix(answer, []byte("HTTP/1.1 200 OK")) || !bytes.Contains(answer, []byte(`"gg:credential-value"`)) {
-				t.Errorf("%s: in-flight request answered %q", tc.name, answer)
+			defer conn.Close()
+			// net/http sends 100 Continue when the handler first reads the
+			// body: from then on the request is in flight.
+			io.WriteString(conn, "POST /v1/classify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:10])
+			br := bufio.NewReader(conn)
+			if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+				t.Fatalf("waiting for 100 Continue: %q %v", line, err)
 			}
-		}
-		err = <-done
-		conn.Close()
-		if (err != nil) != tc.wantErr {
-			t.Errorf("%s: Serve returned %v", tc.name, err)
-		}
+			br.ReadString('\n') // the blank line that ends it
+			cancel()
+			<-drained
+			// The listener is closed: new connections are refused.
+			if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+				c.Close()
+				t.Fatal("still accepting after the context was cancelled")
+			}
+			if tc.finish {
+				io.WriteString(conn, body[10:])
+				answer, _ := io.ReadAll(br)
+				if !bytes.HasPrefix(answer, []byte("HTTP/1.1 200 OK")) || !bytes.Contains(answer, []byte(`"gg:credential-value"`)) {
+					t.Errorf("in-flight request answered %q", answer)
+				}
+			}
+			err = <-done
+			if (err != nil) != tc.wantErr {
+				t.Errorf("Serve returned %v", err)
+			}
+		})
 	}
 }
 
@@ -582,7 +590,10 @@ func TestRunReportsItsAddress(t *testing.T) {
 // they are released.
 func TestClassificationWaitsForRoom(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first, so it runs after the servers stop
-	s, base := testServer(t, Config{MaxBody: 1000, MaxInFlight: 1000})
+	waiting := make(chan struct{}, 1)
+	s, base := testServer(t, Config{MaxBody: 1000, MaxInFlight: 1000}, func(s *Server) {
+		s.testHookWaiting = func() { waiting <- struct{}{} }
+	})
 	c := client(t)
 	for _, path := range []string{"/v1/classify", "/mcp"} {
 		release, err := s.admit(context.Background(), 1000)
@@ -606,7 +617,12 @@ func TestClassificationWaitsForRoom(t *testing.T) {
 		select {
 		case code := <-answered:
 			t.Fatalf("%s: answered %d while the in-flight bytes were all taken", path, code)
-		case <-time.After(200 * time.Millisecond):
+		case <-waiting:
+		}
+		select {
+		case code := <-answered:
+			t.Fatalf("%s: answered %d while waiting for room", path, code)
+		default:
 		}
 		release()
 		if code := <-answered; code == -1 || (path == "/v1/classify" && code != 200) {

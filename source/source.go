@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/klauspost/compress/zip"
 )
 
@@ -32,6 +33,15 @@ type zipFile struct {
 func Open(p string) (*Source, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	// A folder that a writer left half committed holds files of two sets:
+	// reading it would mix them.
+	folder := p
+	if !fi.IsDir() {
+		folder = filepath.Dir(p)
+	}
+	if err := outset.Check(folder); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	s := &Source{}
@@ -88,7 +98,8 @@ type File struct {
 	Name string
 	// Location is where it was found: a path, or archive.zip!member/path.
 	Location string
-	// Size is the file's size in bytes (the uncompressed size of a zip member).
+	// Size is the file's size in bytes (the uncompressed size of a zip
+	// member), or -1 when it cannot be known before reading (a named pipe).
 	Size int64
 }
 
@@ -117,7 +128,11 @@ func (s *Source) Open(name string) (*File, error) {
 				f.Close()
 				return nil, err
 			}
-			return &File{ReadCloser: f, Name: name, Location: p, Size: fi.Size()}, nil
+			size := fi.Size()
+			if !fi.Mode().IsRegular() {
+				size = -1 // a named pipe, say: its length is not known ahead
+			}
+			return &File{ReadCloser: f, Name: name, Location: p, Size: size}, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", name, err)

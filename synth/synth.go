@@ -20,17 +20,16 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/klauspost/pgzip"
 	"golang.org/x/sync/errgroup"
 )
@@ -216,29 +215,25 @@ type output struct {
 	w    io.Writer     // where records go
 }
 
-func newOutput(dir, name string, compress bool, workers int) (*output, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+func newOutput(set *outset.Set, name string, compress bool, workers int) (*output, error) {
+	f, err := set.Create(name)
 	if err != nil {
 		return nil, err
 	}
 	o := &output{name: name, tmp: f, sum: sha256.New()}
-	// CreateTemp's 0600 suits a scratch file, not a data set others read.
-	if err := f.Chmod(0o644); err != nil {
-		return nil, errors.Join(err, o.abort())
-	}
 	o.buf = bufio.NewWriterSize(io.MultiWriter(f, o.sum), 256<<10)
 	o.w = o.buf
 	if compress {
 		o.gz, _ = pgzip.NewWriterLevel(o.buf, gzipLevel)
 		if err := o.gz.SetConcurrency(gzipBlock, max(2, workers)); err != nil {
-			return nil, errors.Join(err, o.abort())
+			return nil, err
 		}
 		o.w = o.gz
 	}
 	return o, nil
 }
 
-// finish flushes and syncs the file and returns its SHA-256.
+// finish flushes the file and returns its SHA-256; the set's commit syncs it.
 func (o *output) finish() (string, error) {
 	if o.gz != nil {
 		if err := o.gz.Close(); err != nil {
@@ -249,22 +244,18 @@ func (o *output) finish() (string, error) {
 	if err := o.buf.Flush(); err != nil {
 		return "", err
 	}
-	if err := o.tmp.Sync(); err != nil {
-		return "", err
-	}
 	if err := o.tmp.Close(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(o.sum.Sum(nil)), nil
 }
 
-// abort stops the compressor and removes the temporary file.
-func (o *output) abort() error {
+// abort stops the compressor's goroutines; the set removes the file.
+func (o *output) abort() {
 	if o.gz != nil {
-		o.gz.Close() // only to stop its goroutines; the file is going
+		o.gz.Close()
+		o.gz = nil
 	}
-	o.tmp.Close()
-	return os.Remove(o.tmp.Name())
 }
 
 type chunkOut struct {
@@ -276,15 +267,18 @@ var chunkPool = sync.Pool{New: func() any { return new(chunkOut) }}
 
 // Write generates a census into dir (created if need be) and returns its
 // ground truth. Files are written under temporary names and renamed into
-// place only when all of them are complete; on an error or a cancelled ctx
-// the temporaries are removed.
+// place as one set only when all of them are complete; on an error or a
+// cancelled ctx the temporaries are removed. A second writer on dir is refused
+// (*outset.LockedError).
 func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	set, err := outset.Open(dir)
+	if err != nil {
 		return nil, err
 	}
+	defer set.Close()
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -298,7 +292,7 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 	var outs []*output
 	cleanup := func(err error) error {
 		for _, o := range outs {
-			err = errors.Join(err, ignoreNotExist(o.abort()))
+			o.abort()
 		}
 		return err
 	}
@@ -306,7 +300,7 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 		name     string
 		compress bool
 	}{{ServerToolsFile, true}, {ServersFile, true}, {CandidatesFile, false}} {
-		o, err := newOutput(dir, f.name, f.compress, workers)
+		o, err := newOutput(set, f.name, f.compress, workers)
 		if err != nil {
 			return nil, cleanup(err)
 		}
@@ -341,7 +335,7 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 		name string
 		data []byte
 	}{{SumsFile, manifest}, {TruthFile, truth.MarshalPython()}} {
-		o, err := newOutput(dir, f.name, false, workers)
+		o, err := newOutput(set, f.name, false, workers)
 		if err != nil {
 			return nil, cleanup(err)
 		}
@@ -356,19 +350,10 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, cleanup(context.Cause(ctx))
 	}
-	for i, o := range outs {
-		if err := os.Rename(o.tmp.Name(), filepath.Join(dir, o.name)); err != nil {
-			return nil, cleanup(errors.Join(err, fmt.Errorf("synth: %d of %d files were renamed into place", i, len(outs))))
-		}
+	if err := set.Commit(); err != nil {
+		return nil, err
 	}
 	return truth, nil
-}
-
-func ignoreNotExist(err error) error {
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	return err
 }
 
 // generate runs the chunks on the workers and writes their output in chunk

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // Truth is the ground truth of a generated census: the counts that
@@ -100,6 +102,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // ReadTruth reads a truth.json written by Write (or the output of
 // reference.py census).
 func ReadTruth(path string) (*Truth, error) {
+	if err := outset.Check(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err

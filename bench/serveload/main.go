@@ -16,6 +16,11 @@
 //
 //	go build -o bin/atlas-reproduce ./cmd/atlas-reproduce
 //	go run ./bench/serveload --binary bin/atlas-reproduce
+//
+// With --memory it runs the hostile loads instead (memory.go): bodies of
+// millions of empty tools, on /v1/classify and /mcp, one and four at once,
+// and 150 connections each holding 8 MiB-1 of body; each against its own
+// server, whose peak RSS (VmHWM) it prints.
 package main
 
 import (
@@ -49,7 +54,18 @@ func main() {
 	batch := flag.Int("batch", 1000, "tools per batch request")
 	batchClients := flag.Int("batch-clients", 4, "concurrent clients posting batches")
 	batchDuration := flag.Duration("batch-duration", 20*time.Second, "length of the batch load")
+	memory := flag.Bool("memory", false, "run the hostile loads instead, each against its own server, and print its peak RSS")
+	ceiling := flag.Int64("rss-ceiling", 3<<30, "with --memory: kill a server whose RSS passes this many `bytes` (the machine is shared)")
+	settle := flag.Duration("settle", 5*time.Second, "with --memory: idle time after each load before its RSS is read again")
+	only := flag.String("only", "", "with --memory: run only the loads whose name holds this `text`")
 	flag.Parse()
+	if *memory {
+		if err := runMemory(*binary, *ceiling, *settle, *only); err != nil {
+			fmt.Fprintln(os.Stderr, "serveload:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*binary, *clients, *duration, *batch, *batchClients, *batchDuration); err != nil {
 		fmt.Fprintln(os.Stderr, "serveload:", err)
 		os.Exit(1)

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
 func init() {
@@ -41,7 +41,7 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{"--sensitivity needs --format json"}
 	}
 	emit, sarif := labelEmitter(*format, out)
-	l := runner.NewLabeller()
+	l := label.NewLabeller()
 	if *sens {
 		l.WithSensitivity()
 	}
@@ -68,13 +68,13 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 // labelEmitter returns the emit function of classify's output formats:
 // one JSON line per tool written to out, or, for sarif, results gathered in
 // the returned writer, which the caller writes at the end.
-func labelEmitter(format string, out *bufio.Writer) (func(report.Origin, *report.ToolLabels) error, *report.SARIFWriter) {
+func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.ToolLabels) error, *report.SARIFWriter) {
 	if format == "sarif" {
 		sarif := report.NewSARIFWriter(version)
-		return func(o report.Origin, t *report.ToolLabels) error { sarif.Add(o, t); return nil }, sarif
+		return func(o label.Origin, t *label.ToolLabels) error { sarif.Add(o, t); return nil }, sarif
 	}
 	var line []byte
-	return func(_ report.Origin, t *report.ToolLabels) error {
+	return func(_ label.Origin, t *label.ToolLabels) error {
 		line = t.AppendJSON(line[:0])
 		_, err := out.Write(line)
 		return err

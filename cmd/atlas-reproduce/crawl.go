@@ -4,15 +4,19 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 func init() {
 	register(command{
 		name:    "crawl",
-		summary: "crawl live MCP servers into a census release (server_tools, servers, candidates, SHA256SUMS)",
+		summary: "crawl live MCP servers, from a candidates file or the MCP Registry, into a census release",
 		run:     runCrawl,
 	})
 }
@@ -40,21 +44,24 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl --candidates FILE --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--no-elapsed] [--allow-private]")
+	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" (the layout of candidates_remotes.jsonl), or one URL per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
 	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
-	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private and link-local addresses (refused by default: a public candidate list must not reach into the crawling machine's network)")
+	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
+	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
 	var pf probeFlags
 	pf.register(fs)
+	var rf registryFlags
+	rf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *cands == "" || *out == "" || fs.NArg() > 0 {
-		return usageError{"crawl needs --candidates FILE and --out DIR, and no other arguments"}
+	if (*cands == "") == (rf.url == "") || *out == "" || fs.NArg() > 0 {
+		return usageError{"crawl needs one of --candidates FILE and --registry URL, --out DIR, and no other arguments"}
 	}
 	if *conc <= 0 || *perHost <= 0 {
 		return usageError{"--concurrency and --per-host must be positive"}
@@ -63,11 +70,30 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *allowPrivate {
-		po.AllowAddr = crawl.AnyAddr
+	if *maxMemory <= po.MaxBytes {
+		return usageError{"--max-memory must be more than --max-bytes: one server must always be able to finish"}
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The budget counts the bytes read; their copies while answers
+		// are decoded are held near it by the runtime's soft limit.
+		debug.SetMemoryLimit(crawl.SoftLimitFactor * *maxMemory)
 	}
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
-		OmitElapsed: *noElapsed, Log: env.stderr}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
+	if rf.url != "" {
+		if _, err := rf.options(); err != nil {
+			return err
+		}
+		list, err := rf.fetch(ctx, env.stderr)
+		if err != nil {
+			return err
+		}
+		if len(list) == 0 {
+			return fmt.Errorf("crawl: the registry lists no crawlable remote")
+		}
+		opt.CandidateList = list
+		opt.Source = report.ReleaseSource{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
+	}
 	if *progress && env.stderrIsTerminal {
 		opt.Progress = env.stderr
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
 // mcpServer serves n tools over Streamable HTTP on loopback.
@@ -119,5 +121,92 @@ func TestCrawlThenRun(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "", "crawl", "--out", release); code != exitUsage {
 		t.Errorf("crawl without --candidates: exit %d\n%s", code, stderr)
+	}
+}
+
+// registryOf serves a one-page MCP Registry list naming the given remotes.
+func registryOf(t *testing.T, urls ...string) string {
+	var servers []string
+	for i, u := range urls {
+		servers = append(servers, fmt.Sprintf(`{"server":{"name":"io.test/s%d","description":"d","version":"1.0.%d","remotes":[{"type":"streamable-http","url":%q}]},`+
+			`"_meta":{"io.modelcontextprotocol.registry/official":{"status":"active","isLatest":true}}}`, i, i, u))
+	}
+	body := `{"servers":[` + strings.Join(servers, ",") + `],"metadata":{"count":` + fmt.Sprint(len(urls)) + `}}`
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v0.1/servers" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func TestCandidatesAndCrawlFromRegistry(t *testing.T) {
+	a, b := mcpServer(t, 5), mcpServer(t, 3)
+	reg := registryOf(t, a, b, a)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.jsonl")
+	_, stderr, code := run(t, "", "candidates", "--registry", reg, "--out", file)
+	if code != 0 {
+		t.Fatalf("candidates: exit %d\n%s", code, stderr)
+	}
+	got, _ := os.ReadFile(file)
+	want := fmt.Sprintf("{\"url\": %q, \"transport\": \"streamable-http\", \"registry\": %q, \"name\": \"io.test/s0\", \"version\": \"1.0.0\"}\n"+
+		"{\"url\": %q, \"transport\": \"streamable-http\", \"registry\": %q, \"name\": \"io.test/s1\", \"version\": \"1.0.1\"}\n", a, reg, b, reg)
+	if string(got) != want || !strings.Contains(stderr, "skipped 1: same normalised URL") {
+		t.Errorf("candidates file:\n%s\nwant\n%s\nstderr: %s", got, want, stderr)
+	}
+
+	out := filepath.Join(dir, "release")
+	_, stderr, code = run(t, "", "crawl", "--registry", reg, "--out", out, "--allow-private")
+	if code != 0 {
+		t.Fatalf("crawl --registry: exit %d\n%s", code, stderr)
+	}
+	rel, _ := os.ReadFile(filepath.Join(out, "release.json"))
+	if !strings.Contains(string(rel), `"registry": "`+reg+`"`) || !strings.Contains(string(rel), `"tools": 8`) || !strings.Contains(string(rel), `"allow_private": true`) {
+		t.Errorf("release.json:\n%s", rel)
+	}
+	cands, _ := os.ReadFile(filepath.Join(out, "candidates_remotes.jsonl"))
+	if string(cands) != want {
+		t.Errorf("the release's candidates_remotes.jsonl:\n%s", cands)
+	}
+
+	bad := filepath.Join(dir, "bad.jsonl")
+	_, stderr, code = run(t, "", "candidates", "--registry", reg+"/nothing-here", "--out", bad)
+	if _, err := os.Stat(bad); code != 1 || !strings.Contains(stderr, "HTTP 404") || err == nil {
+		t.Errorf("a registry answering 404: exit %d, file %v\n%s", code, err, stderr)
+	}
+	for _, args := range [][]string{
+		{"crawl", "--registry", reg, "--candidates", file, "--out", out},
+		{"crawl", "--out", out},
+		{"candidates", "--registry", reg, "--out", bad, "--updated-since", "yesterday"},
+		{"crawl", "--candidates", file, "--out", out, "--max-memory", "100", "--max-bytes", "1000"},
+	} {
+		if _, stderr, code := run(t, "", args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2\n%s", args, code, stderr)
+		}
+	}
+}
+
+// TestCrawlSecondWriter: a crawl on a folder another process is writing
+// exits 1 at once, naming that process.
+func TestCrawlSecondWriter(t *testing.T) {
+	out := t.TempDir()
+	held, err := outset.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	cands := filepath.Join(t.TempDir(), "c.txt")
+	os.WriteFile(cands, []byte(mcpServer(t, 2)+"\n"), 0o644)
+	_, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", out, "--allow-private")
+	if code != 1 || !strings.Contains(stderr, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("exit %d, want 1 naming pid %d:\n%s", code, os.Getpid(), stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "crawl.journal.jsonl")); err == nil {
+		t.Error("the second writer created a journal")
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,10 +30,10 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
 	asJSON := fs.Bool("json", false, "write JSON instead of Markdown")
 	out := fs.String("out", "", "write changes.parquet (one row per tool added, removed or changed) into `DIR`")
 	failOn := fs.String("fail-on", "", "exit 1 when any tool gained one of these comma-separated `CLASSES` (e.g. gg:command-string,gg:credential-value)")
-	paths, err := parseInterspersed(fs, args)
-	if err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	paths := fs.Args()
 	if len(paths) != 2 {
 		return usageError{fmt.Sprintf("diff takes two runs, OLD and NEW (folders or report.json files); got %d argument(s)", len(paths))}
 	}
@@ -114,27 +113,6 @@ func reportPath(p string) string {
 	return p
 }
 
-// parseInterspersed parses flags wherever they stand among the arguments
-// (`diff OLD NEW --json` as well as `diff --json OLD NEW`), as users of
-// diff-like tools expect; "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		if consumed := args[:len(args)-len(rest)]; len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-}
-
 func diffLabel(path string) string {
 	if path == "-" {
 		return "standard input"
@@ -150,14 +128,5 @@ func readReportFile(env *cmdEnv, path string) (*report.Report, error) {
 		}
 		return r, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := report.ReadJSON(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
+	return report.ReadFile(path)
 }

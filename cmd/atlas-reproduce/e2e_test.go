@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -120,6 +121,64 @@ func TestDemoFlowMatchesTruth(t *testing.T) {
 	}
 }
 
+// fifoCensus is a copy of the census in data whose tools file is a named
+// pipe. A run opens it only once it has taken its output folder and its
+// signal handlers are in place, so the open is the run's readiness signal:
+// start returns then, having fed the first bytes, and the test goes on with
+// the run in progress and no guess at how long that takes.
+type fifoCensus struct {
+	dir, src string
+	w        *os.File
+	copied   chan error
+}
+
+func newFIFOCensus(t *testing.T, data string) *fifoCensus {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{synth.ServersFile, synth.CandidatesFile, synth.SumsFile} {
+		if err := os.Symlink(filepath.Join(data, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, synth.ServerToolsFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &fifoCensus{dir: dir, src: filepath.Join(data, synth.ServerToolsFile)}
+}
+
+// start blocks until the run opens the pipe, feeds it first bytes
+// (a whole write, so the run is reading), then feeds the rest in the
+// background.
+func (f *fifoCensus) start(t *testing.T, first int64) {
+	t.Helper()
+	w, err := os.OpenFile(filepath.Join(f.dir, synth.ServerToolsFile), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.w = w
+	src, err := os.Open(f.src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(w, src, first); err != nil {
+		t.Fatal(err)
+	}
+	f.copied = make(chan error, 1)
+	go func() {
+		defer src.Close()
+		_, err := io.Copy(w, src)
+		f.copied <- err
+	}()
+}
+
+// finish closes the pipe once the run has exited (a write to a pipe whose
+// reader is gone fails at once) and returns the feeder's error.
+func (f *fifoCensus) finish() error {
+	err := <-f.copied
+	f.w.Close()
+	return err
+}
+
 // TestSignalsStopTheRun sends SIGINT and SIGTERM to runs in progress: the
 // process exits 130 or 143, publishes nothing, and stops promptly.
 func TestSignalsStopTheRun(t *testing.T) {
@@ -128,28 +187,147 @@ func TestSignalsStopTheRun(t *testing.T) {
 		s    syscall.Signal
 		code int
 	}{{syscall.SIGINT, exitSIGINT}, {syscall.SIGTERM, exitSIGTERM}} {
-		out := t.TempDir()
-		cmd := exec.Command(binary, "run", "--workers", "1", "--data", data, "--sha256sums", filepath.Join(data, synth.SumsFile), "--out", out)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
+		t.Run(sig.s.String(), func(t *testing.T) {
+			fc := newFIFOCensus(t, data)
+			out := t.TempDir()
+			cmd := exec.Command(binary, "run", "--workers", "1", "--data", fc.dir, "--sha256sums", filepath.Join(data, synth.SumsFile), "--out", out)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			fc.start(t, 1<<20)
+			sent := time.Now()
+			cmd.Process.Signal(sig.s)
+			err := cmd.Wait()
+			took := time.Since(sent)
+			fc.finish() // cut short by the run's exit
+			if cmd.ProcessState.ExitCode() != sig.code {
+				t.Fatalf("%v: exit %d (%v), want %d\n%s", sig.s, cmd.ProcessState.ExitCode(), err, sig.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "no outputs were published") {
+				t.Errorf("%v: stderr: %s", sig.s, stderr.String())
+			}
+			ents, _ := os.ReadDir(out)
+			for _, e := range ents {
+				t.Errorf("%v: left behind: %s", sig.s, e.Name())
+			}
+			t.Logf("%v: stopped %v after the signal", sig.s, took)
+		})
+	}
+}
+
+// TestSecondRunOnOneOut: a run on an OUT another run is writing exits 1 at
+// once naming the first's pid, and the first completes undisturbed.
+func TestSecondRunOnOneOut(t *testing.T) {
+	data, _ := makeCensus(t, 20000)
+	fc := newFIFOCensus(t, data)
+	out := t.TempDir()
+	sums := filepath.Join(data, synth.SumsFile)
+	first := exec.Command(binary, "run", "--data", fc.dir, "--sha256sums", sums, "--out", out)
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fc.start(t, 1024)
+
+	_, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", sums, "--out", out)
+	if code != exitFailure || !strings.Contains(stderr, fmt.Sprintf("pid %d", first.Process.Pid)) {
+		t.Errorf("second run: exit %d, stderr %q; want exit 1 naming pid %d", code, stderr, first.Process.Pid)
+	}
+
+	if err := fc.finish(); err != nil {
+		t.Fatalf("feeding the first run: %v", err)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first run: %v\n%s", err, firstErr.String())
+	}
+	ents, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	want := []string{"classes.parquet", "properties.parquet", "report.html", "report.json", "report.md", "tools.parquet"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("OUT holds %v, want %v", names, want)
+	}
+}
+
+// TestReadersRefuseHalfCommittedFolder: a folder whose commit journal is
+// pending (a writer killed between two renames) is refused by run --data and
+// by diff, naming it.
+func TestReadersRefuseHalfCommittedFolder(t *testing.T) {
+	data, _ := makeCensus(t, 2000)
+	sums := filepath.Join(data, synth.SumsFile)
+	out := t.TempDir()
+	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", sums, "--out", out); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	// The journal outset keeps while a commit is between its renames.
+	for _, dir := range []string{data, out} {
+		if err := os.WriteFile(filepath.Join(dir, ".outset-commit"), []byte(`{"files":[]}`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
-		sent := time.Now()
-		cmd.Process.Signal(sig.s)
-		err := cmd.Wait()
-		took := time.Since(sent)
-		if cmd.ProcessState.ExitCode() != sig.code {
-			t.Fatalf("%v: exit %d (%v), want %d\n%s", sig.s, cmd.ProcessState.ExitCode(), err, sig.code, stderr.String())
+	}
+	report := filepath.Join(out, "report.json")
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		folder string
+	}{
+		{"run --data", []string{"run", "--data", data, "--sha256sums", sums, "--out", t.TempDir()}, data},
+		{"diff", []string{"diff", report, report}, out},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, "", tc.args...)
+			if code != exitFailure || !strings.Contains(stderr, tc.folder) || !strings.Contains(stderr, "half-committed") {
+				t.Errorf("exit %d, stderr %q; want exit 1 naming %s as half committed", code, stderr, tc.folder)
+			}
+		})
+	}
+}
+
+// TestRunRenameFailsHalfway: a run whose commit fails between two renames
+// exits 1 and leaves OUT marked half committed, so diff refuses it instead
+// of reading a report beside tables of another run; the next run completes
+// the folder and publishes its own set.
+func TestRunRenameFailsHalfway(t *testing.T) {
+	data, _ := makeCensus(t, 2000)
+	sums := filepath.Join(data, synth.SumsFile)
+	out := t.TempDir()
+	args := []string{"run", "--data", data, "--sha256sums", sums, "--out", out}
+	if _, stderr, code := run(t, "", args...); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	// A folder where report.md should go makes that one rename fail.
+	blocker := filepath.Join(out, "report.md")
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", args...); code != exitFailure || !strings.Contains(stderr, "report.md") {
+		t.Fatalf("run over a blocked rename: exit %d, stderr %q; want exit 1 naming report.md", code, stderr)
+	}
+	report := filepath.Join(out, "report.json")
+	if _, stderr, code := run(t, "", "diff", report, report); code != exitFailure || !strings.Contains(stderr, "half-committed") {
+		t.Fatalf("diff of the half-committed OUT: exit %d, stderr %q", code, stderr)
+	}
+	if err := os.RemoveAll(blocker); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", args...); code != 0 {
+		t.Fatalf("run after the blocker is gone: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := run(t, "", "diff", report, report); code != 0 {
+		t.Fatalf("diff after repair: exit %d\n%s", code, stderr)
+	}
+	ents, _ := os.ReadDir(out)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("left behind: %s", e.Name())
 		}
-		if !strings.Contains(stderr.String(), "no outputs were published") {
-			t.Errorf("%v: stderr: %s", sig.s, stderr.String())
-		}
-		ents, _ := os.ReadDir(out)
-		for _, e := range ents {
-			t.Errorf("%v: left behind: %s", sig.s, e.Name())
-		}
-		t.Logf("%v: stopped %v after the signal", sig.s, took)
 	}
 }

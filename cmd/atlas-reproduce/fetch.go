@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,54 +32,79 @@ func (l *recordList) Set(v string) error {
 	return nil
 }
 
-func runFetch(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "fetch", "fetch --dest DIR [--record ID]... [flags]\n\n"+
-		"Downloads every file of each Zenodo record to DIR/<key>, resuming DIR/<key>.part\n"+
-		"and verifying size and MD5 before the file gets its name. Without --record it\n"+
-		"fetches the two records of the frozen census snapshot and checks them against\n"+
-		"the published pins. The verified paths are printed on stdout, one per line.")
-	dest := fs.String("dest", "", "download into `DIR` (required)")
-	var records recordList
-	fs.Var(&records, "record", "Zenodo record `ID` (or DOI, or record URL) to fetch; repeatable (default: the pinned snapshot records "+strings.Join(fetch.SnapshotRecordIDs(), " and ")+")")
-	baseURL := fs.String("base-url", fetch.DefaultBaseURL, "Zenodo instance `URL`")
-	timeout := fs.Duration("timeout", fetch.DefaultTimeout, "abandon and retry an attempt after this long without data from the server (0: wait forever)")
-	retries := fs.Int("retries", fetch.DefaultRetries, "retries after a connection error, stall, 429 or 5xx (0: none)")
-	progress := fs.Bool("progress", true, "draw a progress bar per file when stderr is a terminal")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
+// fetchFlags are the download flags fetch and reproduce share, with one
+// validation for both.
+type fetchFlags struct {
+	dest    string
+	records recordList
+	baseURL string
+	timeout time.Duration
+	retries int
+}
+
+func (f *fetchFlags) register(fs *flag.FlagSet, destUsage string) {
+	fs.StringVar(&f.dest, "dest", "", destUsage)
+	fs.Var(&f.records, "record", "Zenodo record `ID` (or DOI, or record URL; a concept record means its newest version) to fetch; repeatable (default: the pinned snapshot records "+strings.Join(fetch.SnapshotRecordIDs(), " and ")+")")
+	fs.StringVar(&f.baseURL, "base-url", fetch.DefaultBaseURL, "Zenodo instance `URL`")
+	fs.DurationVar(&f.timeout, "timeout", fetch.DefaultTimeout, "abandon and retry a download attempt after this long without data from the server (0: wait forever)")
+	fs.IntVar(&f.retries, "retries", fetch.DefaultRetries, "download retries after a connection error, stall, 429 or 5xx (0: none)")
+}
+
+// options checks the flags and returns the download's options, reporting
+// to rep.
+func (f *fetchFlags) options(rep *fetchReporter) (fetch.Options, error) {
 	switch {
-	case fs.NArg() > 0:
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	case *dest == "":
-		return usageError{"--dest is required"}
-	case *retries < 0:
-		return usageError{"--retries must not be negative"}
-	case *timeout < 0:
-		return usageError{"--timeout must not be negative"}
+	case f.dest == "":
+		return fetch.Options{}, usageError{"--dest is required"}
+	case f.retries < 0:
+		return fetch.Options{}, usageError{"--retries must not be negative"}
+	case f.timeout < 0:
+		return fetch.Options{}, usageError{"--timeout must not be negative"}
 	}
-	for _, r := range records {
+	for _, r := range f.records {
 		if _, err := fetch.ParseRecordID(r); err != nil {
-			return usageError{err.Error()}
+			return fetch.Options{}, usageError{err.Error()}
 		}
 	}
-
-	rep := &fetchReporter{w: env.stderr, bars: *progress && env.stderrIsTerminal}
 	opts := fetch.Options{
-		Dest:     *dest,
-		Records:  records,
-		BaseURL:  *baseURL,
-		Retries:  *retries,
-		Timeout:  *timeout,
+		Dest:     f.dest,
+		Records:  f.records,
+		BaseURL:  f.baseURL,
+		Retries:  f.retries,
+		Timeout:  f.timeout,
 		Progress: rep,
 		Logf:     rep.logf,
 	}
 	// The package reads zero as "default"; on the command line 0 means none.
-	if *retries == 0 {
+	if f.retries == 0 {
 		opts.Retries = -1
 	}
-	if *timeout == 0 {
+	if f.timeout == 0 {
 		opts.Timeout = -1
+	}
+	return opts, nil
+}
+
+func runFetch(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "fetch", "fetch --dest DIR [--record ID]... [flags]\n\n"+
+		"Downloads every file of each Zenodo record to DIR/<key>, resuming DIR/<key>.part\n"+
+		"and verifying size and MD5; a record's files get their names together once all\n"+
+		"verify. Without --record it fetches the two records of the frozen census snapshot\n"+
+		"and checks them against the published pins. The verified paths are printed on\n"+
+		"stdout, one per line.")
+	var ff fetchFlags
+	ff.register(fs, "download into `DIR` (required)")
+	progress := fs.Bool("progress", true, "draw a progress bar per file when stderr is a terminal")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	rep := &fetchReporter{w: env.stderr, bars: *progress && env.stderrIsTerminal}
+	opts, err := ff.options(rep)
+	if err != nil {
+		return err
 	}
 	results, err := fetch.Download(ctx, opts)
 	rep.close()
@@ -114,9 +141,9 @@ func (r *fetchReporter) newBar(f fetch.File, have int64) {
 	if f.Size-have <= 0 {
 		return
 	}
-	desc := f.Key
+	desc := strconv.Quote(f.Key)
 	if have > 0 {
-		desc = fmt.Sprintf("%s (resumed at %s)", f.Key, humanBytes(have))
+		desc = fmt.Sprintf("%q (resumed at %s)", f.Key, humanBytes(have))
 	}
 	r.bar = progressbar.NewOptions64(f.Size-have,
 		progressbar.OptionSetWriter(r.w),
@@ -159,7 +186,7 @@ func (r *fetchReporter) Finish(res fetch.Result, err error) {
 	}
 	switch {
 	case res.Skipped:
-		fmt.Fprintf(r.w, "%s: already complete (%d bytes, MD5 verified)\n", res.Path, res.Size)
+		fmt.Fprintf(r.w, "%q: already complete (record %s, %d bytes, MD5 verified)\n", res.Path, res.Record, res.Size)
 	default:
 		rate := ""
 		if secs := res.Elapsed.Seconds(); secs > 0 && res.Transferred > 0 {
@@ -169,8 +196,8 @@ func (r *fetchReporter) Finish(res fetch.Result, err error) {
 		if res.Resumed > 0 {
 			resumed = fmt.Sprintf(", resumed at %s", humanBytes(res.Resumed))
 		}
-		fmt.Fprintf(r.w, "%s: %d bytes, MD5 verified (%s downloaded in %s%s%s)\n",
-			res.Path, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
+		fmt.Fprintf(r.w, "%q: record %s, %d bytes, MD5 verified (%s downloaded in %s%s%s)\n",
+			res.Path, res.Record, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
 	}
 }
 

@@ -152,13 +152,31 @@ func newFlagSet(env *cmdEnv, name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args and turns a parse failure into a usage error.
+// parseFlags is the one rule every subcommand parses its arguments by: flags
+// may stand before, between or after the positional arguments (`diff OLD NEW
+// --json` as well as `diff --json OLD NEW`, `scan URL --format sarif`), as
+// users of such tools expect; "--" ends the flags, so that an argument
+// starting with "-" can still be given. The positional arguments are then
+// fs.Args(), in order. A parse failure is a usage error.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{err.Error()}
 		}
-		return usageError{err.Error()}
+		rest := fs.Args()
+		consumed := args[:len(args)-len(rest)]
+		if len(rest) == 0 || (len(consumed) > 0 && consumed[len(consumed)-1] == "--") {
+			positional = append(positional, rest...)
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
 	}
-	return nil
+	// Parsing "--" alone leaves exactly the positionals as fs.Args(); the
+	// flags already set keep their values.
+	return fs.Parse(append([]string{"--"}, positional...))
 }

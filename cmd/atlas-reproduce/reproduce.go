@@ -23,37 +23,28 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+
 		"the published pins), runs the census over them with every SHA-256 verified, writes\n"+
 		"the outputs to the --out folder and prints report.md.")
-	dest := fs.String("dest", "", "download into `DIR` (required; files already there and verified are not fetched again)")
+	var ff fetchFlags
+	ff.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
 	out := fs.String("out", "", "output `DIR` (required)")
-	var records recordList
-	fs.Var(&records, "record", "Zenodo record `ID` to fetch instead of the snapshot records; repeatable")
-	baseURL := fs.String("base-url", fetch.DefaultBaseURL, "Zenodo instance `URL`")
-	timeout := fs.Duration("timeout", fetch.DefaultTimeout, "abandon and retry a download attempt after this long without data (0: wait forever)")
-	retries := fs.Int("retries", fetch.DefaultRetries, "download retries after a connection error, stall, 429 or 5xx (0: none)")
 	var rf runFlags
 	rf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	case *dest == "" || *out == "":
-		return usageError{"reproduce needs --dest DIR and --out DIR"}
-	case *retries < 0 || *timeout < 0:
-		return usageError{"--retries and --timeout must not be negative"}
 	}
-	opt, err := rf.options(env, *dest, *out)
+	rep := &fetchReporter{w: env.stderr, bars: rf.progress && env.stderrIsTerminal}
+	fo, err := ff.options(rep)
 	if err != nil {
 		return err
 	}
-	rep := &fetchReporter{w: env.stderr, bars: rf.progress && env.stderrIsTerminal}
-	fo := fetch.Options{Dest: *dest, Records: records, BaseURL: *baseURL, Retries: *retries, Timeout: *timeout, Progress: rep, Logf: rep.logf}
-	if *retries == 0 {
-		fo.Retries = -1
+	if *out == "" {
+		return usageError{"--out is required"}
 	}
-	if *timeout == 0 {
-		fo.Timeout = -1
+	opt, err := rf.options(env, ff.dest, *out)
+	if err != nil {
+		return err
 	}
 	_, err = fetch.Download(ctx, fo)
 	rep.close()

@@ -7,8 +7,7 @@ import (
 	"fmt"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/toollock"
 )
 
@@ -32,17 +31,10 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	// Flags may follow the URL too: scan URL --format sarif.
-	var target string
-	if fs.NArg() > 0 {
-		target = fs.Arg(0)
-		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
-			return err
-		}
-	}
-	if target == "" || fs.NArg() != 0 {
+	if fs.NArg() != 1 {
 		return usageError{"scan takes one URL"}
 	}
+	target := fs.Arg(0)
 	if *format != "json" && *format != "sarif" {
 		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 	}
@@ -64,10 +56,10 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sarif := labelEmitter(*format, out)
-	o := report.Origin{File: id, Line: 1}
+	o := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
-	var labels []*report.ToolLabels
-	err = runner.NewLabeller().Record(doc, func(t *report.ToolLabels) error {
+	var labels []*label.ToolLabels
+	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
 		labels = append(labels, t)
 		return emit(o, t)
 	})
@@ -86,7 +78,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 
 // checkLock pins the scanned tools in path, or compares them with the
 // pinned ones.
-func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*report.ToolLabels) error {
+func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*label.ToolLabels) error {
 	now := toollock.New(id)
 	err := now.AddRecord(doc, func(i int) ([]string, []string) { return labels[i].Classes, labels[i].RequiredClasses })
 	if err != nil {

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
 
 	"github.com/atlas-reproduce/atlas-reproduce/serve"
 )
@@ -21,9 +24,13 @@ func init() {
 // in-flight requests has finished cleanly: it returns nil, so the exit
 // status is 0. Only requests cut off by the shutdown bound make it an error.
 func runServe(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "serve [--listen ADDR] [--max-body BYTES] [--stdio]")
+	fs := newFlagSet(env, "serve", "serve [--listen ADDR] [--max-body BYTES] [--max-tools N] [--max-in-flight BYTES] [--max-conns N] [--memory-limit BYTES] [--stdio]")
 	listen := fs.String("listen", serve.DefaultAddr, "`address` to listen on (port 0 picks a free one; the bound address is printed on stderr)")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`; a larger one is answered 413")
+	maxTools := fs.Int("max-tools", serve.DefaultMaxTools, "most tools in one request (or MCP call); more are answered 413")
+	maxInFlight := fs.Int64("max-in-flight", 0, "request body `bytes` held at once, counted as they are read (default 4 × --max-body)")
+	maxConns := fs.Int("max-conns", serve.DefaultMaxConns, "most open connections; more wait to be accepted")
+	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	stdio := fs.Bool("stdio", false, "serve the MCP server over stdin and stdout instead of HTTP")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -31,14 +38,45 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{"serve takes no arguments"}
 	}
-	if *maxBody <= 0 {
-		return usageError{fmt.Sprintf("--max-body %d: want a positive number of bytes", *maxBody)}
+	for _, f := range []struct {
+		name string
+		v    int64
+		zero bool // 0 allowed: the default
+	}{{"max-body", *maxBody, false}, {"max-tools", int64(*maxTools), false}, {"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}} {
+		if f.v < 0 || (f.v == 0 && !f.zero) {
+			return usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
+		}
 	}
-	s := serve.New(serve.Config{Addr: *listen, MaxBody: *maxBody, Version: version})
+	if *maxInFlight != 0 && *maxInFlight < *maxBody {
+		return usageError{fmt.Sprintf("--max-in-flight %d is below --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
+	}
+	setMemoryLimit(fs, *memLimit)
+	s := serve.New(serve.Config{
+		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns, Version: version,
+		OnDrain: func() {
+			fmt.Fprintln(env.stderr, "atlas-reproduce serve: stopped accepting connections; finishing the requests in flight")
+		},
+	})
 	if *stdio {
 		return s.ServeStdio(ctx, env.stdin, env.stdout)
 	}
 	return s.Run(ctx, func(a net.Addr) {
 		fmt.Fprintf(env.stderr, "atlas-reproduce serve: serving on http://%s\n", a)
 	})
+}
+
+// defaultServeMemoryLimit is serve's soft memory limit. The bounds on
+// bodies, tools and labelling keep what requests hold to a few hundred
+// megabytes at worst (a body that is one tool of a million empty
+// properties); the limit makes the collector reclaim their garbage
+// before the heap doubles past that, as it would by GOGC alone.
+const defaultServeMemoryLimit = 256 << 20
+
+func setMemoryLimit(fs *flag.FlagSet, limit int64) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "memory-limit" })
+	if limit == 0 || (!given && os.Getenv("GOMEMLIMIT") != "") {
+		return
+	}
+	debug.SetMemoryLimit(limit)
 }

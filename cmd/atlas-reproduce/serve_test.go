@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os/exec"
@@ -13,14 +14,13 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startServe runs the binary's serve on a free loopback port and returns
-// the process, the address it printed and the rest of its stderr.
-func startServe(t *testing.T, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
+// the process, the address it printed and the later lines of its stderr.
+func startServe(t *testing.T, args ...string) (*exec.Cmd, string, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -36,51 +36,67 @@ func startServe(t *testing.T, args ...string) (*exec.Cmd, string, *bytes.Buffer)
 			cmd.Wait()
 		}
 	})
-	br := bufio.NewReader(stderr)
-	line, err := br.ReadString('\n')
-	m := regexp.MustCompile(`serving on http://(\S+)`).FindStringSubmatch(line)
-	if err != nil || m == nil {
-		t.Fatalf("serve did not report its address: %q, %v", line, err)
+	sc := bufio.NewScanner(stderr)
+	if !sc.Scan() {
+		t.Fatalf("serve said nothing: %v", sc.Err())
 	}
-	rest := &bytes.Buffer{}
-	go io.Copy(rest, br)
-	return cmd, m[1], rest
+	m := regexp.MustCompile(`serving on http://(\S+)`).FindStringSubmatch(sc.Text())
+	if m == nil {
+		t.Fatalf("serve did not report its address: %q", sc.Text())
+	}
+	lines := make(chan string, 16)
+	go func() {
+		defer close(lines)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody is listening for more
+			}
+		}
+	}()
+	return cmd, m[1], lines
 }
 
 // TestServeSIGTERMDrains: on SIGTERM and SIGINT the server stops accepting,
-// finishes the request whose body is still arriving, and exits 0.
+// says so, finishes the request whose body is still arriving, and exits 0.
 func TestServeSIGTERMDrains(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		cmd, addr, _ := startServe(t)
-		body := `{"name": "a", "inputSchema": {"properties": {"api_key": {"description": "the key"}}}}`
-		conn, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.WriteString(conn, "POST /v1/classify HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:20])
-		time.Sleep(200 * time.Millisecond) // the server has the headers: the request is in flight
-		cmd.Process.Signal(sig)
-		for i := 0; ; i++ {
-			c, err := net.Dial("tcp", addr)
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, addr, lines := startServe(t)
+			body := `{"name": "a", "inputSchema": {"properties": {"api_key": {"description": "the key"}}}}`
+			conn, err := net.Dial("tcp", addr)
 			if err != nil {
-				break
+				t.Fatal(err)
 			}
-			c.Close()
-			if i == 200 {
-				t.Fatalf("%v: still accepting connections", sig)
+			defer conn.Close()
+			// 100 Continue comes when the handler reads the body: the
+			// request is in flight.
+			io.WriteString(conn, "POST /v1/classify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body[:20])
+			br := bufio.NewReader(conn)
+			if line, err := br.ReadString('\n'); err != nil || !strings.HasPrefix(line, "HTTP/1.1 100 ") {
+				t.Fatalf("waiting for 100 Continue: %q %v", line, err)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		io.WriteString(conn, body[20:])
-		answer, _ := io.ReadAll(conn)
-		conn.Close()
-		if !bytes.HasPrefix(answer, []byte("HTTP/1.1 200 OK")) || !bytes.Contains(answer, []byte(`"classes": ["gg:credential-value"]`)) {
-			t.Errorf("%v: the in-flight request was answered %q", sig, answer)
-		}
-		cmd.Wait()
-		if code := cmd.ProcessState.ExitCode(); code != exitOK {
-			t.Errorf("%v: exit %d, want 0", sig, code)
-		}
+			br.ReadString('\n')
+			cmd.Process.Signal(sig)
+			for line := range lines {
+				if strings.Contains(line, "stopped accepting connections") {
+					break
+				}
+			}
+			if c, err := net.Dial("tcp", addr); err == nil {
+				c.Close()
+				t.Fatal("still accepting connections after saying it stopped")
+			}
+			io.WriteString(conn, body[20:])
+			answer, _ := io.ReadAll(br)
+			if !bytes.HasPrefix(answer, []byte("HTTP/1.1 200 OK")) || !bytes.Contains(answer, []byte(`"classes": ["gg:credential-value"]`)) {
+				t.Errorf("the in-flight request was answered %q", answer)
+			}
+			cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != exitOK {
+				t.Errorf("exit %d, want 0", code)
+			}
+		})
 	}
 }
 
@@ -112,8 +128,62 @@ func TestServeStdio(t *testing.T) {
 	}
 }
 
+// TestServeStdioBadLine: a line that is not JSON is answered -32700 with a
+// null id, and the requests after it are answered as usual.
+func TestServeStdioBadLine(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}`,
+		`not JSON at all`,
+		`{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "classify_tools", "arguments": {"schema": {"properties": {"file_path": {}}}}}}`,
+	}, "\n") + "\n"
+	cmd := exec.Command(binary, "serve", "--stdio")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, in)
+	// Stdin stays open until the three answers are in: at its end the
+	// server stops, as an agent closing the pipe means it to.
+	var answers []map[string]any
+	sc := bufio.NewScanner(stdout)
+	for len(answers) < 3 && sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("answer %q: %v", sc.Text(), err)
+		}
+		answers = append(answers, m)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("serve --stdio: %v\n%s", err, stderr.Bytes())
+	}
+	byID := map[string]map[string]any{}
+	for _, a := range answers {
+		byID[fmt.Sprint(a["id"])] = a
+	}
+	parse, _ := byID["<nil>"]["error"].(map[string]any)
+	if len(answers) != 3 || parse["code"] != float64(-32700) {
+		t.Fatalf("want the parse error among 3 answers: %v", answers)
+	}
+	if res, _ := byID["2"]["result"].(map[string]any); res == nil || !strings.Contains(fmt.Sprint(res["content"]), "gg:filesystem-path") {
+		t.Fatalf("the call after the bad line: %v", byID["2"])
+	}
+}
+
 func TestServeUsage(t *testing.T) {
-	for _, args := range [][]string{{"serve", "extra"}, {"serve", "--max-body", "0"}, {"serve", "--bogus"}} {
+	for _, args := range [][]string{
+		{"serve", "extra"}, {"serve", "--max-body", "0"}, {"serve", "--bogus"}, {"serve", "--max-tools", "0"},
+		{"serve", "--max-conns", "-1"}, {"serve", "--max-in-flight", "100", "--max-body", "1000"},
+	} {
 		if _, stderr, code := run(t, "", args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, exitUsage, stderr)
 		}

@@ -101,9 +101,10 @@ type Set struct {
 }
 
 type pending struct {
-	name string // final base name
-	temp string // temporary base name
-	f    *os.File
+	name    string // final base name
+	temp    string // temporary base name
+	f       *os.File
+	adopted bool // the caller's file: synced and renamed, never removed
 }
 
 // Open makes dir if needed and takes its writer lock (a lock file holding
@@ -149,6 +150,34 @@ func (s *Set) Create(name string) (*os.File, error) {
 	}
 	s.files = append(s.files, &pending{name: name, temp: temp, f: f})
 	return f, nil
+}
+
+// Adopt makes temp, a complete file the caller wrote in the folder under a
+// plain name of its own (a resumable download's NAME.part, say), part of the
+// set: Commit syncs it and renames it to name with the others. Close never
+// removes an adopted file, so a caller's resumable state survives a failed
+// set.
+func (s *Set) Adopt(temp, name string) error {
+	if s.closed {
+		return errors.New("outset: Adopt on a closed set")
+	}
+	if err := validName(name); err != nil {
+		return err
+	}
+	if err := validName(temp); err != nil {
+		return err
+	}
+	for _, p := range s.files {
+		if p.name == name || p.temp == temp {
+			return fmt.Errorf("outset: %q added twice to one set", name)
+		}
+	}
+	f, err := os.Open(filepath.Join(s.dir, temp))
+	if err != nil {
+		return err
+	}
+	s.files = append(s.files, &pending{name: name, temp: temp, f: f, adopted: true})
+	return nil
 }
 
 // WriteFile adds a file holding data to the set.
@@ -211,7 +240,7 @@ func (s *Set) Close() error {
 	var first error
 	for _, p := range s.files {
 		p.f.Close()
-		if s.journaled {
+		if s.journaled || p.adopted {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.dir, p.temp)); err != nil && !errors.Is(err, fs.ErrNotExist) && first == nil {
@@ -413,7 +442,9 @@ func rollForward(dir string) error {
 		return fmt.Errorf("output folder %s: commit journal %s is damaged: %w", dir, journalName, err)
 	}
 	for _, e := range j.Files {
-		if validName(e.Name) != nil || !strings.HasPrefix(e.Temp, tempPrefix) || strings.ContainsRune(e.Temp, '/') {
+		badTemp := strings.ContainsAny(e.Temp, "/"+string(filepath.Separator)) ||
+			(validName(e.Temp) != nil && !strings.HasPrefix(e.Temp, tempPrefix))
+		if validName(e.Name) != nil || badTemp {
 			return fmt.Errorf("output folder %s: commit journal names %q, not a file of a set", dir, e.Name)
 		}
 		err := os.Rename(filepath.Join(dir, e.Temp), filepath.Join(dir, e.Name))

@@ -437,3 +437,40 @@ func TestRenameFailsHalfway(t *testing.T) {
 		t.Fatalf("after repair the folder holds %v, want %v", got, newSet)
 	}
 }
+
+// TestAdopt: an adopted file joins the set on Commit and survives a Close
+// without one, as a resumable download must.
+func TestAdopt(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.zip.part"), []byte("bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Adopt("big.zip.part", "big.zip"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if got := readDir(t, dir); got["big.zip.part"] != "bytes" || len(got) != 1 {
+		t.Fatalf("Close without Commit left %v, want the adopted file kept", got)
+	}
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Adopt("big.zip.part", "big.zip"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteFile("SUMS", []byte("sums")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := finals(readDir(t, dir)); !sameSet(got, map[string]string{"big.zip": "bytes", "SUMS": "sums"}) {
+		t.Fatalf("after Commit: %v", got)
+	}
+}

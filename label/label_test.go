@@ -1,4 +1,4 @@
-package runner
+package label
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 const (
@@ -27,7 +26,7 @@ func python3(t testing.TB) string {
 func goClassify(t *testing.T, in []byte) ([]byte, error) {
 	t.Helper()
 	var out []byte
-	err := NewLabeller().ClassifyStream(bytes.NewReader(in), "stdin", func(_ report.Origin, tl *report.ToolLabels) error {
+	err := NewLabeller().ClassifyStream(bytes.NewReader(in), "stdin", func(_ Origin, tl *ToolLabels) error {
 		out = tl.AppendJSON(out)
 		return nil
 	})
@@ -106,14 +105,16 @@ func TestClassifyDocument(t *testing.T) {
 		{`{"type": "object", "properties": {"password": {"type": "string"}}, "required": ["password"]}`, `"required_classes": ["gg:credential-value"]`},
 		{"{\n  \"name\": \"run\",\n  \"inputSchema\": {\"properties\": {\"cmd\": {}}}\n}\n", `"tool": "run", "classes": ["gg:command-string"]`},
 	} {
-		var out []byte
-		err := NewLabeller().ClassifyDocument([]byte(tc.doc), "f.json", func(_ report.Origin, tl *report.ToolLabels) error {
-			out = tl.AppendJSON(out)
-			return nil
+		t.Run(tc.doc, func(t *testing.T) {
+			var out []byte
+			err := NewLabeller().ClassifyDocument([]byte(tc.doc), "f.json", func(_ Origin, tl *ToolLabels) error {
+				out = tl.AppendJSON(out)
+				return nil
+			})
+			if err != nil || !strings.Contains(string(out), tc.want) {
+				t.Errorf("ClassifyDocument(%q) = %s, %v; want %s", tc.doc, out, err, tc.want)
+			}
 		})
-		if err != nil || !strings.Contains(string(out), tc.want) {
-			t.Errorf("ClassifyDocument(%q) = %s, %v; want %s", tc.doc, out, err, tc.want)
-		}
 	}
 	if err := NewLabeller().ClassifyDocument([]byte(`{"a":`), "f.json", nil); err == nil || !strings.Contains(err.Error(), "f.json") {
 		t.Errorf("bad document: %v", err)

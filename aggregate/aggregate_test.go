@@ -39,28 +39,30 @@ func TestMergeEqualsSerial(t *testing.T) {
 		add(serial, tl)
 	}
 	for _, workers := range []int{1, 3, 8} {
-		parts := make([]*Counters, workers)
-		var wg sync.WaitGroup
-		for w := range parts {
-			parts[w] = New()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(tools); i += workers {
-					add(parts[w], tools[i])
-				}
-			}()
-		}
-		wg.Wait()
-		merged := New()
-		for _, p := range parts {
-			merged.Merge(p)
-		}
-		if merged.Tools != serial.Tools || merged.Properties != serial.Properties || merged.Labels != serial.Labels ||
-			merged.Required != serial.Required || len(merged.Servers) != len(serial.Servers) ||
-			merged.Surface["x"] != serial.Surface["x"] || merged.ServersWith(1) != serial.ServersWith(1) {
-			t.Fatalf("workers=%d: merged counts differ from serial", workers)
-		}
+		t.Run(fmt.Sprint("workers=", workers), func(t *testing.T) {
+			parts := make([]*Counters, workers)
+			var wg sync.WaitGroup
+			for w := range parts {
+				parts[w] = New()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < len(tools); i += workers {
+						add(parts[w], tools[i])
+					}
+				}()
+			}
+			wg.Wait()
+			merged := New()
+			for _, p := range parts {
+				merged.Merge(p)
+			}
+			if merged.Tools != serial.Tools || merged.Properties != serial.Properties || merged.Labels != serial.Labels ||
+				merged.Required != serial.Required || len(merged.Servers) != len(serial.Servers) ||
+				merged.Surface["x"] != serial.Surface["x"] || merged.ServersWith(1) != serial.ServersWith(1) {
+				t.Fatalf("workers=%d: merged counts differ from serial", workers)
+			}
+		})
 	}
 	if n := serial.ServersWith(1); n == 0 || n >= int64(len(serial.Servers)) {
 		t.Fatalf("ServersWith(1) = %d of %d servers: the flag is not exercised both ways", n, len(serial.Servers))

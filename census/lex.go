@@ -1,15 +1,54 @@
 package census
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
 )
 
-// This file holds the byte-level scanners the fast decoder is built from.
-// Each follows CPython's C scanner (Modules/_json.c) step by step, including
-// where it reports an error, so that the fast and the reference decoder can
-// be required to fail at the same offset with the same message.
+// Lexer is census's one reader of JSON text: whitespace, strings (with
+// CPython's escapes and surrogates, and strict UTF-8), numbers, literals,
+// and the punctuation of objects and arrays, each step validated as
+// CPython's C scanner (Modules/_json.c) validates it and failing where and
+// how it fails. The Decoder, its streaming pass, AppendCanonical and the
+// sensitivity package's deep walk all read through it, so that they agree
+// on every byte.
+//
+// Positions are byte offsets in the text; a method takes the position of a
+// token and returns the position past it. The zero value is ready after
+// Reset.
+type Lexer struct {
+	data  []byte
+	stack []byte // open containers while skipping
+	// validated says the text has been read through once already (Stream's
+	// second pass): Skip then only finds the value's end, as
+	// SkipValidated does.
+	validated bool
+}
+
+// Reset makes the Lexer read data.
+func (l *Lexer) Reset(data []byte) { l.data, l.validated = data, false }
+
+// Data is the text being read.
+func (l *Lexer) Data() []byte { return l.data }
+
+// At is the byte at p, or 0 past the end (which no valid token starts with).
+func (l *Lexer) At(p int) byte {
+	if p < len(l.data) {
+		return l.data[p]
+	}
+	return 0
+}
+
+// WS returns the position of the first byte at or after p that is not
+// json's whitespace (space, tab, CR, LF).
+func (l *Lexer) WS(p int) int { return skipWS(l.data, p) }
+
+// String validates the string whose opening quote is at q and returns the
+// position past its closing quote and whether it holds an escape; its
+// content is Data()[q+1 : end-1].
+func (l *Lexer) String(q int) (end int, esc bool, err error) { return scanString(l.data, q) }
 
 // synErr builds the error for a line Python's json would reject. It runs only
 // on the error path, so its allocation does not matter.
@@ -326,4 +365,244 @@ func scanNumber(data []byte, p int) (int, scalarKind, error) {
 		return start, 0, synErr(start, msgIntDigits)
 	}
 	return p, kind, nil
+}
+
+// ObjOpen steps into the object whose '{' is at p. done is true for an
+// empty object, with p past its '}'.
+func (l *Lexer) ObjOpen(p int) (int, bool) {
+	data := l.data
+	p = skipWS(data, p+1)
+	if p < len(data) && data[p] == '}' {
+		return p + 1, true
+	}
+	return p, false
+}
+
+// Key validates the member name at p and the colon after it: the name is
+// the string from p to end, and the value starts at v. On an error v is
+// where it was found.
+func (l *Lexer) Key(p int) (end int, esc bool, v int, err error) {
+	data := l.data
+	if p >= len(data) || data[p] != '"' {
+		return p, false, p, synErr(p, msgKey)
+	}
+	end, esc, err = scanString(data, p)
+	if err != nil {
+		return end, esc, end, err
+	}
+	v = skipWS(data, end)
+	if v >= len(data) || data[v] != ':' {
+		return end, esc, v, synErr(v, msgColon)
+	}
+	return end, esc, skipWS(data, v+1), nil
+}
+
+// ObjNext steps past the ',' or '}' after a member's value; done is true
+// past the '}'.
+func (l *Lexer) ObjNext(p int) (int, bool, error) {
+	return l.next(p, '}')
+}
+
+// ArrOpen steps into the array whose '[' is at p, as ObjOpen.
+func (l *Lexer) ArrOpen(p int) (int, bool) {
+	data := l.data
+	p = skipWS(data, p+1)
+	if p < len(data) && data[p] == ']' {
+		return p + 1, true
+	}
+	return p, false
+}
+
+// ArrNext steps past the ',' or ']' after an element, as ObjNext.
+func (l *Lexer) ArrNext(p int) (int, bool, error) {
+	return l.next(p, ']')
+}
+
+func (l *Lexer) next(p int, closer byte) (int, bool, error) {
+	data := l.data
+	p = skipWS(data, p)
+	if p < len(data) {
+		switch data[p] {
+		case ',':
+			return skipWS(data, p+1), false, nil
+		case closer:
+			return p + 1, true, nil
+		}
+	}
+	return p, false, synErr(p, msgComma)
+}
+
+// Skip validates the value at p without building anything. depth is the
+// nesting of the container holding it (0 at the top), so that nesting past
+// MaxDepth fails as CPython's recursion limit makes it fail.
+func (l *Lexer) Skip(p, depth int) (int, error) {
+	if l.validated {
+		return l.SkipValidated(p), nil
+	}
+	data := l.data
+	if p < len(data) {
+		switch data[p] {
+		case '"':
+			end, _, err := scanString(data, p)
+			return end, err
+		case '{', '[':
+			return l.skipContainer(p, depth)
+		}
+	}
+	end, _, err := scanScalar(data, p)
+	return end, err
+}
+
+// skipContainer validates the array or object at p with an explicit stack
+// of open brackets instead of recursion, so that any nesting ends in a clean
+// error at MaxDepth rather than in a stack overflow.
+func (l *Lexer) skipContainer(p, depth int) (int, error) {
+	data := l.data
+	n := len(data)
+	// The depth check bounds the stack, so it never grows past this.
+	if cap(l.stack) < MaxDepth {
+		l.stack = make([]byte, 0, MaxDepth)
+	}
+	stack := l.stack[:0]
+	var err error
+	for {
+		// p is at the start of a value.
+		if p >= n {
+			return p, synErr(p, msgValue)
+		}
+		c := data[p]
+		if c == '{' || c == '[' {
+			if depth+len(stack)+1 > MaxDepth {
+				return p, synErr(p, msgDepth)
+			}
+			stack = append(stack, c+2) // the matching '}' or ']'
+			p = skipWS(data, p+1)
+			if p < n && data[p] == c+2 {
+				stack = stack[:len(stack)-1]
+				p++
+			} else {
+				if c == '{' {
+					if _, _, p, err = l.Key(p); err != nil {
+						return p, err
+					}
+				}
+				continue
+			}
+		} else if c == '"' {
+			if p, _, err = scanString(data, p); err != nil {
+				return p, err
+			}
+		} else if p, _, err = scanScalar(data, p); err != nil {
+			return p, err
+		}
+		// A value just ended: close containers until one continues.
+		for {
+			if len(stack) == 0 {
+				return p, nil
+			}
+			p = skipWS(data, p)
+			if p >= n {
+				return p, synErr(p, msgComma)
+			}
+			closer := stack[len(stack)-1]
+			if data[p] == ',' {
+				p = skipWS(data, p+1)
+				if closer == '}' {
+					if _, _, p, err = l.Key(p); err != nil {
+						return p, err
+					}
+				}
+				break
+			}
+			if data[p] != closer {
+				return p, synErr(p, msgComma)
+			}
+			stack = stack[:len(stack)-1]
+			p++
+		}
+	}
+}
+
+// The three methods below read text the Lexer has already validated
+// (Tool.Schema and Tool.Raw are such text), for readers that walk it again.
+// They find where a token ends without checking it: bytes.IndexByte finds
+// a string's closing quote many bytes at a time, where String must look at
+// every byte for control characters and UTF-8. On the real schemas this
+// made the deep walk of the sensitivity variants (BenchmarkDeep) about 1.4
+// times as fast as with String and Skip, so the split stays. On text that
+// is not valid they return a position no further than the end, and never
+// fail.
+
+// StringEnd is String for validated text.
+func (l *Lexer) StringEnd(q int) (end int, esc bool) {
+	data := l.data
+	p := q + 1
+	for {
+		i := bytes.IndexByte(data[p:], '"')
+		if i < 0 {
+			return len(data), esc
+		}
+		j := p + i
+		k := j - 1
+		for k > q && data[k] == '\\' {
+			k--
+		}
+		if (j-1-k)%2 == 0 {
+			// An even run of backslashes (maybe none) before the quote:
+			// it closes the string.
+			return j + 1, esc || bytes.IndexByte(data[q+1:j], '\\') >= 0
+		}
+		esc = true
+		p = j + 1
+	}
+}
+
+// KeyValidated is Key for validated text.
+func (l *Lexer) KeyValidated(p int) (end int, esc bool, v int) {
+	end, esc = l.StringEnd(p)
+	v = skipWS(l.data, end)
+	if v < len(l.data) {
+		v++ // the ':'
+	}
+	return end, esc, skipWS(l.data, v)
+}
+
+// SkipValidated is Skip for validated text: it counts brackets outside
+// strings.
+func (l *Lexer) SkipValidated(p int) int {
+	data := l.data
+	if p >= len(data) {
+		return len(data)
+	}
+	switch data[p] {
+	case '"':
+		end, _ := l.StringEnd(p)
+		return end
+	case '{', '[':
+		depth := 0
+		for p < len(data) {
+			switch data[p] {
+			case '"':
+				p, _ = l.StringEnd(p)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return p + 1
+				}
+			}
+			p++
+		}
+		return p
+	}
+	for p < len(data) {
+		switch data[p] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return p
+		}
+		p++
+	}
+	return p
 }

@@ -1,4 +1,4 @@
-package report
+package label
 
 import "unicode/utf8"
 
@@ -145,4 +145,27 @@ func AppendJSONString(b []byte, s string) []byte {
 		}
 	}
 	return append(b, '"')
+}
+
+// SensitivityLabels is what the variants add to one tool, as the classify
+// command prints it with --sensitivity.
+type SensitivityLabels struct {
+	CamelCase, CamelCaseRequired []string
+	WordSplit, WordSplitRequired []string
+	Deep                         []string
+}
+
+// appendJSON appends s as the value of the "sensitivity" key.
+func (s *SensitivityLabels) appendJSON(b []byte) []byte {
+	b = append(b, `{"camel_case": {"classes": `...)
+	b = appendStrings(b, s.CamelCase)
+	b = append(b, `, "required_classes": `...)
+	b = appendStrings(b, s.CamelCaseRequired)
+	b = append(b, `}, "word_split": {"classes": `...)
+	b = appendStrings(b, s.WordSplit)
+	b = append(b, `, "required_classes": `...)
+	b = appendStrings(b, s.WordSplitRequired)
+	b = append(b, `}, "deep": {"classes": `...)
+	b = appendStrings(b, s.Deep)
+	return append(b, "}}"...)
 }

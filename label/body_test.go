@@ -1,21 +1,21 @@
-package runner
+package label
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 func bodyLabels(t *testing.T, doc []byte) ([]byte, error) {
 	t.Helper()
 	var out []byte
-	err := NewLabeller().ClassifyBody(doc, func(tl *report.ToolLabels) error {
+	err := NewLabeller().ClassifyBody(doc, func(tl *ToolLabels) error {
 		out = tl.AppendJSON(out)
 		return nil
 	})
@@ -25,7 +25,7 @@ func bodyLabels(t *testing.T, doc []byte) ([]byte, error) {
 func documentLabels(t *testing.T, doc []byte) ([]byte, error) {
 	t.Helper()
 	var out []byte
-	err := NewLabeller().ClassifyDocument(doc, "f.json", func(_ report.Origin, tl *report.ToolLabels) error {
+	err := NewLabeller().ClassifyDocument(doc, "f.json", func(_ Origin, tl *ToolLabels) error {
 		out = tl.AppendJSON(out)
 		return nil
 	})
@@ -113,15 +113,17 @@ func TestClassifyBodyErrorsAreTheDecoders(t *testing.T) {
 		{`[1, 2]`, false, 0},
 		{`{"tools": 3}`, false, 0},
 	} {
-		_, err := bodyLabels(t, []byte(tc.doc))
-		var se *census.SyntaxError
-		var re *census.RecordError
-		switch {
-		case tc.syntax && (!errors.As(err, &se) || se.Offset != tc.offset):
-			t.Errorf("%q: %v, want a SyntaxError at byte %d", tc.doc, err, tc.offset)
-		case !tc.syntax && !errors.As(err, &re):
-			t.Errorf("%q: %v, want a RecordError", tc.doc, err)
-		}
+		t.Run(tc.doc, func(t *testing.T) {
+			_, err := bodyLabels(t, []byte(tc.doc))
+			var se *census.SyntaxError
+			var re *census.RecordError
+			switch {
+			case tc.syntax && (!errors.As(err, &se) || se.Offset != tc.offset):
+				t.Errorf("%q: %v, want a SyntaxError at byte %d", tc.doc, err, tc.offset)
+			case !tc.syntax && !errors.As(err, &re):
+				t.Errorf("%q: %v, want a RecordError", tc.doc, err)
+			}
+		})
 	}
 }
 
@@ -130,7 +132,7 @@ func TestClassifyBodyErrorsAreTheDecoders(t *testing.T) {
 func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 	lines := func(in []byte) ([]byte, error) {
 		var out []byte
-		err := NewLabeller().ClassifyLines(in, "stdin", func(o report.Origin, tl *report.ToolLabels) error {
+		err := NewLabeller().ClassifyLines(in, "stdin", func(o Origin, tl *ToolLabels) error {
 			out = append(out, []byte(strings.Repeat("#", int(o.Line%7)))...)
 			out = tl.AppendJSON(out)
 			return nil
@@ -139,7 +141,7 @@ func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 	}
 	stream := func(in []byte) ([]byte, error) {
 		var out []byte
-		err := NewLabeller().ClassifyStream(bytes.NewReader(in), "stdin", func(o report.Origin, tl *report.ToolLabels) error {
+		err := NewLabeller().ClassifyStream(bytes.NewReader(in), "stdin", func(o Origin, tl *ToolLabels) error {
 			out = append(out, []byte(strings.Repeat("#", int(o.Line%7)))...)
 			out = tl.AppendJSON(out)
 			return nil
@@ -158,17 +160,19 @@ func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 		[]byte(tool + "\n" + tool + "\n{\"a\": \n"),
 		[]byte("\u3000\n" + tool),
 	} {
-		got, gerr := lines(in)
-		want, werr := stream(in)
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%.200q:\n lines:  %.500s\n stream: %.500s", in, got, want)
-		}
-		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
-			t.Fatalf("%.200q: ClassifyLines error %v, ClassifyStream error %v", in, gerr, werr)
-		}
-		var le *LineError
-		if gerr != nil && !errors.As(gerr, &le) {
-			t.Fatalf("%.200q: %v is not a LineError", in, gerr)
-		}
+		t.Run(fmt.Sprintf("%.30q", in), func(t *testing.T) {
+			got, gerr := lines(in)
+			want, werr := stream(in)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%.200q:\n lines:  %.500s\n stream: %.500s", in, got, want)
+			}
+			if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+				t.Fatalf("%.200q: ClassifyLines error %v, ClassifyStream error %v", in, gerr, werr)
+			}
+			var le *LineError
+			if gerr != nil && !errors.As(gerr, &le) {
+				t.Fatalf("%.200q: %v is not a LineError", in, gerr)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
 )
 
@@ -11,7 +10,12 @@ import (
 // normative count can depend on it. Each worker owns one; they are merged
 // once at the end.
 type Sensitivity struct {
-	report.SensitivityCounts
+	// Tools counts, per class bit index (classify bit i is class 1<<i),
+	// the tools camel_case, word_split and deep add; Required those of
+	// them where a required property carries the class, for camel_case
+	// and word_split.
+	Tools    [3][5]int64
+	Required [2][5]int64
 }
 
 // Add counts one tool's additions.

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+)
+
+func init() {
+	register(command{
+		name:    "candidates",
+		summary: "read the MCP Registry's server list into a candidates file for crawl",
+		run:     runCandidates,
+	})
+}
+
+// registryFlags are the registry options candidates and crawl share.
+type registryFlags struct {
+	url          string
+	updatedSince string
+	timeout      time.Duration
+	maxPages     int
+}
+
+func (f *registryFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "registry", "", "MCP Registry base `URL` (e.g. https://registry.modelcontextprotocol.io); its /v0.1/servers list is read to the last page")
+	fs.StringVar(&f.updatedSince, "updated-since", "", "only servers updated since this RFC 3339 `time` (the API's updated_since)")
+	fs.DurationVar(&f.timeout, "registry-timeout", crawl.DefaultRegistryTimeout, "deadline of each request to the registry")
+	fs.IntVar(&f.maxPages, "registry-pages", crawl.DefaultRegistryPages, "most pages read from the registry")
+}
+
+func (f *registryFlags) options() (crawl.RegistryOptions, error) {
+	if f.timeout <= 0 || f.maxPages <= 0 {
+		return crawl.RegistryOptions{}, usageError{"--registry-timeout and --registry-pages must be positive"}
+	}
+	if f.updatedSince != "" {
+		if _, err := time.Parse(time.RFC3339, f.updatedSince); err != nil {
+			return crawl.RegistryOptions{}, usageError{fmt.Sprintf("--updated-since %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", f.updatedSince)}
+		}
+	}
+	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages}, nil
+}
+
+// fetch reads the registry and says on w what was kept and skipped.
+func (f *registryFlags) fetch(ctx context.Context, w io.Writer) ([]crawl.Candidate, error) {
+	opt, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	cands, st, err := crawl.FetchRegistry(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "registry: %d pages, %d entries, %d names, %d remotes: %d candidates\n", st.Pages, st.Entries, st.Names, st.Remotes, st.Kept)
+	reasons := make([]string, 0, len(st.Skipped))
+	for r := range st.Skipped {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(w, "registry: skipped %d: %s\n", st.Skipped[r], r)
+	}
+	return cands, nil
+}
+
+func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "candidates", "candidates --registry URL --out FILE [--updated-since RFC3339] [--registry-timeout DURATION] [--registry-pages N]")
+	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of candidates_remotes.jsonl); written whole or not at all")
+	var rf registryFlags
+	rf.register(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if rf.url == "" || *out == "" || fs.NArg() > 0 {
+		return usageError{"candidates needs --registry URL and --out FILE, and no other arguments"}
+	}
+	cands, err := rf.fetch(ctx, env.stderr)
+	if err != nil {
+		return err
+	}
+	if len(cands) == 0 {
+		return fmt.Errorf("candidates: the registry lists no crawlable remote; %s not written", *out)
+	}
+	return crawl.WriteCandidates(*out, cands)
+}

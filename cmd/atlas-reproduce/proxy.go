@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/proxy"
+)
+
+func init() {
+	register(command{
+		name:    "proxy",
+		summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)",
+		run:     runProxy,
+	})
+}
+
+// listFlag is a flag that may be given many times, each value also a
+// comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// runProxy relays until SIGINT or SIGTERM cancels ctx (HTTP), or until the
+// client closes stdin (--stdio); both are clean stops.
+func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME]`)
+	upstream := fs.String("upstream", "", "MCP server `URL`: Streamable HTTP, or legacy SSE when the path ends in /sse")
+	upstreamCmd := fs.String("upstream-cmd", "", "stdio MCP server to start per session, as a shell-quoted `command` (e.g. \"npx -y @scope/server\"); nothing is expanded")
+	listen := fs.String("listen", proxy.DefaultAddr, "`address` to serve Streamable HTTP on at /mcp, with /healthz and /metrics (port 0 picks a free one; the bound address is printed on stderr)")
+	stdio := fs.Bool("stdio", false, "serve one session over stdin and stdout instead of HTTP, for clients that launch the proxy")
+	maxBody := fs.Int64("max-body", proxy.DefaultMaxBody, "largest HTTP request body in `bytes`; a larger one is answered 413")
+	cacheSize := fs.Int("cache-size", proxy.DefaultCacheSize, "tool definitions whose labels are kept (LRU)")
+	var hide, deny, allow listFlag
+	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (e.g. gg:command-string or command-string) from tools/list and refuse their calls; repeatable")
+	fs.Var(&deny, "deny", "answer tools/call of tools carrying `CLASS` with a JSON-RPC error naming the class; repeatable")
+	fs.Var(&allow, "allow-tool", "exempt the tool `NAME` from --hide and --deny; repeatable")
+	quiet := fs.Bool("quiet", false, "log only upstream failures, not each policy decision")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{"proxy takes no arguments"}
+	}
+	up := proxy.Upstream{URL: *upstream, Stderr: env.stderr}
+	if *upstreamCmd != "" {
+		words, err := proxy.SplitCommand(*upstreamCmd)
+		if err != nil {
+			return usageError{fmt.Sprintf("--upstream-cmd: %v", err)}
+		}
+		up.Command = words
+	}
+	if *maxBody <= 0 {
+		return usageError{fmt.Sprintf("--max-body %d: want a positive number of bytes", *maxBody)}
+	}
+	level := slog.LevelInfo
+	if *quiet {
+		level = slog.LevelWarn
+	}
+	p, err := proxy.New(proxy.Config{
+		Upstream:  up,
+		Policy:    proxy.Policy{Hide: hide, Deny: deny, AllowTools: allow},
+		Addr:      *listen,
+		MaxBody:   *maxBody,
+		CacheSize: *cacheSize,
+		Logger:    slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+	})
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if *stdio {
+		return p.ServeStdio(ctx, env.stdin, env.stdout)
+	}
+	return p.Run(ctx, func(a net.Addr) {
+		fmt.Fprintf(env.stderr, "atlas-reproduce proxy: serving on http://%s/mcp\n", a)
+	})
+}

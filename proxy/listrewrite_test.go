@@ -1,0 +1,162 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+func TestSpliceMeta(t *testing.T) {
+	const m = `{"x":1}`
+	const k = `"` + MetaKey + `":` + m
+	cases := []struct{ name, tool, want string }{
+		{"no _meta", `{"name":"a"}`, `{"name":"a","_meta":{` + k + `}}`},
+		{"empty tool", `{}`, `{"_meta":{` + k + `}}`},
+		{"empty _meta", `{"_meta":{},"name":"a"}`, `{"_meta":{` + k + `},"name":"a"}`},
+		{"_meta kept", `{"_meta":{"v/a":[1,{"b":"}"}]},"name":"a"}`, `{"_meta":{"v/a":[1,{"b":"}"}],` + k + `},"name":"a"}`},
+		{"whitespace", "{ \"name\" : \"a\" ,\n \"_meta\" : { \"v\" : 1 } }", "{ \"name\" : \"a\" ,\n \"_meta\" : { \"v\" : 1 ," + k + "} }"},
+		{"last _meta wins", `{"_meta":{"a":1},"_meta":{"b":2}}`, `{"_meta":{"a":1},"_meta":{"b":2,` + k + `}}`},
+		{"escaped key", `{"\u005fmeta":{"a":1}}`, `{"\u005fmeta":{"a":1,` + k + `}}`},
+		{"_meta not an object", `{"_meta":null}`, `{"_meta":null,"_meta":{` + k + `}}`},
+		{"strings with braces", `{"d":"{\"_meta\":1}"}`, `{"d":"{\"_meta\":1}","_meta":{` + k + `}}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := spliceMeta(nil, []byte(c.tool), []byte(m))
+			if string(got) != c.want {
+				t.Errorf("\n got %s\nwant %s", got, c.want)
+			}
+			if !json.Valid(got) {
+				t.Errorf("invalid JSON: %s", got)
+			}
+		})
+	}
+}
+
+func TestRewriteList(t *testing.T) {
+	label := func(tool []byte) *labelEntry {
+		var v struct{ Name string }
+		if json.Unmarshal(tool, &v) != nil || v.Name == "" {
+			return nil
+		}
+		return &labelEntry{name: v.Name, classes: []string{"gg:" + v.Name}, meta: []byte(`1`)}
+	}
+	keepAll := func(*labelEntry) bool { return true }
+	hideB := func(e *labelEntry) bool { return e.name != "b" }
+	cases := []struct {
+		name, in, want string
+		keep           func(*labelEntry) bool
+		st             listStats
+	}{
+		{"labels each", `{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"c"}`,
+			`{"tools":[{"name":"a","_meta":{"` + MetaKey + `":1}},{"name":"b","_meta":{"` + MetaKey + `":1}}],"nextCursor":"c"}`, keepAll, listStats{labelled: 2}},
+		{"hides", `{"tools":[{"name":"a"},{"name":"b"},{"name":"c"}]}`,
+			`{"tools":[{"name":"a","_meta":{"` + MetaKey + `":1}},{"name":"c","_meta":{"` + MetaKey + `":1}}]}`, hideB, listStats{labelled: 2, hidden: 1}},
+		{"hides the only one", `{"tools":[{"name":"b"}]}`, `{"tools":[]}`, hideB, listStats{hidden: 1}},
+		{"unlabelled passes", `{"tools":[{"x":1},{"name":"a"}]}`,
+			`{"tools":[{"x":1},{"name":"a","_meta":{"` + MetaKey + `":1}}]}`, keepAll, listStats{labelled: 1, unlabelled: 1}},
+		{"empty list", `{"tools":[]}`, `{"tools":[]}`, keepAll, listStats{}},
+		{"no tools", `{"other":[{"name":"a"}]}`, `{"other":[{"name":"a"}]}`, keepAll, listStats{}},
+		{"tools not a list", `{"tools":{"name":"a"}}`, `{"tools":{"name":"a"}}`, keepAll, listStats{}},
+		{"last tools wins", `{"tools":[{"name":"z"}],"tools":[{"name":"a"}]}`,
+			`{"tools":[{"name":"z"}],"tools":[{"name":"a","_meta":{"` + MetaKey + `":1}}]}`, keepAll, listStats{labelled: 1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, st, err := rewriteList(nil, []byte(c.in), label, c.keep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gc, wc bytes.Buffer
+			json.Compact(&gc, got)
+			json.Compact(&wc, []byte(c.want))
+			if gc.String() != wc.String() || st != c.st {
+				t.Errorf("\n got %s %+v\nwant %s %+v", got, st, c.want, c.st)
+			}
+		})
+	}
+}
+
+// FuzzRewriteList: whatever the server sends, the result is valid JSON
+// when the input was, and a result without a tools list passes unchanged.
+func FuzzRewriteList(f *testing.F) {
+	for _, s := range []string{`{"tools":[{"name":"a","_meta":{"b":1}}]}`, `{"tools":[1,"x",null,{}]}`, `{}`, `[]`, `{"tools":[{"_meta":[]}]}`} {
+		f.Add([]byte(s))
+	}
+	ent := &labelEntry{name: "t", meta: []byte(`{"classes":[]}`)}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		got, _, err := rewriteList(nil, in, func(tool []byte) *labelEntry {
+			if len(tool) > 0 && tool[0] == '{' {
+				return ent
+			}
+			return nil
+		}, func(*labelEntry) bool { return true })
+		if !json.Valid(in) {
+			return
+		}
+		if err != nil && !bytes.Equal(got, in) {
+			t.Fatalf("valid input %q failed (%v) and changed to %q", in, err, got)
+		}
+		if !json.Valid(got) {
+			t.Fatalf("%q became invalid %q", in, got)
+		}
+		var v map[string]json.RawMessage
+		if json.Unmarshal(in, &v) != nil || v["tools"] == nil || v["tools"][0] != '[' {
+			if !bytes.Equal(got, in) {
+				t.Fatalf("%q changed to %q", in, got)
+			}
+		}
+	})
+}
+
+func TestSplitCommand(t *testing.T) {
+	cases := []struct {
+		in   string
+		want []string
+		bad  bool
+	}{
+		{in: "npx -y @scope/server", want: []string{"npx", "-y", "@scope/server"}},
+		{in: `  node  'my server.js'  "--opt=a \"b\""  `, want: []string{"node", "my server.js", `--opt=a "b"`}},
+		{in: `a\ b c`, want: []string{"a b", "c"}},
+		{in: `x ''`, want: []string{"x", ""}},
+		{in: `'unterminated`, bad: true},
+		{in: `"unterminated`, bad: true},
+		{in: "   ", bad: true},
+	}
+	for _, c := range cases {
+		t.Run(c.in, func(t *testing.T) {
+			got, err := SplitCommand(c.in)
+			if (err != nil) != c.bad || !slices.Equal(got, c.want) {
+				t.Errorf("got %q, %v; want %q (error %v)", got, err, c.want, c.bad)
+			}
+		})
+	}
+}
+
+func TestLabelCache(t *testing.T) {
+	l := newLabeller(1)
+	tools := []string{
+		`{"name":"a","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}`,
+		`{"name":"b","inputSchema":{"type":"object","properties":{"url":{"type":"string"}}}}`,
+		`{"name":"c","inputSchema":{"type":"object","properties":{"command":{"type":"string"}}}}`,
+		// tool 0 again, other bytes, the same definition
+		`{ "inputSchema" : {"properties":{"path":{"type":"string"}}, "type":"object"}, "name" : "a" }`,
+	}
+	steps := []struct {
+		tool int
+		hit  bool
+	}{{0, false}, {0, true}, {3, true}, {1, false}, {0, false}, {2, false}, {3, false}}
+	for i, s := range steps {
+		ent, hit, err := l.label([]byte(tools[s.tool]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hit != s.hit {
+			t.Errorf("step %d (tool %d): hit %v, want %v", i, s.tool, hit, s.hit)
+		}
+		if want := string(rune('a' + s.tool%3)); ent.name != want {
+			t.Errorf("step %d: name %q, want %q", i, ent.name, want)
+		}
+	}
+}

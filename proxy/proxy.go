@@ -1,0 +1,216 @@
+// Package proxy is an MCP proxy that puts the gg: parameter risk labels
+// where gateways and agents read tools: in each listed tool's _meta, under
+// "io.github.atlas-reproduce/param-risk". Every other message passes both
+// ways as it came (requests, answers, notifications, the server's own
+// requests to the client), relayed as raw JSON-RPC at the SDK's transport
+// level, so ids, _meta, unknown fields and error objects survive.
+//
+// Each downstream session (Streamable HTTP, or stdio) gets its own upstream
+// session (Streamable HTTP, legacy SSE, or a stdio command). Labels are
+// those the classify command prints, cached by the tool definition's hash.
+// An optional policy hides tools of given classes or refuses their calls.
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of Config. The HTTP limits are those of the serve command.
+const (
+	DefaultAddr              = "127.0.0.1:8090"
+	DefaultMaxBody           = 8 << 20
+	DefaultMaxMessage        = 64 << 20
+	DefaultCacheSize         = 65536
+	DefaultSessionIdle       = 30 * time.Minute
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultIdleTimeout       = 120 * time.Second
+	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultOutboxWait        = 10 * time.Second
+)
+
+// Config configures a Proxy. Zero fields take the defaults above.
+type Config struct {
+	// Upstream is the server behind the proxy.
+	Upstream Upstream
+	// Policy acts on the labels; the zero Policy only publishes them.
+	Policy Policy
+	// Addr is the address Run listens on.
+	Addr string
+	// MaxBody is the largest request body the HTTP downstream reads.
+	MaxBody int64
+	// CacheSize is how many tool definitions' labels are kept.
+	CacheSize int
+	// SessionIdle ends an HTTP session no request has touched for this
+	// long (a client that went away without DELETE), and its upstream.
+	SessionIdle time.Duration
+	// The http.Server timeouts. There is no write timeout: a tool call or
+	// an event stream may rightly last long, and ends when either side
+	// goes away.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	IdleTimeout       time.Duration
+	// OutboxWait bounds how long a server's request (sampling, roots/list,
+	// elicitation) waits for an HTTP client to open the standalone stream
+	// it must arrive on; then the server is answered with an error.
+	OutboxWait time.Duration
+	// ShutdownTimeout bounds how long Run waits for requests in flight
+	// once its context is cancelled.
+	ShutdownTimeout time.Duration
+	// Logger receives the policy's decisions and upstream failures; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if c.Addr == "" {
+		c.Addr = DefaultAddr
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.CacheSize <= 0 {
+		c.CacheSize = DefaultCacheSize
+	}
+	def(&c.SessionIdle, DefaultSessionIdle)
+	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	def(&c.ReadTimeout, DefaultReadTimeout)
+	def(&c.IdleTimeout, DefaultIdleTimeout)
+	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	def(&c.OutboxWait, DefaultOutboxWait)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c
+}
+
+// Proxy relays MCP sessions to the upstream, labelling tools/list results.
+// It is safe for concurrent use.
+type Proxy struct {
+	cfg      Config
+	log      *slog.Logger
+	labels   *labeller
+	metrics  *metrics
+	sessions *sessionTable
+	handler  http.Handler
+}
+
+// New returns a Proxy for cfg, or an error naming what is wrong with it.
+func New(cfg Config) (*Proxy, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Upstream.Validate(); err != nil {
+		return nil, err
+	}
+	for _, set := range [][]string{cfg.Policy.Hide, cfg.Policy.Deny} {
+		for i, c := range set {
+			id, err := NormaliseClass(c)
+			if err != nil {
+				return nil, err
+			}
+			set[i] = id
+		}
+	}
+	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics()}
+	p.sessions = newSessionTable(p)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", p.serveMCP)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.Handle("/metrics", p.metrics.handler())
+	p.handler = mux
+	return p, nil
+}
+
+// Handler returns the HTTP handler: /mcp, /healthz and /metrics.
+func (p *Proxy) Handler() http.Handler { return p.handler }
+
+// Registry returns the proxy's metrics registry.
+func (p *Proxy) Registry() *prometheus.Registry { return p.metrics.reg }
+
+// Run listens on the configured address, reports the bound address to
+// ready (when not nil), and serves until ctx is cancelled.
+func (p *Proxy) Run(ctx context.Context, ready func(net.Addr)) error {
+	ln, err := net.Listen("tcp", p.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	return p.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener it takes over and closes. On cancellation it
+// stops accepting, ends every session (and so its upstream), and lets
+// requests finish for up to ShutdownTimeout.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           p.handler,
+		ReadHeaderTimeout: p.cfg.ReadHeaderTimeout,
+		ReadTimeout:       p.cfg.ReadTimeout,
+		IdleTimeout:       p.cfg.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+	}
+	janitorCtx, stopJanitor := context.WithCancel(ctx)
+	defer stopJanitor()
+	go p.sessions.janitor(janitorCtx)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		p.sessions.closeAll()
+		return err
+	case <-ctx.Done():
+	}
+	// Sessions first: their event streams would hold Shutdown open.
+	p.sessions.closeAll()
+	sctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-served
+	if err != nil {
+		hs.Close()
+		return fmt.Errorf("shutdown: requests still running after %v were cut off: %w", p.cfg.ShutdownTimeout, err)
+	}
+	return nil
+}
+
+// ServeStdio relays one session whose client speaks newline-delimited
+// JSON-RPC on r and w (the proxy launched as a client's subprocess), until
+// r ends or ctx is cancelled; either is a clean stop. An upstream failure
+// is returned after the client has been answered with it.
+func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	rc, ok := r.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(r)
+	}
+	wc, ok := w.(io.WriteCloser)
+	if !ok {
+		wc = nopWriteCloser{w}
+	}
+	down, err := (&mcp.IOTransport{Reader: rc, Writer: wc}).Connect(ctx)
+	if err != nil {
+		return err
+	}
+	return p.relay(ctx, down, nil, nil)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

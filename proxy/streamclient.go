@@ -1,0 +1,433 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// streamConn is the client side of the Streamable HTTP transport, as an
+// mcp.Connection that relays messages as they are. The SDK's
+// StreamableClientTransport opens its standalone event stream (the one a
+// server's list_changed notifications and requests arrive on outside a
+// call) only when an SDK ClientSession tells it initialization is done,
+// which a raw relay has no way to do; this connection watches the
+// initialize exchange pass through instead, and opens the stream itself.
+type streamConn struct {
+	url    string
+	client *http.Client
+	// maxMessage bounds one JSON answer or one event's data.
+	maxMessage int64
+
+	ctx    context.Context // cancelled by Close: ends every request
+	cancel context.CancelFunc
+
+	incoming chan jsonrpc.Message
+	failOnce sync.Once
+	failErr  error
+	failed   chan struct{}
+	wg       sync.WaitGroup
+
+	mu        sync.Mutex
+	sessionID string
+	version   string // negotiated protocol version, for the header
+	initID    any    // id of the initialize request, until answered
+	listening bool   // the standalone stream was opened
+	closed    bool
+}
+
+func newStreamConn(url string, client *http.Client, maxMessage int64) *streamConn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &streamConn{
+		url: url, client: client, maxMessage: maxMessage, ctx: ctx, cancel: cancel,
+		incoming: make(chan jsonrpc.Message, 16), failed: make(chan struct{}),
+	}
+}
+
+// SessionID implements mcp.Connection.
+func (c *streamConn) SessionID() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessionID
+}
+
+func (c *streamConn) fail(err error) {
+	c.failOnce.Do(func() {
+		c.failErr = err
+		close(c.failed)
+	})
+}
+
+// Read implements mcp.Connection.
+func (c *streamConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case m := <-c.incoming:
+		return m, nil
+	case <-c.failed:
+		// Deliver what arrived before the failure first.
+		select {
+		case m := <-c.incoming:
+			return m, nil
+		default:
+		}
+		return nil, c.failErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// deliver hands a message to Read; false means the connection is gone.
+func (c *streamConn) deliver(m jsonrpc.Message) bool {
+	select {
+	case c.incoming <- m:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+func (c *streamConn) newRequest(method string, body []byte) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(c.ctx, method, c.url, rd)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	c.mu.Lock()
+	if c.sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", c.sessionID)
+	}
+	if c.version != "" {
+		req.Header.Set("Mcp-Protocol-Version", c.version)
+	}
+	c.mu.Unlock()
+	return req, nil
+}
+
+// Write implements mcp.Connection: one POST per message. The answer, a
+// JSON body or an event stream, is read in the background.
+func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	select {
+	case <-c.failed:
+		return c.failErr
+	default:
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	var call jsonrpc.ID
+	startListening := false
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		c.mu.Lock()
+		switch {
+		case req.Method == "initialize" && req.IsCall():
+			c.initID = req.ID.Raw()
+		case req.Method == "notifications/initialized" && !c.listening:
+			c.listening, startListening = true, true
+		}
+		c.mu.Unlock()
+		if req.IsCall() {
+			call = req.ID
+		}
+	}
+	if call.IsValid() && c.initIDIsNot(call) {
+		// A call's answer may take as long as the call: post it in the
+		// background, so that the client's other messages (the answer to
+		// a sampling request the call is waiting on) are not held up.
+		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return mcp.ErrConnectionClosed
+		}
+		c.wg.Add(1)
+		c.mu.Unlock()
+		go func() {
+			defer c.wg.Done()
+			if err := c.post(data, call, startListening); err != nil && c.ctx.Err() == nil {
+				c.deliver(errorResponse(call, CodeUpstream, "upstream: "+err.Error(), nil))
+			}
+		}()
+		return nil
+	}
+	return c.post(data, call, startListening)
+}
+
+// initIDIsNot reports whether id is not that of the initialize request,
+// which is posted in line: every later request needs its session id.
+func (c *streamConn) initIDIsNot(id jsonrpc.ID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.initID != id.Raw()
+}
+
+// post sends one message and reads or starts reading its answer.
+func (c *streamConn) post(data []byte, call jsonrpc.ID, startListening bool) error {
+	hreq, err := c.newRequest(http.MethodPost, data)
+	if err != nil {
+		return err
+	}
+	resp, err := c.client.Do(hreq)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return mcp.ErrConnectionClosed
+		}
+		return err
+	}
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.mu.Lock()
+		if c.sessionID == "" {
+			c.sessionID = sid
+		}
+		c.mu.Unlock()
+	}
+	if resp.StatusCode == http.StatusNotFound && c.SessionID() != "" {
+		resp.Body.Close()
+		err := errors.New("the upstream server ended the session (HTTP 404)")
+		c.fail(err)
+		return err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		text, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(text)))
+	}
+	if startListening {
+		c.wg.Add(1)
+		go c.listen()
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
+		resp.Body.Close()
+	case ct == "text/event-stream":
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.readStream(resp.Body, call)
+		}()
+	default:
+		defer resp.Body.Close()
+		body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxMessage+1))
+		if err != nil {
+			return err
+		}
+		if int64(len(body)) > c.maxMessage {
+			return fmt.Errorf("an answer of more than %d bytes", c.maxMessage)
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			if call.IsValid() {
+				return errors.New("the upstream server answered a request with an empty body")
+			}
+			return nil
+		}
+		seen := c.deliverBody(body, call)
+		if call.IsValid() && !seen {
+			return errors.New("the upstream server's answer did not answer the request")
+		}
+	}
+	return nil
+}
+
+// deliverBody delivers the message or batch in body and reports whether
+// one of them answers call.
+func (c *streamConn) deliverBody(body []byte, call jsonrpc.ID) bool {
+	seen := false
+	one := func(raw []byte) {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return
+		}
+		if r, ok := m.(*jsonrpc.Response); ok {
+			if call.IsValid() && r.ID == call {
+				seen = true
+			}
+			c.noteInitialize(r)
+		}
+		c.deliver(m)
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(b, &batch) == nil {
+			for _, raw := range batch {
+				one(raw)
+			}
+		}
+		return seen
+	}
+	one(body)
+	return seen
+}
+
+// noteInitialize keeps the negotiated protocol version, which every later
+// request must carry in its header.
+func (c *streamConn) noteInitialize(r *jsonrpc.Response) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.initID == nil || r.ID.Raw() != c.initID {
+		return
+	}
+	c.initID = nil
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(r.Result, &res) == nil {
+		c.version = res.ProtocolVersion
+	}
+}
+
+// readStream delivers the messages of one event stream. When the stream
+// of a call ends before the call's answer, the call is answered with an
+// error here: the proxy does not resume streams, and the client must not
+// wait for an answer that will never come.
+func (c *streamConn) readStream(body io.ReadCloser, call jsonrpc.ID) {
+	defer body.Close()
+	answered := false
+	err := readEvents(body, c.maxMessage, func(data []byte) {
+		answered = c.deliverBody(data, call) || answered
+	})
+	if call.IsValid() && !answered && c.ctx.Err() == nil {
+		why := "the upstream server ended the stream before answering"
+		if err != nil {
+			why += ": " + err.Error()
+		}
+		c.deliver(errorResponse(call, CodeUpstream, "upstream: "+why, nil))
+	}
+}
+
+// listen holds the standalone event stream open, for what the server sends
+// outside any call. A server may refuse it (405): it then sends nothing
+// outside calls.
+func (c *streamConn) listen() {
+	defer c.wg.Done()
+	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
+		req, err := c.newRequest(http.MethodGet, nil)
+		if err != nil {
+			return
+		}
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := c.client.Do(req)
+		if err != nil {
+			return
+		}
+		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+			resp.Body.Close()
+			return
+		}
+		start := time.Now()
+		readEvents(resp.Body, c.maxMessage, func(data []byte) { c.deliverBody(data, jsonrpc.ID{}) })
+		resp.Body.Close()
+		if time.Since(start) < time.Second {
+			return // a server that closes at once: do not hammer it
+		}
+	}
+}
+
+// Close implements mcp.Connection: it ends the upstream session (DELETE,
+// bounded) and every request in flight.
+func (c *streamConn) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	sid := c.sessionID
+	c.mu.Unlock()
+	if sid != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req, err := c.newRequest(http.MethodDelete, nil)
+		if err == nil {
+			if resp, err := c.client.Do(req.WithContext(ctx)); err == nil {
+				resp.Body.Close()
+			}
+		}
+		cancel()
+	}
+	c.cancel()
+	c.fail(mcp.ErrConnectionClosed)
+	c.wg.Wait()
+	return nil
+}
+
+// readEvents calls fn with the data of each server-sent event of type
+// "message" (or untyped) read from r, until r ends.
+func readEvents(r io.Reader, maxData int64, fn func(data []byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var data []byte
+	event := ""
+	hasData := false
+	for {
+		line, err := readLine(br, maxData)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		if len(line) == 0 { // end of event
+			if hasData && (event == "" || event == "message") {
+				fn(data)
+			}
+			data, event, hasData = data[:0], "", false
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "data":
+			if hasData {
+				data = append(data, '\n')
+			}
+			data = append(data, value...)
+			hasData = true
+			if int64(len(data)) > maxData {
+				return fmt.Errorf("an event of more than %d bytes", maxData)
+			}
+		case "event":
+			event = string(value)
+		}
+	}
+}
+
+// readLine reads one line without its end (LF, CRLF or CR before LF),
+// bounded by max bytes.
+func readLine(br *bufio.Reader, max int64) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if int64(len(line)) > max+2 {
+			return nil, fmt.Errorf("an event line of more than %d bytes", max)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if err == io.EOF && len(line) > 0 {
+				return bytes.TrimRight(line, "\r\n"), nil
+			}
+			return nil, err
+		}
+		return bytes.TrimRight(line, "\r\n"), nil
+	}
+}
