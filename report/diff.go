@@ -13,11 +13,11 @@ import (
 // DiffResult is what changed from one report to another: two census
 // releases, or our run and a reference. It is the content of `diff --json`.
 type DiffResult struct {
-	Old        DiffSide `json:"old"`
-	New        DiffSide `json:"new"`
-	Tools      Change   `json:"tools"`
-	Servers    Change   `json:"servers"`
-	Properties Change   `json:"properties"`
+	Old        DiffSide      `json:"old"`
+	New        DiffSide      `json:"new"`
+	Tools      ToolsTotals   `json:"tools"`
+	Servers    ServersTotals `json:"servers"`
+	Properties Change        `json:"properties"`
 	// Classes are in the published table's row order.
 	Classes []ClassDiff `json:"classes"`
 	// Buckets are the non-normative contextual buckets, by id.
@@ -28,6 +28,15 @@ type DiffResult struct {
 	// OptionsDiffer names the crawl options that differ when both reports
 	// are of crawl releases: their counts are then not like for like.
 	OptionsDiffer []string `json:"crawl_options_differ,omitempty"`
+
+	// The tool-level comparison (AddTools), when both sides are run
+	// folders: per class, the tools that gained and lost it (see
+	// ToolDiff), and the first rows of each list of changes.
+	ClassesGained  map[string]int64 `json:"classes_gained,omitempty"`
+	ClassesLost    map[string]int64 `json:"classes_lost,omitempty"`
+	RequiredGained map[string]int64 `json:"required_classes_gained,omitempty"`
+	RequiredLost   map[string]int64 `json:"required_classes_lost,omitempty"`
+	ToolChanges    *ToolChanges     `json:"tool_changes,omitempty"`
 }
 
 // DiffSide is what a diff says about each report as a whole.
@@ -96,8 +105,8 @@ func Diff(old, new *Report) *DiffResult {
 	d := &DiffResult{
 		Old:        side("old", old),
 		New:        side("new", new),
-		Tools:      change(old.Tools, new.Tools),
-		Servers:    change(old.Servers, new.Servers),
+		Tools:      ToolsTotals{Change: change(old.Tools, new.Tools)},
+		Servers:    ServersTotals{Change: change(old.Servers, new.Servers)},
 		Properties: change(old.Properties, new.Properties),
 		// Releases crawled with other bounds or another client are not
 		// like for like; the reader must be told.
@@ -246,7 +255,7 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 	for _, row := range []struct {
 		name string
 		c    Change
-	}{{"Tools", d.Tools}, {"Servers", d.Servers}, {"Properties", d.Properties}} {
+	}{{"Tools", d.Tools.Change}, {"Servers", d.Servers.Change}, {"Properties", d.Properties}} {
 		p("| %s | %d | %d | %+d |\n", row.name, row.c.Old, row.c.New, row.c.Change)
 	}
 	if len(d.OptionsDiffer) > 0 {
@@ -282,6 +291,9 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 			}
 			p("| %s%s | %s | %s |\n", mdText(s.Title), missingNote(s.Missing), shareCells(s.Tools, s.Missing), servers)
 		}
+	}
+	if d.Tools.ToolCounts != nil {
+		d.writeToolsMarkdown(p)
 	}
 	return b.Flush()
 }

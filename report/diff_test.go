@@ -76,7 +76,7 @@ func TestDiffGolden(t *testing.T) {
 // blindly.
 func TestDiffKnownChanges(t *testing.T) {
 	d := releases(t)
-	if d.Tools != (Change{229539, 241020, 11481}) || d.Servers != (Change{13089, 13502, 413}) ||
+	if d.Tools.Change != (Change{229539, 241020, 11481}) || d.Servers.Change != (Change{13089, 13502, 413}) ||
 		d.Properties != (Change{1843210, 1950112, 106902}) {
 		t.Errorf("totals: tools %+v servers %+v properties %+v", d.Tools, d.Servers, d.Properties)
 	}

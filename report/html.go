@@ -365,6 +365,24 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{range .R.Surface}}<p class="rule"><strong>{{.Title}}</strong> (<code>{{.ID}}</code>): {{.Rule}}</p>
 {{end}}</section>
 {{end}}
+{{with .R.Definitions}}<section id="definitions">
+<h2>Tool definitions</h2>
+<p class="note">Tools are hashed as served (<code>definition_sha256</code>: the whole tool object in canonical JSON, RFC 8785; <code>schema_sha256</code>: its input schema alone), so that key order and whitespace do not count.</p>
+<table>
+<tbody>
+<tr><td>Distinct definitions</td><td class="n">{{num .Distinct}}</td></tr>
+<tr><td>Definitions served by more than one server</td><td class="n">{{num .Shared}}</td></tr>
+<tr><td>Distinct input schemas (of {{num .ToolsWithSchema}} tools with an object schema)</td><td class="n">{{num .DistinctSchemas}}</td></tr>
+</tbody>
+</table>
+{{if .MostShared}}<table id="most-shared">
+<thead><tr><th>Most shared definitions (definition_sha256, first 32 digits)</th><th>Servers</th><th>Tools</th></tr></thead>
+<tbody>
+{{range .MostShared}}<tr><td class="hash">{{.SHA256Prefix}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}</section>
+{{end}}
 <footer>Written by atlas-reproduce. Published figures: snapshot {{.R.Snapshot}} of the census of MCP servers, as the parameter risk class specification gives them.</footer>
 </div>
 </body>

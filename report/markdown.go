@@ -63,6 +63,9 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 			p("- **%s**: %s\n", s.Title, s.Rule)
 		}
 	}
+	if r.Definitions != nil {
+		r.Definitions.writeMarkdown(p)
+	}
 
 	p("\n## Inputs\n\n")
 	if r.Verified {

@@ -138,6 +138,9 @@ type Report struct {
 	// Sensitivity holds the non-normative sensitivity analyses; absent when
 	// the run did not compute them.
 	Sensitivity *Sensitivity `json:"sensitivity,omitempty"`
+	// Definitions counts distinct tool definitions and input schemas;
+	// absent in reports of runs that did not hash them.
+	Definitions *Definitions `json:"definitions,omitempty"`
 	Skipped     Skipped      `json:"skipped_lines"`
 	// Release is the data folder's release.json, for a crawl release.
 	Release *Release `json:"release,omitempty"`

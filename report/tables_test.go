@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -30,6 +31,8 @@ type toolValues struct {
 	count               int32
 	labels, required    classify.Set
 	added               [3]classify.Set // camel_case, word_split, deep
+	def, schema         Hash
+	hasSchema           bool
 	firstProp, lastProp int
 }
 
@@ -55,6 +58,10 @@ func genRows(rng *rand.Rand, tools int) *tableRows {
 		}
 		t := toolValues{server: server, name: str(fmt.Sprintf("tool_%d", rng.IntN(500))), line: int64(i/3 + 1), labels: classify.Set(rng.Uint32()) & (classify.Classes | classify.Buckets)}
 		t.required = t.labels & classify.Classes & classify.Set(rng.Uint32())
+		for j := range t.def {
+			t.def[j], t.schema[j] = byte(rng.Uint32()), byte(rng.Uint32())
+		}
+		t.hasSchema = rng.IntN(7) != 0
 		for v := range t.added {
 			t.added[v] = classify.Classes &^ t.labels & classify.Set(rng.Uint32())
 		}
@@ -111,6 +118,9 @@ func (r *tableRows) write(t *testing.T, chunk func() int) (toolsPq, propsPq []by
 			tools.CamelCase = append(tools.CamelCase, v.added[0])
 			tools.WordSplit = append(tools.WordSplit, v.added[1])
 			tools.Deep = append(tools.Deep, v.added[2])
+			tools.Definition = append(tools.Definition, v.def)
+			tools.Schema = append(tools.Schema, v.schema)
+			tools.HasSchema = append(tools.HasSchema, v.hasSchema)
 			for _, p := range r.props[v.firstProp:v.lastProp] {
 				properties.ToolOrdinal = append(properties.ToolOrdinal, int64(i))
 				properties.Name.Append([]byte(p.name))
@@ -212,7 +222,7 @@ func TestTablesRoundTrip(t *testing.T) {
 	}
 	classCols := []string{"credential_value", "filesystem_path", "command_string", "money_amount", "url_endpoint"}
 	tools, names, f := readTable(t, toolsPq)
-	wantNames := []string{"server_id", "tool", "ordinal", "line", "property_count"}
+	wantNames := []string{"server_id", "tool", "ordinal", "line", "property_count", "definition_sha256", "schema_sha256"}
 	wantNames = append(wantNames, classCols...)
 	for _, c := range classCols {
 		wantNames = append(wantNames, c+"_required")
@@ -230,7 +240,11 @@ func TestTablesRoundTrip(t *testing.T) {
 		t.Errorf("tools.parquet: %d row groups, %d rows", f.NumRowGroups(), f.NumRows())
 	}
 	for i, v := range rows.tools {
-		want := []any{valid(v.server), valid(v.name), int64(i), v.line, v.count}
+		var schemaHex any
+		if v.hasSchema {
+			schemaHex = hex.EncodeToString(v.schema[:])
+		}
+		want := []any{valid(v.server), valid(v.name), int64(i), v.line, v.count, hex.EncodeToString(v.def[:]), schemaHex}
 		for _, set := range []classify.Set{v.labels, v.required} {
 			for _, b := range classBits {
 				want = append(want, set&b != 0)

@@ -12,6 +12,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
+	"github.com/atlas-reproduce/atlas-reproduce/toolhash"
 )
 
 // chunkRows are what the decode stage makes of one chunk: its tools.parquet
@@ -88,6 +89,8 @@ type decodeWorker struct {
 	// The sensitivity variants, counted apart from the normative counters.
 	sens       sensitivity.Analyzer
 	sensCounts aggregate.Sensitivity
+	// hasher gives each tool its definition and schema hashes.
+	hasher toolhash.Hasher
 
 	// The chunk and the record being decoded.
 	rows *chunkRows
@@ -192,6 +195,7 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	tools.CamelCase = append(tools.CamelCase, added.CamelCase)
 	tools.WordSplit = append(tools.WordSplit, added.WordSplit)
 	tools.Deep = append(tools.Deep, added.Deep)
+	ws.hashes(tools, t)
 	rows.keys = append(rows.keys, ws.key)
 	rows.hasServer = append(rows.hasServer, rec.HasServerID)
 	rows.surface = append(rows.surface, surface)
@@ -211,3 +215,11 @@ func appendWhere(c *report.StringColumn, k census.WhereKind, key []byte) {
 }
 
 var propertiesWhere = []byte("properties")
+
+// hashes appends the tool's definition and input schema hashes.
+func (ws *decodeWorker) hashes(tools *report.ToolsBatch, t *census.Tool) {
+	h := ws.hasher.Tool(t)
+	tools.Definition = append(tools.Definition, h.Definition)
+	tools.Schema = append(tools.Schema, h.Schema)
+	tools.HasSchema = append(tools.HasSchema, h.HasSchema)
+}

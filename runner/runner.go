@@ -337,6 +337,7 @@ type mainResult struct {
 	sens      *aggregate.Sensitivity // nil when not computed
 	skipped   report.Skipped
 	jsonBytes int64
+	defs      *report.Definitions
 }
 
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
@@ -376,7 +377,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	if err := tables.close(); err != nil {
 		return nil, err
 	}
-	res := &mainResult{counters: sink.servers, jsonBytes: counted.n}
+	res := &mainResult{counters: sink.servers, jsonBytes: counted.n, defs: sink.defs.result()}
 	if !opt.NoSensitivity {
 		res.sens = &aggregate.Sensitivity{}
 	}
@@ -473,6 +474,7 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 	if m.sens != nil {
 		r.Sensitivity = report.NewSensitivity(r, m.sens)
 	}
+	r.Definitions = m.defs
 	r.Judge(pinned)
 	return r
 }

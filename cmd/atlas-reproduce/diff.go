@@ -3,48 +3,114 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/tooldiff"
 )
 
 func init() {
 	register(command{
 		name:    "diff",
-		summary: "compare two report.json files (two census releases, or ours and a reference)",
+		summary: "compare two runs (two census releases, or ours and a reference): class totals, and tool by tool",
 		run:     runDiff,
 	})
 }
 
-func runDiff(_ context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "diff", "diff [--json] OLD NEW\n\n"+
+func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "diff", "diff [--json] [--out DIR] [--fail-on CLASSES] OLD NEW\n\n"+
 		"Prints, per class, bucket and tool-surface figure, both counts, both percentages and\n"+
-		"the change, as Markdown (default) or JSON. OLD and NEW are report.json files; one\n"+
-		"of them may be - for standard input.")
+		"the change, as Markdown (default) or JSON. OLD and NEW are run output folders or\n"+
+		"report.json files (one of them may be - for standard input). With two folders, it\n"+
+		"also compares their tools.parquet tool by tool: servers and tools added and removed,\n"+
+		"tools changed (another definition_sha256), and the classes each tool gained or lost.")
 	asJSON := fs.Bool("json", false, "write JSON instead of Markdown")
+	out := fs.String("out", "", "write changes.parquet (one row per tool added, removed or changed) into `DIR`")
+	failOn := fs.String("fail-on", "", "exit 1 when any tool gained one of these comma-separated `CLASSES` (e.g. gg:command-string,gg:credential-value)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	paths := fs.Args()
 	if len(paths) != 2 {
-		return usageError{fmt.Sprintf("diff takes two report.json files, OLD and NEW; got %d argument(s)", len(paths))}
+		return usageError{fmt.Sprintf("diff takes two runs, OLD and NEW (folders or report.json files); got %d argument(s)", len(paths))}
 	}
 	if paths[0] == "-" && paths[1] == "-" {
 		return usageError{"only one of OLD and NEW can be standard input"}
 	}
-	old, err := readReportFile(env, paths[0])
+	failClasses, err := parseClasses(*failOn)
 	if err != nil {
 		return err
 	}
-	new, err := readReportFile(env, paths[1])
+	tools := isDir(paths[0]) && isDir(paths[1])
+	if !tools && (*out != "" || len(failClasses) > 0) {
+		return usageError{"--out and --fail-on compare tool by tool: OLD and NEW must both be run output folders"}
+	}
+	old, err := readReportFile(env, reportPath(paths[0]))
+	if err != nil {
+		return err
+	}
+	new, err := readReportFile(env, reportPath(paths[1]))
 	if err != nil {
 		return err
 	}
 	d := report.Diff(old, new)
 	d.Old.Label, d.New.Label = diffLabel(paths[0]), diffLabel(paths[1])
-	if *asJSON {
-		return d.WriteJSON(env.stdout)
+	var gained []string
+	if tools {
+		td, err := tooldiff.Compare(ctx, paths[0], paths[1], tooldiff.Options{Out: *out})
+		if err != nil {
+			return err
+		}
+		d.AddTools(td)
+		gained = td.Gained(failClasses)
 	}
-	return d.WriteMarkdown(env.stdout)
+	if *asJSON {
+		err = d.WriteJSON(env.stdout)
+	} else {
+		err = d.WriteMarkdown(env.stdout)
+	}
+	if err != nil {
+		return err
+	}
+	if len(gained) > 0 {
+		var counts []string
+		for _, id := range gained {
+			counts = append(counts, fmt.Sprintf("%s (%d tools)", id, d.ClassesGained[id]))
+		}
+		return fmt.Errorf("--fail-on: tools gained %s", strings.Join(counts, ", "))
+	}
+	return nil
+}
+
+// parseClasses reads --fail-on: comma-separated normative class ids.
+func parseClasses(list string) ([]string, error) {
+	var ids []string
+	for _, id := range strings.Split(list, ",") {
+		if id = strings.TrimSpace(id); id == "" {
+			continue
+		}
+		if !slices.Contains(report.ClassOrder(), id) {
+			return nil, usageError{fmt.Sprintf("--fail-on: %q is not a class; want some of %s", id, strings.Join(report.ClassOrder(), ","))}
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// reportPath is a run folder's report.json, or p itself.
+func reportPath(p string) string {
+	if isDir(p) {
+		return filepath.Join(p, "report.json")
+	}
+	return p
 }
 
 func diffLabel(path string) string {

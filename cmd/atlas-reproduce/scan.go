@@ -8,6 +8,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
+	"github.com/atlas-reproduce/atlas-reproduce/toollock"
 )
 
 func init() {
@@ -19,8 +20,12 @@ func init() {
 }
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] URL")
+	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] URL\n\n"+
+		"With --lock, the first run writes the server's tools, their definition hashes and\n"+
+		"labels to FILE; a later run compares the server with FILE, prints what changed on\n"+
+		"standard error, and exits 1 when a tool changed, appeared or vanished.")
 	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0)")
+	lockPath := fs.String("lock", "", "pin the server's tools in `FILE`, or compare them with it when it exists")
 	var pf probeFlags
 	pf.register(fs)
 	if err := parseFlags(fs, args); err != nil {
@@ -52,8 +57,12 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sarif := labelEmitter(*format, out)
 	o := label.Origin{File: id, Line: 1}
-	err = label.NewLabeller().Record(crawl.AppendToolsRecord(nil, id, r.Tools),
-		func(t *label.ToolLabels) error { return emit(o, t) })
+	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
+	var labels []*label.ToolLabels
+	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
+		labels = append(labels, t)
+		return emit(o, t)
+	})
 	if sarif != nil && err == nil {
 		_, err = sarif.WriteTo(out)
 	}
@@ -61,5 +70,45 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		err = ferr
 	}
 	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s)\n", id, len(r.Tools), r.Transport, r.ProtocolVersion)
-	return err
+	if err != nil || *lockPath == "" {
+		return err
+	}
+	return checkLock(env, *lockPath, id, doc, labels)
+}
+
+// checkLock pins the scanned tools in path, or compares them with the
+// pinned ones.
+func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*label.ToolLabels) error {
+	now := toollock.New(id)
+	err := now.AddRecord(doc, func(i int) ([]string, []string) { return labels[i].Classes, labels[i].RequiredClasses })
+	if err != nil {
+		return err
+	}
+	exists, err := toollock.Exists(path)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		if err := now.Write(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stderr, "scan: pinned %d tools in %s\n", len(now.Tools), path)
+		return nil
+	}
+	pinned, err := toollock.Read(path)
+	if err != nil {
+		return err
+	}
+	if pinned.ServerID != id {
+		fmt.Fprintf(env.stderr, "scan: %s pins %s, not %s; comparing the tools anyway\n", path, pinned.ServerID, id)
+	}
+	changes := toollock.Compare(pinned, now)
+	if len(changes) == 0 {
+		fmt.Fprintf(env.stderr, "scan: the %d tools match %s\n", len(now.Tools), path)
+		return nil
+	}
+	if err := toollock.WriteChanges(env.stderr, changes); err != nil {
+		return err
+	}
+	return fmt.Errorf("%d tools changed, appeared or vanished since %s", len(changes), path)
 }

@@ -1,0 +1,49 @@
+package report
+
+// Definitions are the census's distinct tool definitions and input schemas,
+// by their hashes (definition_sha256 and schema_sha256 in tools.parquet):
+// many servers are deployments of one package and serve the same tools.
+type Definitions struct {
+	// Distinct is the number of distinct definitions among the tools.
+	Distinct int64 `json:"distinct"`
+	// DistinctSchemas is the number of distinct input schemas among the
+	// ToolsWithSchema tools that have an object schema.
+	DistinctSchemas int64 `json:"distinct_schemas"`
+	ToolsWithSchema int64 `json:"tools_with_schema"`
+	// Shared is the number of definitions served by more than one server.
+	Shared int64 `json:"shared"`
+	// MostShared are the definitions served by the most servers (ties by
+	// tools, then by hash), at most MostSharedN of them, each served by
+	// two servers or more.
+	MostShared []SharedDefinition `json:"most_shared"`
+}
+
+// MostSharedN is how many of the most shared definitions a report lists.
+const MostSharedN = 10
+
+// SharedDefinition is one definition and how widely it is served.
+type SharedDefinition struct {
+	// SHA256Prefix is the first 32 hex digits of the definition_sha256
+	// (the run counts definitions by their first 16 bytes, to keep its
+	// memory small): DuckDB's starts_with(definition_sha256, '…') finds
+	// its tools.
+	SHA256Prefix string `json:"definition_sha256_prefix"`
+	Servers      int64  `json:"servers"`
+	Tools        int64  `json:"tools"`
+}
+
+func (d *Definitions) writeMarkdown(p func(string, ...any)) {
+	p("\n## Tool definitions\n\n")
+	p("Tools are hashed as served (`definition_sha256`: the whole tool object in canonical JSON, RFC 8785; `schema_sha256`: its input schema alone), so that key order and whitespace do not count.\n\n")
+	p("| | Count |\n|---|---:|\n")
+	p("| Distinct definitions | %d |\n| Definitions served by more than one server | %d |\n", d.Distinct, d.Shared)
+	p("| Distinct input schemas | %d (of %d tools with an object schema) |\n", d.DistinctSchemas, d.ToolsWithSchema)
+	if len(d.MostShared) == 0 {
+		return
+	}
+	p("\nMost shared definitions (`SELECT * FROM 'tools.parquet' WHERE starts_with(definition_sha256, '…')` lists their tools):\n\n")
+	p("| definition_sha256 (first 32 digits) | Servers | Tools |\n|---|---:|---:|\n")
+	for _, s := range d.MostShared {
+		p("| `%s` | %d | %d |\n", s.SHA256Prefix, s.Servers, s.Tools)
+	}
+}

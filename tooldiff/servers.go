@@ -1,0 +1,126 @@
+package tooldiff
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+)
+
+// reachability adds the servers reachable in one release only, when both
+// releases' servers.jsonl can be found (see serversFile) and say which
+// servers were reachable. It is best effort: a release without the file,
+// or whose records carry no "reachable", leaves the counts out.
+func reachability(oldDir, newDir string, d *report.ToolDiff) {
+	oldR, ok := readReachable(serversFile(oldDir))
+	if !ok {
+		return
+	}
+	newR, ok := readReachable(serversFile(newDir))
+	if !ok {
+		return
+	}
+	var oldOnly, newOnly int64
+	for _, id := range oldR.order {
+		o := oldR.reachable[id]
+		n, inNew := newR.reachable[id]
+		if !inNew {
+			continue
+		}
+		switch {
+		case o && !n:
+			oldOnly++
+			if len(d.First.ReachableOldOnly) < 20 {
+				d.First.ReachableOldOnly = append(d.First.ReachableOldOnly, id)
+			}
+		case !o && n:
+			newOnly++
+			if len(d.First.ReachableNewOnly) < 20 {
+				d.First.ReachableNewOnly = append(d.First.ReachableNewOnly, id)
+			}
+		}
+	}
+	d.Servers.ReachableOldOnly, d.Servers.ReachableNewOnly = &oldOnly, &newOnly
+}
+
+// serversFile finds a run's servers.jsonl: in the run folder itself, or
+// where its report.json says the run read it (a plain file, not a zip
+// member).
+func serversFile(dir string) string {
+	for _, name := range []string{"servers.jsonl.gz", "servers.jsonl"} {
+		if p := filepath.Join(dir, name); isFile(p) {
+			return p
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r, err := report.ReadJSON(f)
+	if err != nil {
+		return ""
+	}
+	for _, in := range r.Inputs {
+		if strings.HasPrefix(in.Name, "servers.jsonl") && !strings.Contains(in.Location, "!") && isFile(in.Location) {
+			return in.Location
+		}
+	}
+	return ""
+}
+
+func isFile(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+type reachable struct {
+	reachable map[string]bool
+	order     []string
+}
+
+func readReachable(path string) (*reachable, bool) {
+	if path == "" {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, false
+		}
+		defer zr.Close()
+		r = zr
+	}
+	out := &reachable{reachable: map[string]bool{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var rec struct {
+			ServerID  *string `json:"server_id"`
+			Reachable *bool   `json:"reachable"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil || rec.ServerID == nil || rec.Reachable == nil {
+			continue
+		}
+		if _, seen := out.reachable[*rec.ServerID]; !seen {
+			out.order = append(out.order, *rec.ServerID)
+		}
+		out.reachable[*rec.ServerID] = *rec.Reachable
+	}
+	if sc.Err() != nil || len(out.order) == 0 {
+		return nil, false
+	}
+	return out, true
+}
