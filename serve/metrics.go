@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/promreg"
 )
 
 // metrics are one server's Prometheus collectors, on a registry of its own.
@@ -22,35 +22,24 @@ type metrics struct {
 
 func newMetrics() *metrics {
 	m := &metrics{
-		reg: prometheus.NewRegistry(),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "atlas_serve_requests_total",
-			Help: "HTTP requests answered, by route and status code.",
-		}, []string{"route", "code"}),
+		requests: promreg.CounterVec("atlas_serve_requests_total",
+			"HTTP requests answered, by route and status code.", "route", "code"),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "atlas_serve_request_duration_seconds",
 			Help: "Time from the request's headers to the end of its answer, by route.",
 			// From a single small tool (tens of microseconds) to an 8 MiB batch.
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"route"}),
-		tools: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "atlas_serve_tools_classified_total",
-			Help: "Tools classified, over HTTP and MCP.",
-		}),
-		properties: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "atlas_serve_properties_classified_total",
-			Help: "Input-schema properties classified, over HTTP and MCP.",
-		}),
+		tools: promreg.Counter("atlas_serve_tools_classified_total",
+			"Tools classified, over HTTP and MCP."),
+		properties: promreg.Counter("atlas_serve_properties_classified_total",
+			"Input-schema properties classified, over HTTP and MCP."),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.tools, m.properties,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.reg = promreg.New(m.requests, m.latency, m.tools, m.properties)
 	return m
 }
 
-func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
-}
+func (m *metrics) handler() http.Handler { return promreg.Handler(m.reg) }
 
 func (m *metrics) classified(tools, props int) {
 	m.tools.Add(float64(tools))
