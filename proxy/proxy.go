@@ -13,7 +13,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -22,19 +21,21 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 )
 
 // Defaults of Config. The HTTP limits are those of the serve command.
 const (
 	DefaultAddr              = "127.0.0.1:8090"
-	DefaultMaxBody           = 8 << 20
+	DefaultMaxBody           = httpserve.DefaultMaxBody
 	DefaultMaxMessage        = 64 << 20
 	DefaultCacheSize         = 65536
 	DefaultSessionIdle       = 30 * time.Minute
-	DefaultReadHeaderTimeout = 5 * time.Second
-	DefaultReadTimeout       = 30 * time.Second
-	DefaultIdleTimeout       = 120 * time.Second
-	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultReadHeaderTimeout = httpserve.DefaultReadHeaderTimeout
+	DefaultReadTimeout       = httpserve.DefaultReadTimeout
+	DefaultIdleTimeout       = httpserve.DefaultIdleTimeout
+	DefaultShutdownTimeout   = httpserve.DefaultShutdownTimeout
 	DefaultOutboxWait        = 10 * time.Second
 )
 
@@ -146,12 +147,9 @@ func (p *Proxy) Registry() *prometheus.Registry { return p.metrics.reg }
 // Run listens on the configured address, reports the bound address to
 // ready (when not nil), and serves until ctx is cancelled.
 func (p *Proxy) Run(ctx context.Context, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", p.cfg.Addr)
+	ln, err := httpserve.Listen(p.cfg.Addr, ready)
 	if err != nil {
 		return err
-	}
-	if ready != nil {
-		ready(ln.Addr())
 	}
 	return p.Serve(ctx, ln)
 }
@@ -165,30 +163,13 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: p.cfg.ReadHeaderTimeout,
 		ReadTimeout:       p.cfg.ReadTimeout,
 		IdleTimeout:       p.cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    httpserve.MaxHeaderBytes,
 	}
 	janitorCtx, stopJanitor := context.WithCancel(ctx)
 	defer stopJanitor()
 	go p.sessions.janitor(janitorCtx)
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		p.sessions.closeAll()
-		return err
-	case <-ctx.Done():
-	}
 	// Sessions first: their event streams would hold Shutdown open.
-	p.sessions.closeAll()
-	sctx, cancel := context.WithTimeout(context.Background(), p.cfg.ShutdownTimeout)
-	defer cancel()
-	err := hs.Shutdown(sctx)
-	<-served
-	if err != nil {
-		hs.Close()
-		return fmt.Errorf("shutdown: requests still running after %v were cut off: %w", p.cfg.ShutdownTimeout, err)
-	}
-	return nil
+	return httpserve.Serve(ctx, hs, ln, p.cfg.ShutdownTimeout, p.sessions.closeAll)
 }
 
 // ServeStdio relays one session whose client speaks newline-delimited

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
@@ -29,16 +30,16 @@ import (
 // kept-alive connection that sends nothing more.
 const (
 	DefaultAddr              = "127.0.0.1:8080"
-	DefaultMaxBody           = 8 << 20
+	DefaultMaxBody           = httpserve.DefaultMaxBody
 	DefaultMaxTools          = 50_000
 	DefaultMaxConns          = 256
 	DefaultLingerBytes       = 64 << 20
 	DefaultLingerTimeout     = 10 * time.Second
-	DefaultReadHeaderTimeout = 5 * time.Second
-	DefaultReadTimeout       = 30 * time.Second
+	DefaultReadHeaderTimeout = httpserve.DefaultReadHeaderTimeout
+	DefaultReadTimeout       = httpserve.DefaultReadTimeout
 	DefaultWriteTimeout      = 60 * time.Second
-	DefaultIdleTimeout       = 120 * time.Second
-	DefaultShutdownTimeout   = 10 * time.Second
+	DefaultIdleTimeout       = httpserve.DefaultIdleTimeout
+	DefaultShutdownTimeout   = httpserve.DefaultShutdownTimeout
 )
 
 // Config configures a Server. Zero fields take the defaults above.
@@ -189,7 +190,7 @@ func (s *Server) HTTPServer() *http.Server {
 		ReadTimeout:       s.cfg.ReadTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    httpserve.MaxHeaderBytes,
 		ConnState:         s.testHookConnState,
 	}
 }
@@ -200,12 +201,9 @@ func (s *Server) HTTPServer() *http.Server {
 // to ShutdownTimeout and returns nil; requests still running after that are
 // cut off and Run returns an error saying so.
 func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
+	ln, err := httpserve.Listen(s.cfg.Addr, ready)
 	if err != nil {
 		return err
-	}
-	if ready != nil {
-		ready(ln.Addr())
 	}
 	return s.Serve(ctx, ln)
 }
@@ -221,22 +219,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	stopReclaim := s.reclaimer()
 	defer stopReclaim()
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-	defer cancel()
-	err := hs.Shutdown(sctx)
-	<-served // http.ErrServerClosed, once Shutdown has closed the listener
-	if err != nil {
-		hs.Close()
-		return fmt.Errorf("shutdown: requests still running after %v were cut off: %w", s.cfg.ShutdownTimeout, err)
-	}
-	return nil
+	return httpserve.Serve(ctx, hs, ln, s.cfg.ShutdownTimeout, nil)
 }
 
 // ServeStdio serves the MCP server over newline-delimited JSON-RPC on r
