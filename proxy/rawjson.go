@@ -117,17 +117,9 @@ func members(b []byte, i int, fn func(m member)) (int, error) {
 			return 0, err
 		}
 		fn(member{key: key, start: vstart, end: vend})
-		i = skipWS(b, vend)
-		if i >= len(b) {
-			return 0, errBadJSON
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			return i, nil
-		default:
-			return 0, errBadJSON
+		var done bool
+		if i, done, err = nextItem(b, vend, '}'); done || err != nil {
+			return i, err
 		}
 	}
 }
@@ -150,19 +142,28 @@ func elements(b []byte, i int, fn func(start, end int) error) (int, error) {
 		if err := fn(i, end); err != nil {
 			return 0, err
 		}
-		i = skipWS(b, end)
-		if i >= len(b) {
-			return 0, errBadJSON
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case ']':
-			return i, nil
-		default:
-			return 0, errBadJSON
+		var done bool
+		if i, done, err = nextItem(b, end, ']'); done || err != nil {
+			return i, err
 		}
 	}
+}
+
+// nextItem reads what follows a member or element ending at b[end]: a comma
+// (it returns where the next one starts) or the closing bracket (it returns
+// its index and done).
+func nextItem(b []byte, end int, closing byte) (i int, done bool, err error) {
+	i = skipWS(b, end)
+	if i >= len(b) {
+		return 0, false, errBadJSON
+	}
+	switch b[i] {
+	case ',':
+		return skipWS(b, i+1), false, nil
+	case closing:
+		return i, true, nil
+	}
+	return 0, false, errBadJSON
 }
 
 // keyIs reports whether the raw key (quotes included) decodes to name;
