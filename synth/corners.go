@@ -215,20 +215,24 @@ func cornerLoneSurrogate(g *gen, t *tool) {
 		r = 0xDC00 + rune(g.intn(0x400))
 	}
 	sur, form := wtf8Surrogate(r), pick(g, g.v.forms)
-	var s string
-	switch g.intn(3) {
-	case 0:
-		s = form + sur
-	case 1:
-		s = sur + form
-	default:
-		s = form + " " + sur
-	}
+	s := adjoin(g, form, sur, " ")
 	m.desc = joinDesc(m.effectiveDesc(), s+" value")
 	m.descKind = kString
 	if m.descStyle == escUnicode {
 		m.descStyle = escPlain
 	}
+}
+
+// adjoin glues a and b in one of three ways drawn from g: a then b, b
+// then a, or a, sep and b.
+func adjoin(g *gen, a, b, sep string) string {
+	switch g.intn(3) {
+	case 0:
+		return a + b
+	case 1:
+		return b + a
+	}
+	return a + sep + b
 }
 
 func joinDesc(desc, extra string) string {
@@ -294,15 +298,7 @@ func cornerScriptAdjacent(g *gen, t *tool) {
 	if g.chance(0.2) {
 		form = pick(g, []string{"amount in", "currency code", "monetary"})
 	}
-	var w string
-	switch g.intn(3) {
-	case 0:
-		w = word + form
-	case 1:
-		w = form + word
-	default:
-		w = word + "_" + form
-	}
+	w := adjoin(g, word, form, "_")
 	m := g.objectMember(t)
 	if g.chance(0.4) && !strings.Contains(w, " ") {
 		m.name = w

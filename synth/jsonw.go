@@ -26,6 +26,11 @@ var needsCare = func() (t [256]bool) {
 	return t
 }()
 
+// shortEscape is the letter of each two-character escape appendString
+// writes ('/' only reaches it in the escSlash style); the other control
+// bytes take a \u escape.
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '\n': 'n', '\t': 't', '\r': 'r', '/': '/'}
+
 const hexDigits = "0123456789abcdef"
 
 func appendU(b []byte, r rune) []byte {
@@ -50,27 +55,12 @@ func appendString(b []byte, s string, style uint8) []byte {
 			continue
 		}
 		b = append(b, s[start:i]...)
-		switch {
-		case c == '"':
-			b = append(b, '\\', '"')
-			i++
-		case c == '\\':
-			b = append(b, '\\', '\\')
-			i++
-		case c == '\n':
-			b = append(b, '\\', 'n')
-			i++
-		case c == '\t':
-			b = append(b, '\\', 't')
-			i++
-		case c == '\r':
-			b = append(b, '\\', 'r')
+		switch e := shortEscape[c]; {
+		case e != 0:
+			b = append(b, '\\', e)
 			i++
 		case c < 0x20:
 			b = appendU(b, rune(c))
-			i++
-		case c == '/':
-			b = append(b, '\\', '/')
 			i++
 		case c < utf8.RuneSelf:
 			b = appendU(b, rune(c))
