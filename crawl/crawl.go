@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -113,15 +114,9 @@ func targets(cands []Candidate) []target {
 // under its final name.
 func Run(ctx context.Context, opt Options) (*Summary, error) {
 	start := time.Now()
-	if opt.Concurrency <= 0 {
-		opt.Concurrency = DefaultConcurrency
-	}
-	if opt.PerHost <= 0 {
-		opt.PerHost = DefaultPerHost
-	}
-	if opt.MaxMemory <= 0 {
-		opt.MaxMemory = DefaultMaxMemory
-	}
+	defaults.Set(&opt.Concurrency, DefaultConcurrency)
+	defaults.Set(&opt.PerHost, DefaultPerHost)
+	defaults.Set(&opt.MaxMemory, DefaultMaxMemory)
 	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
 		opt.Probe.AllowAddr = AnyAddr
 	}

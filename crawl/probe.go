@@ -21,6 +21,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 )
 
 // Transport names, as servers.jsonl.gz records them.
@@ -99,18 +100,10 @@ func (o *ProbeOptions) dialControl(_, address string, _ syscall.RawConn) error {
 }
 
 func (o *ProbeOptions) defaults() {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.MaxTools <= 0 {
-		o.MaxTools = DefaultMaxTools
-	}
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = DefaultMaxBytes
-	}
-	if o.MaxPages <= 0 {
-		o.MaxPages = DefaultMaxPages
-	}
+	defaults.Set(&o.Timeout, DefaultTimeout)
+	defaults.Set(&o.MaxTools, DefaultMaxTools)
+	defaults.Set(&o.MaxBytes, DefaultMaxBytes)
+	defaults.Set(&o.MaxPages, DefaultMaxPages)
 	if o.AllowAddr == nil {
 		o.AllowAddr = PublicAddr
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 )
 
@@ -73,26 +74,15 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.MaxBody <= 0 {
-		c.MaxBody = DefaultMaxBody
-	}
-	if c.CacheSize <= 0 {
-		c.CacheSize = DefaultCacheSize
-	}
-	def(&c.SessionIdle, DefaultSessionIdle)
-	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	def(&c.ReadTimeout, DefaultReadTimeout)
-	def(&c.IdleTimeout, DefaultIdleTimeout)
-	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	def(&c.OutboxWait, DefaultOutboxWait)
+	defaults.Set(&c.Addr, DefaultAddr)
+	defaults.Set(&c.MaxBody, DefaultMaxBody)
+	defaults.Set(&c.CacheSize, DefaultCacheSize)
+	defaults.Set(&c.SessionIdle, DefaultSessionIdle)
+	defaults.Set(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	defaults.Set(&c.ReadTimeout, DefaultReadTimeout)
+	defaults.Set(&c.IdleTimeout, DefaultIdleTimeout)
+	defaults.Set(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	defaults.Set(&c.OutboxWait, DefaultOutboxWait)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

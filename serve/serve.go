@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/netutil"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
@@ -91,38 +92,21 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	if c.Addr == "" {
-		c.Addr = DefaultAddr
-	}
-	if c.MaxBody <= 0 {
-		c.MaxBody = DefaultMaxBody
-	}
+	defaults.Set(&c.Addr, DefaultAddr)
+	defaults.Set(&c.MaxBody, DefaultMaxBody)
 	if c.MaxInFlight < c.MaxBody {
 		c.MaxInFlight = 4 * c.MaxBody
 	}
-	if c.MaxTools <= 0 {
-		c.MaxTools = DefaultMaxTools
-	}
-	if c.MaxConns <= 0 {
-		c.MaxConns = DefaultMaxConns
-	}
-	if c.LingerBytes <= 0 {
-		c.LingerBytes = DefaultLingerBytes
-	}
-	if c.Version == "" {
-		c.Version = "devel"
-	}
-	def(&c.LingerTimeout, DefaultLingerTimeout)
-	def(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
-	def(&c.ReadTimeout, DefaultReadTimeout)
-	def(&c.WriteTimeout, DefaultWriteTimeout)
-	def(&c.IdleTimeout, DefaultIdleTimeout)
-	def(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	defaults.Set(&c.MaxTools, DefaultMaxTools)
+	defaults.Set(&c.MaxConns, DefaultMaxConns)
+	defaults.Set(&c.LingerBytes, DefaultLingerBytes)
+	defaults.Set(&c.Version, "devel")
+	defaults.Set(&c.LingerTimeout, DefaultLingerTimeout)
+	defaults.Set(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	defaults.Set(&c.ReadTimeout, DefaultReadTimeout)
+	defaults.Set(&c.WriteTimeout, DefaultWriteTimeout)
+	defaults.Set(&c.IdleTimeout, DefaultIdleTimeout)
+	defaults.Set(&c.ShutdownTimeout, DefaultShutdownTimeout)
 	return c
 }
 
