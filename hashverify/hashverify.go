@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
@@ -90,10 +88,7 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 // left between two sets may describe files that are not there yet, so such a
 // folder is an error (*outset.InterruptedError).
 func ReadSHA256Sums(file string) (Manifest, error) {
-	if err := outset.Check(filepath.Dir(file)); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	f, err := os.Open(file)
+	f, err := outset.OpenFile(file)
 	if err != nil {
 		return nil, err
 	}

@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
@@ -12,10 +10,7 @@ import (
 // killed between renaming its outputs leaves a report.json of one run beside
 // tables of another, and a reader must not take that for a run's result.
 func ReadFile(path string) (*Report, error) {
-	if err := outset.Check(filepath.Dir(path)); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	f, err := os.Open(path)
+	f, err := outset.OpenFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -269,6 +269,31 @@ func Check(dir string) error {
 	}
 }
 
+// OpenFile opens path for reading once its folder has passed Check: a
+// folder left between two sets may hold files of either, and a reader must
+// not take one of them for a set's file. A folder error is prefixed with path.
+func OpenFile(path string) (*os.File, error) {
+	if err := checkFolderOf(path); err != nil {
+		return nil, err
+	}
+	return os.Open(path)
+}
+
+// ReadFile is OpenFile reading the whole file, as os.ReadFile does.
+func ReadFile(path string) ([]byte, error) {
+	if err := checkFolderOf(path); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
+}
+
+func checkFolderOf(path string) error {
+	if err := Check(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
 // WriteFile writes one file atomically: a temporary beside path, fsync,
 // rename, fsync of the folder. perm is subject to the umask, as in
 // os.WriteFile. It takes no lock.
