@@ -11,14 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/bench"
 )
 
-func init() {
-	register(command{
-		name:    "bench",
-		summary: "time decompression, the pipeline, the Python reference and the classifier on one census",
-		run:     runBench,
-	})
-}
-
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {

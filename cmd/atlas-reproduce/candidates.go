@@ -11,14 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 )
 
-func init() {
-	register(command{
-		name:    "candidates",
-		summary: "read the MCP Registry's server list into a candidates file for crawl",
-		run:     runCandidates,
-	})
-}
-
 // registryFlags are the registry options candidates and crawl share.
 type registryFlags struct {
 	url          string

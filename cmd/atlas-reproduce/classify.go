@@ -11,14 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
-func init() {
-	register(command{
-		name:    "classify",
-		summary: "label MCP tool schemas (JSON Lines on stdin, or --schema FILE) with the gg: classes",
-		run:     runClassify,
-	})
-}
-
 // version names the build in SARIF output.
 const version = "0.1.0"
 

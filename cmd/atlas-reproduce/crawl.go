@@ -13,14 +13,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
-func init() {
-	register(command{
-		name:    "crawl",
-		summary: "crawl live MCP servers, from a candidates file or the MCP Registry, into a census release",
-		run:     runCrawl,
-	})
-}
-
 // probeFlags are the per-server bounds crawl and scan share.
 type probeFlags struct {
 	timeout  time.Duration

@@ -12,14 +12,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/tooldiff"
 )
 
-func init() {
-	register(command{
-		name:    "diff",
-		summary: "compare two runs (two census releases, or ours and a reference): class totals, and tool by tool",
-		run:     runDiff,
-	})
-}
-
 func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "diff", "diff [--json] [--out DIR] [--fail-on CLASSES] OLD NEW\n\n"+
 		"Prints, per class, bucket and tool-surface figure, both counts, both percentages and\n"+

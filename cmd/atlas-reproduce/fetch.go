@@ -14,14 +14,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 )
 
-func init() {
-	register(command{
-		name:    "fetch",
-		summary: "download Zenodo records, resumable and MD5-verified",
-		run:     runFetch,
-	})
-}
-
 // recordList collects a repeatable --record flag.
 type recordList []string
 

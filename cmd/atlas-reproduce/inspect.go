@@ -6,14 +6,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
-func init() {
-	register(command{
-		name:    "inspect",
-		summary: "show the record shapes and key paths of the first records of each census file",
-		run:     runInspect,
-	})
-}
-
 func runInspect(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "inspect", "inspect --data PATH [--records N] [--top N]")
 	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")

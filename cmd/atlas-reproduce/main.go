@@ -36,14 +36,36 @@ type cmdEnv struct {
 	stderrIsTerminal bool
 }
 
-var commands = map[string]command{}
-
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("duplicate subcommand " + c.name)
-	}
-	commands[c.name] = c
+// commandList declares every subcommand in one place, rather than in
+// init functions spread over the files.
+var commandList = []command{
+	{name: "bench", summary: "time decompression, the pipeline, the Python reference and the classifier on one census", run: runBench},
+	{name: "candidates", summary: "read the MCP Registry's server list into a candidates file for crawl", run: runCandidates},
+	{name: "classify", summary: "label MCP tool schemas (JSON Lines on stdin, or --schema FILE) with the gg: classes", run: runClassify},
+	{name: "crawl", summary: "crawl live MCP servers, from a candidates file or the MCP Registry, into a census release", run: runCrawl},
+	{name: "diff", summary: "compare two runs (two census releases, or ours and a reference): class totals, and tool by tool", run: runDiff},
+	{name: "fetch", summary: "download Zenodo records, resumable and MD5-verified", run: runFetch},
+	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},
+	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
+	{name: "reproduce", summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md", run: runReproduce},
+	{name: "run", summary: "verify, decode and classify a census; write report.json, report.md and Parquet", run: runRun},
+	{name: "scan", summary: "label the tools of one live MCP server with the gg: classes, as classify does", run: runScan},
+	{name: "serve", summary: "serve classify over HTTP (POST /v1/classify, /metrics) and MCP (/mcp, or --stdio) for gateways", run: runServe},
+	{name: "synth", summary: "generate a synthetic census with its ground truth", run: runSynth},
+	{name: "version", summary: "print the module version and VCS revision of this build", run: runVersion},
 }
+
+// commands is commandList by name.
+var commands = func() map[string]command {
+	m := make(map[string]command, len(commandList))
+	for _, c := range commandList {
+		if _, dup := m[c.name]; dup {
+			panic("duplicate subcommand " + c.name)
+		}
+		m[c.name] = c
+	}
+	return m
+}()
 
 // usageError marks a bad invocation: exit status 2 instead of 1.
 type usageError struct{ msg string }

@@ -10,14 +10,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/proxy"
 )
 
-func init() {
-	register(command{
-		name:    "proxy",
-		summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)",
-		run:     runProxy,
-	})
-}
-
 // listFlag is a flag that may be given many times, each value also a
 // comma-separated list.
 type listFlag []string

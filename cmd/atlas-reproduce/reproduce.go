@@ -10,14 +10,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
-func init() {
-	register(command{
-		name:    "reproduce",
-		summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md",
-		run:     runReproduce,
-	})
-}
-
 func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "reproduce", "reproduce --dest DIR --out DIR [--record ID]... [flags]\n\n"+
 		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+

@@ -10,14 +10,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/runner"
 )
 
-func init() {
-	register(command{
-		name:    "run",
-		summary: "verify, decode and classify a census; write report.json, report.md and Parquet",
-		run:     runRun,
-	})
-}
-
 // runFlags are the flags run and reproduce share.
 type runFlags struct {
 	sums     string

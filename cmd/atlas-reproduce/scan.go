@@ -11,14 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/toollock"
 )
 
-func init() {
-	register(command{
-		name:    "scan",
-		summary: "label the tools of one live MCP server with the gg: classes, as classify does",
-		run:     runScan,
-	})
-}
-
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] URL\n\n"+
 		"With --lock, the first run writes the server's tools, their definition hashes and\n"+

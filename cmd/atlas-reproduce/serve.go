@@ -11,14 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/serve"
 )
 
-func init() {
-	register(command{
-		name:    "serve",
-		summary: "serve classify over HTTP (POST /v1/classify, /metrics) and MCP (/mcp, or --stdio) for gateways",
-		run:     runServe,
-	})
-}
-
 // runServe serves until SIGINT or SIGTERM cancels ctx. Unlike the batch
 // commands, whose interrupted work is lost, a server that drained its
 // in-flight requests has finished cleanly: it returns nil, so the exit

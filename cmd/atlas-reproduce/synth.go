@@ -12,14 +12,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
-func init() {
-	register(command{
-		name:    "synth",
-		summary: "generate a synthetic census with its ground truth",
-		run:     runSynth,
-	})
-}
-
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	def := synth.DefaultOptions()
 	fs := newFlagSet(env, "synth", "synth --out DIR [flags]\n\n"+

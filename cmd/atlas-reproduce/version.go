@@ -7,10 +7,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 )
 
-func init() {
-	register(command{name: "version", summary: "print the module version and VCS revision of this build", run: runVersion})
-}
-
 func runVersion(_ context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "version", "version")
 	if err := parseFlags(fs, args); err != nil {
