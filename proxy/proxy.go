@@ -137,11 +137,7 @@ func (p *Proxy) Registry() *prometheus.Registry { return p.metrics.reg }
 // Run listens on the configured address, reports the bound address to
 // ready (when not nil), and serves until ctx is cancelled.
 func (p *Proxy) Run(ctx context.Context, ready func(net.Addr)) error {
-	ln, err := httpserve.Listen(p.cfg.Addr, ready)
-	if err != nil {
-		return err
-	}
-	return p.Serve(ctx, ln)
+	return httpserve.Run(ctx, p.cfg.Addr, ready, p.Serve)
 }
 
 // Serve is Run on a listener it takes over and closes. On cancellation it

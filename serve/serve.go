@@ -185,11 +185,7 @@ func (s *Server) HTTPServer() *http.Server {
 // to ShutdownTimeout and returns nil; requests still running after that are
 // cut off and Run returns an error saying so.
 func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
-	ln, err := httpserve.Listen(s.cfg.Addr, ready)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx, ln)
+	return httpserve.Run(ctx, s.cfg.Addr, ready, s.Serve)
 }
 
 // Serve is Run on a listener it takes over and closes. At most MaxConns

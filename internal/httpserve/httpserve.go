@@ -25,17 +25,17 @@ const (
 	MaxHeaderBytes = 64 << 10
 )
 
-// Listen listens on addr and reports the bound address to ready, when not
-// nil (":0" picks a free port).
-func Listen(addr string, ready func(net.Addr)) (net.Listener, error) {
+// Run listens on addr, reports the bound address to ready when not nil
+// (":0" picks a free port), and hands the listener to serve.
+func Run(ctx context.Context, addr string, ready func(net.Addr), serve func(context.Context, net.Listener) error) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if ready != nil {
 		ready(ln.Addr())
 	}
-	return ln, nil
+	return serve(ctx, ln)
 }
 
 // Serve serves hs on ln until ctx is cancelled, then stops accepting and
