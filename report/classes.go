@@ -1,6 +1,10 @@
 package report
 
-import "io"
+import (
+	"io"
+	"maps"
+	"slices"
+)
 
 // WriteClassesParquet writes classes.parquet: the class table beside the
 // published one, then the buckets (normative = false).
@@ -26,7 +30,7 @@ func (r *Report) WriteClassesParquet(w io.Writer) error {
 		c := r.Classes[id]
 		row(&rows, id, true, c.Tools, c.Percent, &c.Required, c.Published.Tools, c.Published.Percent, &c.Published.Required, c.DeltaTools, &c.DeltaRequired)
 	}
-	for _, id := range sortedKeys(r.Buckets) {
+	for _, id := range slices.Sorted(maps.Keys(r.Buckets)) {
 		bk := r.Buckets[id]
 		row(&rows, id, false, bk.Tools, bk.Percent, nil, bk.Published, bk.PublishedPercent, nil, bk.DeltaTools, nil)
 	}

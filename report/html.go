@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -112,10 +114,10 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	for _, id := range htmlClassOrder(r) {
 		v.Classes = append(v.Classes, htmlClassRow{id, r.Classes[id]})
 	}
-	for _, id := range sortedKeys(r.Buckets) {
+	for _, id := range slices.Sorted(maps.Keys(r.Buckets)) {
 		v.Buckets = append(v.Buckets, htmlBucketRow{id, r.Buckets[id]})
 	}
-	for _, k := range sortedKeys(r.Shapes) {
+	for _, k := range slices.Sorted(maps.Keys(r.Shapes)) {
 		v.Shapes = append(v.Shapes, htmlShape{k, r.Shapes[k]})
 	}
 	return htmlTemplate.Execute(w, &v)

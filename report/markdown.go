@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -45,7 +46,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("\n## Contextual buckets (non-normative)\n\n")
 	p("High-recall buckets, reported for comparability only: they are not risk classes.\n\n")
 	p("| Bucket | Tools | %% of live | Published tools | Published %% | Δ tools |\n|---|---:|---:|---:|---:|---:|\n")
-	for _, id := range sortedKeys(r.Buckets) {
+	for _, id := range slices.Sorted(maps.Keys(r.Buckets)) {
 		bk := r.Buckets[id]
 		p("| `%s` | %d | %.3f | %d | %.3f | %+d |\n", id, bk.Tools, bk.Percent, bk.Published, bk.PublishedPercent, bk.DeltaTools)
 	}
@@ -91,7 +92,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("\n")
 	r.writeReleaseMarkdown(b)
 	p("\n## Record shapes\n\n")
-	for _, k := range sortedKeys(r.Shapes) {
+	for _, k := range slices.Sorted(maps.Keys(r.Shapes)) {
 		p("- %s: %d\n", k, r.Shapes[k])
 	}
 	if r.Skipped.Count > 0 {
@@ -115,13 +116,4 @@ func optionalPct(x float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", x)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

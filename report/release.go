@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 )
 
@@ -171,7 +173,7 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 	p("- Counts: %d candidates, %d servers: %d reachable with %d tools, %d unreachable", n.Candidates, n.Servers, n.Reachable, n.Tools, n.Unreachable)
 	if len(n.UnreachableByKind) > 0 {
 		p(" (")
-		for i, k := range sortedKeys(n.UnreachableByKind) {
+		for i, k := range slices.Sorted(maps.Keys(n.UnreachableByKind)) {
 			if i > 0 {
 				p(", ")
 			}
@@ -193,7 +195,7 @@ func compactRaw(raw json.RawMessage) string {
 // KindCounts are the unreachable counts in error_kind order, for the page.
 func (c ReleaseCounts) KindCounts() []KindCount {
 	out := make([]KindCount, 0, len(c.UnreachableByKind))
-	for _, k := range sortedKeys(c.UnreachableByKind) {
+	for _, k := range slices.Sorted(maps.Keys(c.UnreachableByKind)) {
 		out = append(out, KindCount{k, c.UnreachableByKind[k]})
 	}
 	return out

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
 )
@@ -213,7 +215,7 @@ func (r *Report) Judge(pinned bool) {
 			diffs = append(diffs, fmt.Sprintf("%s %d/%d required, published %d/%d", id, c.Tools, c.Required, c.Published.Tools, c.Published.Required))
 		}
 	}
-	for _, id := range sortedKeys(r.Buckets) {
+	for _, id := range slices.Sorted(maps.Keys(r.Buckets)) {
 		if b := r.Buckets[id]; b.DeltaTools != 0 {
 			diffs = append(diffs, fmt.Sprintf("%s %d, published %d", id, b.Tools, b.Published))
 		}

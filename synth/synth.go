@@ -23,10 +23,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
@@ -328,7 +330,7 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 	truth := total.truth()
 
 	manifest := []byte{}
-	for _, name := range sortedKeys(sums) {
+	for _, name := range slices.Sorted(maps.Keys(sums)) {
 		manifest = fmt.Appendf(manifest, "%s  %s\n", sums[name], name)
 	}
 	for _, f := range []struct {

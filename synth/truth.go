@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/classify"
@@ -64,7 +65,7 @@ func (t *Truth) MarshalPython() []byte {
 	var b bytes.Buffer
 	ints := func(m map[string]int) {
 		b.WriteByte('{')
-		for i, k := range sortedKeys(m) {
+		for i, k := range slices.Sorted(maps.Keys(m)) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
@@ -75,7 +76,7 @@ func (t *Truth) MarshalPython() []byte {
 	b.WriteString(`{"buckets": `)
 	ints(t.Buckets)
 	b.WriteString(`, "classes": {`)
-	for i, k := range sortedKeys(t.Classes) {
+	for i, k := range slices.Sorted(maps.Keys(t.Classes)) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -86,15 +87,6 @@ func (t *Truth) MarshalPython() []byte {
 	ints(t.Shapes)
 	fmt.Fprintf(&b, `, "tools": %d}`+"\n", t.Tools)
 	return b.Bytes()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // ReadTruth reads a truth.json written by Write (or the output of
