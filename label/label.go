@@ -81,14 +81,10 @@ func (l *Labeller) Record(doc []byte, emit func(*ToolLabels) error) error {
 
 // tool builds the labels of one tool of rec.
 func (l *Labeller) tool(rec *census.Record, t *census.Tool) *ToolLabels {
-	out := &ToolLabels{Properties: make([]PropertyLabels, 0, len(t.Properties))}
-	if rec.HasServerID {
-		s := string(rec.ServerID)
-		out.ServerID = &s
-	}
-	if t.HasName {
-		s := string(t.Name)
-		out.Tool = &s
+	out := &ToolLabels{
+		ServerID:   optString(rec.HasServerID, rec.ServerID),
+		Tool:       optString(t.HasName, t.Name),
+		Properties: make([]PropertyLabels, 0, len(t.Properties)),
 	}
 	sets, labels, required := AppendProperties(l.sets[:0], t)
 	l.sets = sets
@@ -109,6 +105,16 @@ func (l *Labeller) tool(rec *census.Record, t *census.Tool) *ToolLabels {
 		}
 	}
 	return out
+}
+
+// optString is a decoded string field as the output has it: nil (JSON
+// null) when the record lacks it.
+func optString(has bool, b []byte) *string {
+	if !has {
+		return nil
+	}
+	s := string(b)
+	return &s
 }
 
 // LineError is a bad line of an input file: the decoder's error, with the
