@@ -91,12 +91,9 @@ type member struct {
 // members calls fn for each member of the object starting at b[i] and
 // returns the index of its closing brace.
 func members(b []byte, i int, fn func(m member)) (int, error) {
-	if i >= len(b) || b[i] != '{' {
-		return 0, errBadJSON
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return i, nil
+	i, done, err := firstItem(b, i, '{', '}')
+	if done || err != nil {
+		return i, err
 	}
 	for {
 		if i >= len(b) || b[i] != '"' {
@@ -117,7 +114,6 @@ func members(b []byte, i int, fn func(m member)) (int, error) {
 			return 0, err
 		}
 		fn(member{key: key, start: vstart, end: vend})
-		var done bool
 		if i, done, err = nextItem(b, vend, '}'); done || err != nil {
 			return i, err
 		}
@@ -127,12 +123,9 @@ func members(b []byte, i int, fn func(m member)) (int, error) {
 // elements calls fn for the span of each element of the array starting at
 // b[i] and returns the index of its closing bracket.
 func elements(b []byte, i int, fn func(start, end int) error) (int, error) {
-	if i >= len(b) || b[i] != '[' {
-		return 0, errBadJSON
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i, nil
+	i, done, err := firstItem(b, i, '[', ']')
+	if done || err != nil {
+		return i, err
 	}
 	for {
 		end, err := skipValue(b, i)
@@ -142,11 +135,24 @@ func elements(b []byte, i int, fn func(start, end int) error) (int, error) {
 		if err := fn(i, end); err != nil {
 			return 0, err
 		}
-		var done bool
 		if i, done, err = nextItem(b, end, ']'); done || err != nil {
 			return i, err
 		}
 	}
+}
+
+// firstItem reads the opening bracket at b[i]: it returns where the first
+// member or element starts, or, for an empty object or array, the index of
+// the closing bracket and done.
+func firstItem(b []byte, i int, opening, closing byte) (int, bool, error) {
+	if i >= len(b) || b[i] != opening {
+		return 0, false, errBadJSON
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == closing {
+		return i, true, nil
+	}
+	return i, false, nil
 }
 
 // nextItem reads what follows a member or element ending at b[end]: a comma
