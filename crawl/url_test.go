@@ -30,19 +30,21 @@ func TestNormalise(t *testing.T) {
 		{in: "http://%zz", err: "not a URL"},
 	}
 	for _, c := range cases {
-		id, u, err := Normalise(c.in)
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%q: %q, %v; want an error with %q", c.in, id, err, c.err)
+		t.Run(c.in, func(t *testing.T) {
+			id, u, err := Normalise(c.in)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("%q: %q, %v; want an error with %q", c.in, id, err, c.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || id != c.id || u.String() != id {
-			t.Errorf("%q: %q (%v), want %q", c.in, id, err, c.id)
-		}
-		if again, _, _ := Normalise(id); again != id {
-			t.Errorf("%q: not idempotent: %q then %q", c.in, id, again)
-		}
+			if err != nil || id != c.id || u.String() != id {
+				t.Errorf("%q: %q (%v), want %q", c.in, id, err, c.id)
+			}
+			if again, _, _ := Normalise(id); again != id {
+				t.Errorf("%q: not idempotent: %q then %q", c.in, id, again)
+			}
+		})
 	}
 }
 

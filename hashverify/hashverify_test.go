@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -23,22 +24,24 @@ func TestParseSHA256Sums(t *testing.T) {
 		{"\n# only comments\n", nil, "no hashes"},
 		{h + "  x\n" + strings.Repeat("cd", 32) + "  x\n", nil, "m:2: x is listed twice"},
 	}
-	for _, tc := range tests {
-		got, err := ParseSHA256Sums(strings.NewReader(tc.in), "m")
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ParseSHA256Sums(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+	for i, tc := range tests {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			got, err := ParseSHA256Sums(strings.NewReader(tc.in), "m")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("ParseSHA256Sums(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || len(got) != len(tc.want) {
-			t.Fatalf("ParseSHA256Sums(%q) = %v, %v", tc.in, got, err)
-		}
-		for k, v := range tc.want {
-			if got[k] != v {
-				t.Errorf("ParseSHA256Sums(%q)[%s] = %s, want %s", tc.in, k, got[k], v)
+			if err != nil || len(got) != len(tc.want) {
+				t.Fatalf("ParseSHA256Sums(%q) = %v, %v", tc.in, got, err)
 			}
-		}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("ParseSHA256Sums(%q)[%s] = %s, want %s", tc.in, k, got[k], v)
+				}
+			}
+		})
 	}
 }
 

@@ -2,7 +2,7 @@ package report
 
 import (
 	"bytes"
-	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -349,7 +349,7 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 					s.defs = append(s.defs, 0)
 					continue
 				}
-				s.hex = hex.AppendEncode(s.hex, hashes[i][:])
+				s.hex = appendHexHash(s.hex, &hashes[i])
 				s.defs = append(s.defs, 1)
 			}
 			for i := 0; i < len(s.hex); i += 2 * len(Hash{}) {
@@ -363,6 +363,30 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 			return err
 		},
 	}
+}
+
+// hexPairs holds the two lowercase hex digits of every byte: one lookup
+// per byte, where hex.AppendEncode makes two, and no bounds checks in
+// the loop; the hash columns write 64 digits for every tool.
+var hexPairs = func() (t [256][2]byte) {
+	const digits = "0123456789abcdef"
+	for i := range t {
+		t[i] = [2]byte{digits[i>>4], digits[i&0xf]}
+	}
+	return t
+}()
+
+// appendHexHash appends the 64 lowercase hex digits of h.
+func appendHexHash(dst []byte, h *Hash) []byte {
+	dst = slices.Grow(dst, 2*len(h))
+	n := len(dst)
+	dst = dst[:n+2*len(h)]
+	out := (*[2 * len(Hash{})]byte)(dst[n:])
+	for i := range len(h) {
+		p := hexPairs[h[i]]
+		out[2*i], out[2*i+1] = p[0], p[1]
+	}
+	return dst
 }
 
 func boolColumn[B any](name string, values func(b *B, s *scratch) []bool) column[B] {

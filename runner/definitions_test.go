@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
@@ -53,5 +56,58 @@ func TestDefinitionTally(t *testing.T) {
 		if s.Servers != 2 || s.Tools != 2 || (i > 0 && s.SHA256Prefix < d.MostShared[i].SHA256Prefix) {
 			t.Errorf("entry %d: %+v", i+1, s)
 		}
+	}
+}
+
+func TestBucketSort(t *testing.T) {
+	cmpWords := func(a, b hash128) int {
+		if c := cmp.Compare(a.hi, b.hi); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.lo, b.lo)
+	}
+	hi := func(h hash128) uint64 { return h.hi }
+	for _, tc := range []struct {
+		name string
+		n    int
+		gen  func(r *rand.Rand) hash128
+	}{
+		{"small", 40, func(r *rand.Rand) hash128 { return hash128{r.Uint64(), r.Uint64()} }},
+		{"uniform", 5000, func(r *rand.Rand) hash128 { return hash128{r.Uint64(), r.Uint64()} }},
+		{"duplicates", 5000, func(r *rand.Rand) hash128 { return hash128{r.Uint64N(50) << 58, r.Uint64N(3)} }},
+		{"one bucket", 3000, func(r *rand.Rand) hash128 { return hash128{r.Uint64N(1000), r.Uint64()} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(1, uint64(tc.n)))
+			s := make([]hash128, tc.n)
+			for i := range s {
+				s[i] = tc.gen(r)
+			}
+			want := slices.Clone(s)
+			slices.SortFunc(want, cmpWords)
+			if got := bucketSort(s, hi, cmpWords); !slices.Equal(got, want) {
+				t.Errorf("bucketSort differs from slices.SortFunc")
+			}
+		})
+	}
+}
+
+// BenchmarkDefinitionTally measures the serial tally over the default
+// census's count of tools.
+func BenchmarkDefinitionTally(b *testing.B) {
+	h := aggregate.NewHasher()
+	var rows chunkRows
+	for i := range 50000 {
+		rows.tools.Definition = append(rows.tools.Definition, sha256.Sum256(fmt.Appendf(nil, "d%d", i%45000)))
+		rows.tools.Schema = append(rows.tools.Schema, sha256.Sum256(fmt.Appendf(nil, "s%d", i%30000)))
+		rows.tools.HasSchema = append(rows.tools.HasSchema, true)
+		rows.tools.Line = append(rows.tools.Line, 1)
+		rows.keys = append(rows.keys, h.Key(fmt.Appendf(nil, "srv%d", i/7)))
+		rows.hasServer = append(rows.hasServer, true)
+	}
+	for b.Loop() {
+		var tally definitionTally
+		tally.add(&rows)
+		tally.result()
 	}
 }
