@@ -8,15 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // TestRunSmallScales runs the whole benchmark at two tiny scales, Python
 // included at the first, and checks that every figure was measured. It
 // asserts nothing about speed: timings belong to `make bench`.
 func TestRunSmallScales(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Fatalf("the benchmark times the Python reference: %v", err)
-	}
+	testenv.Python3(t)
 	work := t.TempDir()
 	bin := filepath.Join(work, "atlas-reproduce")
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/atlas-reproduce").CombinedOutput(); err != nil {

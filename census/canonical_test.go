@@ -17,16 +17,15 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // runCanonicalPy runs testdata/canonical.py over lines and returns its
 // answer for each: a canonical text, or "!" and an exception name.
 func runCanonicalPy(t *testing.T, lines [][]byte) []string {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required for the differential tests: %v", err)
-	}
+	py := testenv.Python3(t)
 	var in bytes.Buffer
 	for i, l := range lines {
 		if bytes.IndexByte(l, '\n') >= 0 {

@@ -14,16 +14,15 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // runPython runs the Python reference (bench/reference.py, through
 // testdata/pyref.py) over lines and returns its answer for each.
 func runPython(t *testing.T, lines [][]byte) []outLine {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required for the differential tests: %v", err)
-	}
+	py := testenv.Python3(t)
 	ref := filepath.Join("..", "bench", "reference.py")
 	if _, err := os.Stat(ref); err != nil {
 		t.Fatalf("the Python reference is required: %v", err)
@@ -310,10 +309,7 @@ func TestDecoderReuse(t *testing.T) {
 
 func TestIsBlankMatchesPython(t *testing.T) {
 	t.Parallel()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 is required: %v", err)
-	}
+	py := testenv.Python3(t)
 	out, err := exec.Command(py, "-c",
 		`import sys; sys.stdout.write(",".join(str(c) for c in range(0x110000) if chr(c).isspace()))`).Output()
 	if err != nil {

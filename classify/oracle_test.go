@@ -13,17 +13,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-)
 
-// python3 returns the CPython the oracle tests run; they require it.
-func python3(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("the CPython oracle needs python3 on PATH: %v", err)
-	}
-	return p
-}
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+)
 
 // referencePy is the spec's Python reference, the oracle.
 const referencePy = "../bench/reference.py"
@@ -158,7 +150,7 @@ func (g *pairGen) pair() [2]string { return [2]string{g.text(3), g.text(6)} }
 // runOracle sends pairs to the Python reference and returns its label lists.
 func runOracle(t testing.TB, pairs [][2]string) [][]string {
 	t.Helper()
-	py := python3(t)
+	py := testenv.Python3(t)
 	var in bytes.Buffer
 	for _, p := range pairs {
 		in.WriteByte('[')

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // TestTablesMatchPython regenerates the Unicode tables from the CPython on
@@ -15,7 +17,7 @@ func TestTablesMatchPython(t *testing.T) {
 	if testing.Short() {
 		t.Skip("regenerating the tables takes seconds; -short skips it")
 	}
-	out, err := exec.Command(python3(t), "gen_unicode.py").Output()
+	out, err := exec.Command(testenv.Python3(t), "gen_unicode.py").Output()
 	if err != nil {
 		t.Fatalf("gen_unicode.py: %v", err)
 	}

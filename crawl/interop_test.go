@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // The interoperability findings against servers not written here, each
@@ -251,7 +253,7 @@ func TestReplaceInvalidUTF8(t *testing.T) {
 	for _, b := range inputs {
 		fmt.Fprintf(&in, "%x\n", b)
 	}
-	cmd := exec.Command(python3(t), "-c", `import sys
+	cmd := exec.Command(testenv.Python3(t), "-c", `import sys
 for line in sys.stdin:
     sys.stdout.write(bytes.fromhex(line.strip()).decode("utf-8", "replace").encode("utf-8").hex() + "\n")`)
 	cmd.Stdin = strings.NewReader(in.String())

@@ -1,58 +1,23 @@
 package crawl
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
-
-// python3 is on every machine the project supports; without it the test
-// fails rather than skips, as every CPython-backed test does.
-func python3(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatal("python3 is required for the interoperability test: ", err)
-	}
-	return p
-}
-
-// startPythonServer runs testdata/mcp_server.py on loopback for the test.
-func startPythonServer(t *testing.T) string {
-	cmd := exec.Command(python3(t), "testdata/mcp_server.py")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	var port int
-	if _, serr := fmt.Sscanf(line, "PORT %d", &port); err != nil || serr != nil {
-		t.Fatalf("python server did not start: %q %v %v; stderr: %s", line, err, serr, stderr.String())
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-}
 
 // TestPythonServer interoperates with an MCP server not built on the SDK: a
 // stdlib-only Python one that insists on its session id and protocol-version
 // header, and whose tools must come back byte for byte, compacted.
 func TestPythonServer(t *testing.T) {
-	url := startPythonServer(t)
-	out, err := exec.Command(python3(t), "testdata/mcp_server.py", "--dump").Output()
+	url := testenv.PythonMCPServer(t, "testdata/mcp_server.py")
+	out, err := exec.Command(testenv.Python3(t), "testdata/mcp_server.py", "--dump").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
 package label
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // heavy are the module paths a gateway importing label must not pull in:
@@ -17,40 +18,17 @@ var heavy = []string{
 	"github.com/prometheus",
 }
 
-// heavyDeps returns the packages among the dependencies of pkg that belong
-// to a heavy module.
-func heavyDeps(t *testing.T, pkg string) []string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go list needs the go command on PATH: %v", err)
-	}
-	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
-	var found []string
-	for _, dep := range strings.Fields(string(out)) {
-		for _, h := range heavy {
-			if dep == h || strings.HasPrefix(dep, h+"/") {
-				found = append(found, dep)
-			}
-		}
-	}
-	return found
-}
-
 // TestNoHeavyDependencies keeps label importable by a gateway for the
 // classifier alone. The second case proves the check sees such a
 // dependency where there is one.
 func TestNoHeavyDependencies(t *testing.T) {
 	t.Run("label", func(t *testing.T) {
-		if found := heavyDeps(t, "."); len(found) > 0 {
+		if found := testenv.DepsIn(t, ".", heavy); len(found) > 0 {
 			t.Errorf("label depends on %s", strings.Join(found, ", "))
 		}
 	})
 	t.Run("report has arrow-go", func(t *testing.T) {
-		for _, dep := range heavyDeps(t, "../report") {
+		for _, dep := range testenv.DepsIn(t, "../report", heavy) {
 			if strings.HasPrefix(dep, "github.com/apache/arrow-go/") {
 				return
 			}

@@ -8,20 +8,13 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 const (
 	referencePy = "../bench/reference.py"
 )
-
-func python3(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("the CPython oracle needs python3 on PATH: %v", err)
-	}
-	return p
-}
 
 func goClassify(t *testing.T, in []byte) ([]byte, error) {
 	t.Helper()
@@ -35,7 +28,7 @@ func goClassify(t *testing.T, in []byte) ([]byte, error) {
 
 func pyClassify(t *testing.T, in []byte) []byte {
 	t.Helper()
-	cmd := exec.Command(python3(t), referencePy, "classify")
+	cmd := exec.Command(testenv.Python3(t), referencePy, "classify")
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

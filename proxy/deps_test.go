@@ -1,9 +1,10 @@
 package proxy
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // TestNoRunDependencies keeps the proxy light to embed in a gateway: it
@@ -18,25 +19,7 @@ func TestNoRunDependencies(t *testing.T) {
 		"github.com/atlas-reproduce/atlas-reproduce/runner",
 		"github.com/atlas-reproduce/atlas-reproduce/report",
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go list needs the go command on PATH: %v", err)
-	}
-	deps := func(pkg string) []string {
-		out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
-		if err != nil {
-			t.Fatalf("go list -deps %s: %v", pkg, err)
-		}
-		var found []string
-		for _, dep := range strings.Fields(string(out)) {
-			for _, h := range heavy {
-				if dep == h || strings.HasPrefix(dep, h+"/") {
-					found = append(found, dep)
-				}
-			}
-		}
-		return found
-	}
+	deps := func(pkg string) []string { return testenv.DepsIn(t, pkg, heavy) }
 	t.Run("proxy", func(t *testing.T) {
 		if found := deps("."); len(found) > 0 {
 			t.Errorf("proxy depends on %s", strings.Join(found, ", "))

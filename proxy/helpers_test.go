@@ -3,7 +3,6 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -12,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -266,40 +264,6 @@ func stdioUpstream(t *testing.T) Upstream {
 		t.Fatal(err)
 	}
 	return Upstream{Command: []string{exe, "-test.run=^$"}, Env: append(os.Environ(), stdioServerEnv+"=1")}
-}
-
-func python3(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatal("python3 is required: ", err)
-	}
-	return p
-}
-
-// pythonServer runs the crawl's standard-library MCP server on loopback.
-func pythonServer(t *testing.T) string {
-	t.Helper()
-	cmd := exec.Command(python3(t), "../crawl/testdata/mcp_server.py")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	var port int
-	if _, serr := fmt.Sscanf(line, "PORT %d", &port); err != nil || serr != nil {
-		t.Fatalf("python server did not start: %q %v %v; stderr: %s", line, err, serr, stderr.String())
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
 // toolsOf splits a tools/list result into its raw tools.

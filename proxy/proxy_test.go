@@ -18,6 +18,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // testTimeout bounds every exchange: a relay that hangs fails the test
@@ -180,8 +182,8 @@ func TestRelay(t *testing.T) {
 // number literal) and whose list comes in two pages; its error answer
 // passes as it came.
 func TestPythonUpstream(t *testing.T) {
-	url := pythonServer(t)
-	out, err := exec.Command(python3(t), "../crawl/testdata/mcp_server.py", "--dump").Output()
+	url := testenv.PythonMCPServer(t, "../crawl/testdata/mcp_server.py")
+	out, err := exec.Command(testenv.Python3(t), "../crawl/testdata/mcp_server.py", "--dump").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

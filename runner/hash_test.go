@@ -18,6 +18,8 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // hashesPy prints, per tool object on stdin (one a line), the SHA-256 of
@@ -77,7 +79,7 @@ func TestHashesMatchPython(t *testing.T) {
 	}
 	got := readHashes(t, filepath.Join(out, "tools.parquet"))
 
-	cmd := exec.Command(python3(t), "-c", hashesPy, filepath.Join("..", "census", "testdata"), filepath.Join("..", "bench"))
+	cmd := exec.Command(testenv.Python3(t), "-c", hashesPy, filepath.Join("..", "census", "testdata"), filepath.Join("..", "bench"))
 	cmd.Stdin = &tools
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -26,6 +26,8 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 var finalOutputs = []string{"report.json", "report.md", "report.html", "tools.parquet", "properties.parquet", "classes.parquet"}
@@ -111,7 +113,7 @@ func TestRunMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(python3(t), referencePy, "census", filepath.Join(data, hashverify.ToolsFile)).Output()
+	out, err := exec.Command(testenv.Python3(t), referencePy, "census", filepath.Join(data, hashverify.ToolsFile)).Output()
 	if err != nil {
 		t.Fatalf("reference census: %v", err)
 	}

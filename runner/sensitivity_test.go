@@ -22,6 +22,8 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // readTable reads a Parquet file of a run back.
@@ -206,7 +208,7 @@ func pythonSensitivity(t *testing.T, path string) map[string]map[string][2]int64
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python3(t), filepath.Join("..", "sensitivity", "testdata", "sensitivity.py"), referencePy)
+	cmd := exec.CommandContext(ctx, testenv.Python3(t), filepath.Join("..", "sensitivity", "testdata", "sensitivity.py"), referencePy)
 	cmd.Stdin = zr
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

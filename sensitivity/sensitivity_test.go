@@ -13,22 +13,15 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
-)
 
-func python3(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("the CPython oracle needs python3 on PATH: %v", err)
-	}
-	return p
-}
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+)
 
 // runPython runs testdata/sensitivity.py (the definitions in CPython, on
 // top of bench/reference.py) on JSON lines.
 func runPython(t *testing.T, input []byte) []byte {
 	t.Helper()
-	cmd := exec.Command(python3(t), filepath.Join("testdata", "sensitivity.py"), filepath.Join("..", "bench", "reference.py"))
+	cmd := exec.Command(testenv.Python3(t), filepath.Join("testdata", "sensitivity.py"), filepath.Join("..", "bench", "reference.py"))
 	cmd.Stdin = bytes.NewReader(input)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -18,6 +18,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // manyTools is {"tools": [...]} of n copies of tool.
@@ -174,10 +176,7 @@ except urllib.error.HTTPError as e:
 func TestSendAllThenReadGets413(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	_, base := testServer(t, Config{})
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3: %v", err)
-	}
+	py := testenv.Python3(t)
 	for _, n := range []int{9 << 20, 64 << 20} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
 			out, err := exec.Command(py, "-c", urllibScript, base+"/v1/classify", strconv.Itoa(n)).CombinedOutput()

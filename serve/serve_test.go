@@ -22,6 +22,8 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 const referencePy = "../bench/reference.py"
@@ -29,10 +31,7 @@ const referencePy = "../bench/reference.py"
 // pyClassify runs the CPython reference's classify on JSON Lines.
 func pyClassify(t testing.TB, in []byte) []byte {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("the CPython oracle needs python3 on PATH: %v", err)
-	}
+	py := testenv.Python3(t)
 	cmd := exec.Command(py, referencePy, "classify")
 	cmd.Stdin = bytes.NewReader(in)
 	var stderr bytes.Buffer

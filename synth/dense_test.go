@@ -7,16 +7,15 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // TestDense checks that the dense census has about twice the default's
 // properties per tool, with short descriptions, and that its ground truth
 // still equals what the Python reference counts in the written file.
 func TestDense(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatal("python3 is required for the oracle test: ", err)
-	}
+	py := testenv.Python3(t)
 	base := Options{Tools: 6000, Servers: 300, Seed: 3, Shape: ShapeServers}
 	dense := base
 	dense.Dense = true

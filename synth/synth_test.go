@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // The oracle-sized censuses are generated once per shape and shared by the
@@ -164,10 +166,7 @@ func slicesEqual(a, b []string) bool {
 // generated file: the counts the generator derived from its model must be
 // the ones CPython's json and re derive from the bytes.
 func TestTruthMatchesPython(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatal("python3 is required for the oracle test: ", err)
-	}
+	py := testenv.Python3(t)
 	for _, shape := range []string{ShapeServers, ShapeTools} {
 		t.Run(shape, func(t *testing.T) {
 			t.Parallel()

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // TestHeavyTail checks the shape of a heavy-tailed census (the largest
@@ -14,10 +16,7 @@ import (
 // share, the totals hold) and that its ground truth still equals what the
 // Python reference counts in the written file.
 func TestHeavyTail(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatal("python3 is required for the oracle test: ", err)
-	}
+	py := testenv.Python3(t)
 	for _, shape := range []string{ShapeServers, ShapeTools} {
 		t.Run(shape, func(t *testing.T) {
 			opt := Options{Tools: 12000, Servers: 600, Seed: 11, Shape: shape, MaxServerTools: 3000}

@@ -1,0 +1,74 @@
+// Package testenv holds what the tests of several packages need from the
+// machine: python3 (the CPython oracle and the Python MCP server), and the
+// dependency list of a package. Tests fail, never skip, when a tool is
+// missing: python3 is on every machine the project runs its tests on.
+package testenv
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Python3 returns the path of python3, failing the test when there is none.
+func Python3(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("the CPython oracle and the Python test servers need python3 on PATH: %v", err)
+	}
+	return p
+}
+
+// PythonMCPServer runs the standard-library MCP server at script (it prints
+// "PORT n" once it listens) on loopback until the test ends, and returns its
+// endpoint URL.
+func PythonMCPServer(t testing.TB, script string) string {
+	t.Helper()
+	cmd := exec.Command(Python3(t), script)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	var port int
+	if _, serr := fmt.Sscanf(line, "PORT %d", &port); err != nil || serr != nil {
+		t.Fatalf("python server did not start: %q %v %v; stderr: %s", line, err, serr, stderr.String())
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// DepsIn returns the packages among the dependencies of pkg (as go list -deps
+// names them) that belong to one of modules.
+func DepsIn(t testing.TB, pkg string, modules []string) []string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go list needs the go command on PATH: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	var found []string
+	for _, dep := range strings.Fields(string(out)) {
+		for _, m := range modules {
+			if dep == m || strings.HasPrefix(dep, m+"/") {
+				found = append(found, dep)
+			}
+		}
+	}
+	return found
+}
