@@ -17,7 +17,6 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 

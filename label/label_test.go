@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 

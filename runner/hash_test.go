@@ -18,7 +18,6 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 

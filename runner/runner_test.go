@@ -25,9 +25,8 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 var finalOutputs = []string{"report.json", "report.md", "report.html", "tools.parquet", "properties.parquet", "classes.parquet"}

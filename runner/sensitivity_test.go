@@ -20,10 +20,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // readTable reads a Parquet file of a run back.

@@ -10,11 +10,10 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // runPython runs testdata/sensitivity.py (the definitions in CPython, on

@@ -17,9 +17,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/atlas-reproduce/atlas-reproduce/label"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
 // manyTools is {"tools": [...]} of n copies of tool.

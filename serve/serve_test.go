@@ -20,10 +20,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 const referencePy = "../bench/reference.py"

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/census"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
