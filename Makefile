@@ -18,7 +18,7 @@ build:
 ## over the concurrent packages.
 test: fmt-check vet staticcheck standalone
 	$(GO) test -count=1 -timeout 20m $(PKGS)
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./runner/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./proxy/...
+	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./internal/crawl/... ./internal/synth/... ./internal/fetch/... ./proxy/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -40,13 +40,13 @@ lint: fmt-check vet staticcheck standalone
 
 ## fuzz: each fuzz target for FUZZTIME (go test allows one target per run).
 fuzz:
-	$(GO) test ./classify -run '^$$' -fuzz '^FuzzMatcher$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./classify -run '^$$' -fuzz '^FuzzSurface$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./label/classify -run '^$$' -fuzz '^FuzzMatcher$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./label/classify -run '^$$' -fuzz '^FuzzSurface$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./label/census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./label/census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./label/sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./label -run '^$$' -fuzz '^FuzzClassifyBody$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report.

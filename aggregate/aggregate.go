@@ -6,7 +6,7 @@ package aggregate
 import (
 	"hash/maphash"
 
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // labelBits is the number of label bits counted: the five classes and the

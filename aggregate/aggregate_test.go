@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // TestMergeEqualsSerial splits a stream of tools over workers, counts each

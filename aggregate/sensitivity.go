@@ -1,8 +1,8 @@
 package aggregate
 
 import (
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
 )
 
 // Sensitivity counts, per variant and class, the tools the non-normative

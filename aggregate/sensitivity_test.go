@@ -3,8 +3,8 @@ package aggregate
 import (
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
 )
 
 func TestSensitivityAddMerge(t *testing.T) {

@@ -23,9 +23,9 @@ import (
 
 	"github.com/klauspost/pgzip"
 
-	"github.com/atlas-reproduce/atlas-reproduce/census"
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // referencePy is the Python reference, embedded so that the benchmark runs

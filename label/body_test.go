@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 func bodyLabels(t *testing.T, doc []byte) ([]byte, error) {

@@ -11,9 +11,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/atlas-reproduce/atlas-reproduce/census"
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
-	"github.com/atlas-reproduce/atlas-reproduce/sensitivity"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
 )
 
 // Labeller classifies records one at a time, in input order. It holds a

@@ -11,9 +11,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
-const (
-	referencePy = "../bench/reference.py"
-)
+var referencePy = testenv.ReferencePy()
 
 func goClassify(t *testing.T, in []byte) ([]byte, error) {
 	t.Helper()

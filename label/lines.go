@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/atlas-reproduce/atlas-reproduce/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // ClassifyStream classifies JSON Lines from r, calling emit per tool in

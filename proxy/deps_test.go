@@ -16,7 +16,7 @@ func TestNoRunDependencies(t *testing.T) {
 		"github.com/apache/arrow-go",
 		"github.com/klauspost/pgzip",
 		"github.com/schollz/progressbar",
-		"github.com/atlas-reproduce/atlas-reproduce/runner",
+		"github.com/atlas-reproduce/atlas-reproduce/pipeline",
 		"github.com/atlas-reproduce/atlas-reproduce/report",
 	}
 	deps := func(pkg string) []string { return testenv.DepsIn(t, pkg, heavy) }
@@ -25,9 +25,9 @@ func TestNoRunDependencies(t *testing.T) {
 			t.Errorf("proxy depends on %s", strings.Join(found, ", "))
 		}
 	})
-	t.Run("the check sees runner", func(t *testing.T) {
-		if found := deps("github.com/atlas-reproduce/atlas-reproduce/runner"); len(found) == 0 {
-			t.Error("no heavy dependency found in runner")
+	t.Run("the check sees the pipeline", func(t *testing.T) {
+		if found := deps("github.com/atlas-reproduce/atlas-reproduce/pipeline"); len(found) == 0 {
+			t.Error("no heavy dependency found in the pipeline")
 		}
 	})
 }

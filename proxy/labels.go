@@ -6,8 +6,8 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // labelEntry is what the proxy keeps of one labelled tool definition.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // Policy is what the proxy does with the labels besides publishing them.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"math"
 	"sort"
@@ -110,7 +111,7 @@ func Diff(old, new *Report) *DiffResult {
 		Properties: change(old.Properties, new.Properties),
 		// Releases crawled with other bounds or another client are not
 		// like for like; the reader must be told.
-		OptionsDiffer: OptionsDiffer(old.Release, new.Release),
+		OptionsDiffer: release.OptionsDiffer(old.Release, new.Release),
 	}
 	classOrder := ClassOrder()
 	if len(new.ClassOrder) > 0 || len(old.ClassOrder) > 0 {

@@ -2,18 +2,19 @@ package report
 
 import (
 	"bytes"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"strings"
 	"testing"
 )
 
 func TestDiffSaysOptionsDiffer(t *testing.T) {
-	rel := func(timeout string, caps string) *Release {
-		return &Release{Options: ReleaseOptions{Concurrency: 32, PerHost: 2, Timeout: timeout, MaxTools: 20000},
-			Client: ReleaseClient{ProtocolVersion: "2025-06-18", Capabilities: []byte(caps)}}
+	rel := func(timeout string, caps string) *release.Release {
+		return &release.Release{Options: release.Options{Concurrency: 32, PerHost: 2, Timeout: timeout, MaxTools: 20000},
+			Client: release.Client{ProtocolVersion: "2025-06-18", Capabilities: []byte(caps)}}
 	}
 	cases := []struct {
 		name     string
-		old, new *Release
+		old, new *release.Release
 		want     []string
 	}{
 		{"same", rel("30s", `{}`), rel("30s", `{}`), nil},

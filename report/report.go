@@ -8,12 +8,13 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"maps"
 	"math"
 	"slices"
 
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // Published is the census as the spec publishes it (snapshot 2026-10-12).
@@ -145,7 +146,7 @@ type Report struct {
 	Definitions *Definitions `json:"definitions,omitempty"`
 	Skipped     Skipped      `json:"skipped_lines"`
 	// Release is the data folder's release.json, for a crawl release.
-	Release *Release `json:"release,omitempty"`
+	Release *release.Release `json:"release,omitempty"`
 	// ClassOrder is the published table's row order, for readers of the
 	// JSON that want to lay the classes out as the spec does.
 	ClassOrder []string `json:"class_order"`

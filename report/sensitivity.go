@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
-	"github.com/atlas-reproduce/atlas-reproduce/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // The sensitivity analyses: what three variants of the lexical rule would

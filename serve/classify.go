@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 	"mime"
 	"net/http"
 	"strconv"
 
-	"github.com/atlas-reproduce/atlas-reproduce/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // sarifArtifact names the request body in SARIF locations, where classify
@@ -308,7 +308,7 @@ const maxSARIFResults = 10_000
 
 // classifySARIF answers with the SARIF log of body's labels.
 func (s *Server) classifySARIF(w http.ResponseWriter, body []byte, jsonLines bool) {
-	sw := report.NewSARIFWriter(s.cfg.Version)
+	sw := sarif.NewWriter(s.cfg.Version)
 	results := 0
 	tools, props := 0, 0
 	err := s.walk(body, jsonLines, func(o label.Origin, t *label.ToolLabels) error {

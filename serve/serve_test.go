@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 	"io"
 	"net"
 	"net/http"
@@ -22,10 +23,9 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
-const referencePy = "../bench/reference.py"
+var referencePy = testenv.ReferencePy()
 
 // pyClassify runs the CPython reference's classify on JSON Lines.
 func pyClassify(t testing.TB, in []byte) []byte {
@@ -196,7 +196,7 @@ func TestClassifyBodyForms(t *testing.T) {
 	} {
 		var want []byte
 		var sarifWant bytes.Buffer
-		sw := report.NewSARIFWriter("9.9.9")
+		sw := sarif.NewWriter("9.9.9")
 		emit := func(o label.Origin, tl *label.ToolLabels) error {
 			want = tl.AppendJSON(want)
 			sw.Add(o, tl)

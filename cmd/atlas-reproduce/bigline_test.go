@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
 // longestLine returns the number and length of the longest line of a

@@ -4,11 +4,11 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // version names the build in SARIF output.
@@ -32,7 +32,7 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	if *sens && *format != "json" {
 		return usageError{"--sensitivity needs --format json"}
 	}
-	emit, sarif := labelEmitter(*format, out)
+	emit, sw := labelEmitter(*format, out)
 	l := label.NewLabeller()
 	if *sens {
 		l.WithSensitivity()
@@ -48,8 +48,8 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 		err = l.ClassifyStream(ctxio.Reader(ctx, env.stdin), "stdin", emit)
 	}
 	// The tools before a bad line are written before the error is reported.
-	if sarif != nil && err == nil {
-		_, err = sarif.WriteTo(out)
+	if sw != nil && err == nil {
+		_, err = sw.WriteTo(out)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -60,10 +60,10 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 // labelEmitter returns the emit function of classify's output formats:
 // one JSON line per tool written to out, or, for sarif, results gathered in
 // the returned writer, which the caller writes at the end.
-func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.ToolLabels) error, *report.SARIFWriter) {
+func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.ToolLabels) error, *sarif.Writer) {
 	if format == "sarif" {
-		sarif := report.NewSARIFWriter(version)
-		return func(o label.Origin, t *label.ToolLabels) error { sarif.Add(o, t); return nil }, sarif
+		sw := sarif.NewWriter(version)
+		return func(o label.Origin, t *label.ToolLabels) error { sw.Add(o, t); return nil }, sw
 	}
 	var line []byte
 	return func(_ label.Origin, t *label.ToolLabels) error {

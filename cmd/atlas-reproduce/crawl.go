@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
-	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
 )
 
 // probeFlags are the per-server bounds crawl and scan share.
@@ -84,7 +84,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 			return fmt.Errorf("crawl: the registry lists no crawlable remote")
 		}
 		opt.CandidateList = list
-		opt.Source = report.ReleaseSource{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
+		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
 	}
 	if *progress && env.stderrIsTerminal {
 		opt.Progress = env.stderr

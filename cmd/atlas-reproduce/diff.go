@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/report"
-	"github.com/atlas-reproduce/atlas-reproduce/tooldiff"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tooldiff"
 )
 
 func runDiff(ctx context.Context, env *cmdEnv, args []string) error {

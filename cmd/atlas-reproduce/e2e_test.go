@@ -20,7 +20,7 @@ import (
 
 	"github.com/klauspost/compress/zip"
 
-	"github.com/atlas-reproduce/atlas-reproduce/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
 // makeCensus writes a synthetic census of n tools with the synth package.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/atlas-reproduce/atlas-reproduce/fetch"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
 )
 
 // recordList collects a repeatable --record flag.

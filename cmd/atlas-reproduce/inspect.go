@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 )
 
 func runInspect(ctx context.Context, env *cmdEnv, args []string) error {
@@ -17,5 +17,5 @@ func runInspect(ctx context.Context, env *cmdEnv, args []string) error {
 	if *data == "" || fs.NArg() > 0 || *records <= 0 || *top <= 0 {
 		return usageError{"inspect needs --data PATH, positive --records and --top, and no other arguments"}
 	}
-	return runner.Inspect(ctx, *data, *records, *top, env.stdout)
+	return pipeline.Inspect(ctx, *data, *records, *top, env.stdout)
 }

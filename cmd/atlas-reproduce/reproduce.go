@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/atlas-reproduce/atlas-reproduce/fetch"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 )
 
 func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
@@ -43,7 +43,7 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := runner.Run(ctx, opt)
+	r, err := pipeline.Run(ctx, opt)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
-	"github.com/atlas-reproduce/atlas-reproduce/runner"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
 )
 
 // runFlags are the flags run and reproduce share.
@@ -32,11 +32,11 @@ func (f *runFlags) register(fs interface {
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "count and skip bad lines instead of failing (the verdict cannot then be REPRODUCED)")
 	fs.BoolVar(&f.progress, "progress", true, "draw progress bars when stderr is a terminal")
 	fs.BoolVar(&f.noSens, "no-sensitivity", false, "skip the non-normative sensitivity figures (to measure their cost; normative figures are the same either way)")
-	fs.IntVar(&f.maxLine, "max-line", pipeline.DefaultMaxLine, "refuse a line longer than `BYTES` (the run fails, naming it)")
+	fs.IntVar(&f.maxLine, "max-line", linepool.DefaultMaxLine, "refuse a line longer than `BYTES` (the run fails, naming it)")
 }
 
-func (f *runFlags) options(env *cmdEnv, data, out string) (runner.Options, error) {
-	opt := runner.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens, Log: env.stderr}
+func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, error) {
+	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens, Log: env.stderr}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
@@ -75,7 +75,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := runner.Run(ctx, opt)
+	r, err := pipeline.Run(ctx, opt)
 	if err != nil {
 		return err
 	}

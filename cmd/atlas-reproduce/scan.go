@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
-	"github.com/atlas-reproduce/atlas-reproduce/toollock"
 )
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
@@ -47,7 +47,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return errors.New(id + ": unreachable (" + r.ErrorKind + "): " + r.Error)
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
-	emit, sarif := labelEmitter(*format, out)
+	emit, sw := labelEmitter(*format, out)
 	o := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
 	var labels []*label.ToolLabels
@@ -55,8 +55,8 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		labels = append(labels, t)
 		return emit(o, t)
 	})
-	if sarif != nil && err == nil {
-		_, err = sarif.WriteTo(out)
+	if sw != nil && err == nil {
+		_, err = sw.WriteTo(out)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
@@ -71,12 +71,12 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 // checkLock pins the scanned tools in path, or compares them with the
 // pinned ones.
 func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*label.ToolLabels) error {
-	now := toollock.New(id)
+	now := toolid.New(id)
 	err := now.AddRecord(doc, func(i int) ([]string, []string) { return labels[i].Classes, labels[i].RequiredClasses })
 	if err != nil {
 		return err
 	}
-	exists, err := toollock.Exists(path)
+	exists, err := toolid.Exists(path)
 	if err != nil {
 		return err
 	}
@@ -87,19 +87,19 @@ func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*label.ToolLab
 		fmt.Fprintf(env.stderr, "scan: pinned %d tools in %s\n", len(now.Tools), path)
 		return nil
 	}
-	pinned, err := toollock.Read(path)
+	pinned, err := toolid.Read(path)
 	if err != nil {
 		return err
 	}
 	if pinned.ServerID != id {
 		fmt.Fprintf(env.stderr, "scan: %s pins %s, not %s; comparing the tools anyway\n", path, pinned.ServerID, id)
 	}
-	changes := toollock.Compare(pinned, now)
+	changes := toolid.Compare(pinned, now)
 	if len(changes) == 0 {
 		fmt.Fprintf(env.stderr, "scan: the %d tools match %s\n", len(now.Tools), path)
 		return nil
 	}
-	if err := toollock.WriteChanges(env.stderr, changes); err != nil {
+	if err := toolid.WriteChanges(env.stderr, changes); err != nil {
 		return err
 	}
 	return fmt.Errorf("%d tools changed, appeared or vanished since %s", len(changes), path)

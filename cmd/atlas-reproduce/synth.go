@@ -9,7 +9,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/atlas-reproduce/atlas-reproduce/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {

@@ -25,7 +25,7 @@ func Path() string {
 	if !ok {
 		panic("realcorpus: no caller information")
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "real-mcp-tools", "tools.jsonl.gz")
+	return filepath.Join(filepath.Dir(file), "testdata", "real-mcp-tools", "tools.jsonl.gz")
 }
 
 // Read returns the decompressed corpus: one JSON object per line, each

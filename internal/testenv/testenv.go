@@ -9,6 +9,8 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -22,6 +24,19 @@ func Python3(t testing.TB) string {
 	}
 	return p
 }
+
+// Root is the module's root folder, found from this source file's place in
+// it, so that a test in any package reaches the repository's shared files.
+func Root() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		panic("testenv: no caller information")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// ReferencePy is the path of the spec's Python reference (bench/reference.py).
+func ReferencePy() string { return filepath.Join(Root(), "bench", "reference.py") }
 
 // PythonMCPServer runs the standard-library MCP server at script (it prints
 // "PORT n" once it listens) on loopback until the test ends, and returns its

@@ -1,0 +1,538 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"hash"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+)
+
+// SumsFile is the manifest the crawl writes beside its three files.
+const SumsFile = "SHA256SUMS"
+
+// Defaults of Options.
+const (
+	DefaultConcurrency = 32
+	DefaultPerHost     = 2
+)
+
+// Options configure a crawl.
+type Options struct {
+	// Candidates is the candidates list (see ReadCandidates), unless
+	// CandidateList is given.
+	Candidates string
+	// CandidateList, when not nil, are the candidates, read elsewhere
+	// (from a registry, say); Source then says where from.
+	CandidateList []Candidate
+	Source        release.Source
+	// Out is the output folder; it holds the journal while the crawl runs.
+	Out string
+	// Concurrency bounds the probes in flight; PerHost bounds them per
+	// host and port.
+	Concurrency, PerHost int
+	// Probe bounds each server.
+	Probe ProbeOptions
+	// AllowPrivate connects to every address (Probe.AllowAddr = AnyAddr)
+	// and says so in release.json.
+	AllowPrivate bool
+	// MaxMemory bounds the response bytes of all probes in flight
+	// together (see Budget); 0 means DefaultMaxMemory.
+	MaxMemory int64
+	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
+	// output's bytes depend only on what the servers answered.
+	OmitElapsed bool
+	// Progress receives a progress bar; nil draws none.
+	Progress io.Writer
+	// Log receives the one-line summary; nil discards it.
+	Log io.Writer
+}
+
+// Summary counts what a crawl did.
+type Summary struct {
+	// Candidates is the number of candidate lines; Servers the distinct
+	// server_ids among them.
+	Candidates, Servers int
+	// Resumed were finished in the journal already; Probed were probed now.
+	Resumed, Probed int
+	// Reachable and Unreachable count the servers; Tools the tools kept.
+	Reachable, Unreachable, Tools int
+	// UnreachableByKind counts the unreachable servers by error_kind.
+	UnreachableByKind map[string]int
+	// MemoryPeak is the most response bytes the probes held at once.
+	MemoryPeak int64
+}
+
+// target is one distinct server of the candidates list.
+type target struct {
+	id     string
+	url    string   // as the list gives it
+	u      *url.URL // nil when the URL is refused
+	urlErr error
+}
+
+func targets(cands []Candidate) []target {
+	seen := map[string]bool{}
+	var ts []target
+	for _, c := range cands {
+		id, u, err := Normalise(c.URL)
+		if err != nil {
+			id = c.URL
+		}
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		ts = append(ts, target{id: id, url: c.URL, u: u, urlErr: err})
+	}
+	return ts
+}
+
+// Run crawls the candidates into opt.Out. Finished candidates are journalled
+// as they finish; a rerun with the same Out probes only the others. The
+// final files are written, in candidate order, only once every candidate
+// is finished; until then, and on any error or cancellation, none exists
+// under its final name.
+func Run(ctx context.Context, opt Options) (*Summary, error) {
+	start := time.Now()
+	defaults.Set(&opt.Concurrency, DefaultConcurrency)
+	defaults.Set(&opt.PerHost, DefaultPerHost)
+	defaults.Set(&opt.MaxMemory, DefaultMaxMemory)
+	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
+		opt.Probe.AllowAddr = AnyAddr
+	}
+	opt.Probe.defaults()
+	opt.Probe.Budget = NewBudget(opt.MaxMemory, opt.Probe.MaxBytes+1)
+	cands, src, err := opt.candidates()
+	if err != nil {
+		return nil, err
+	}
+	ts := targets(cands)
+	// The set's lock is the crawl's: a second crawl on the same folder
+	// would corrupt the journal, so it stops at once, naming this one.
+	set, err := outset.Open(opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer set.Close()
+	j, err := openJournal(filepath.Join(opt.Out, JournalFile))
+	if err != nil {
+		return nil, err
+	}
+	defer j.close()
+
+	sum := &Summary{Candidates: len(cands), Servers: len(ts)}
+	var todo []int
+	for i, t := range ts {
+		if _, ok := j.done[t.id]; ok {
+			sum.Resumed++
+		} else if t.u != nil {
+			todo = append(todo, i)
+		}
+	}
+	if err := probeAll(ctx, opt, ts, todo, j, sum); err != nil {
+		return nil, err
+	}
+	sum.MemoryPeak = opt.Probe.Budget.Peak()
+	rel := opt.release(start, src, sum)
+	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
+		return nil, err
+	}
+	if opt.Log != nil {
+		fmt.Fprintf(opt.Log, "crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s\n",
+			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
+			time.Since(start).Seconds(), opt.Out)
+	}
+	return sum, nil
+}
+
+// scheduler hands out the targets of todo to the workers, in candidate
+// order as far as the per-host limit allows: a host with more candidates
+// than the pool has workers must not hold every worker waiting on it while
+// other hosts' candidates wait behind.
+type scheduler struct {
+	perHost int
+	queues  map[string][]int // host -> pending targets
+	hosts   []string         // hosts in order of first candidate
+	start   int              // hosts[:start] are drained
+	active  map[string]int
+}
+
+func newScheduler(ts []target, todo []int, perHost int) *scheduler {
+	s := &scheduler{perHost: perHost, queues: map[string][]int{}, active: map[string]int{}}
+	for _, i := range todo {
+		h := ts[i].u.Host
+		if _, ok := s.queues[h]; !ok {
+			s.hosts = append(s.hosts, h)
+		}
+		s.queues[h] = append(s.queues[h], i)
+	}
+	return s
+}
+
+// next is the first pending target whose host has room, or -1. Hosts are
+// drained roughly in list order, so skipping the drained prefix keeps a
+// step near the number of busy hosts, not of all hosts.
+func (s *scheduler) next() (int, string) {
+	for s.start < len(s.hosts) && len(s.queues[s.hosts[s.start]]) == 0 {
+		s.start++
+	}
+	for _, h := range s.hosts[s.start:] {
+		if q := s.queues[h]; len(q) > 0 && s.active[h] < s.perHost {
+			return q[0], h
+		}
+	}
+	return -1, ""
+}
+
+// run sends work until every target is handed out and finished, or ctx
+// ends; done receives the host of each finished probe.
+func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string) {
+	defer close(work)
+	inflight := 0
+	for {
+		i, h := s.next()
+		if i < 0 && inflight == 0 {
+			return
+		}
+		var out chan<- int
+		if i >= 0 {
+			out = work
+		}
+		select {
+		case out <- i:
+			s.queues[h] = s.queues[h][1:]
+			s.active[h]++
+			inflight++
+		case fh := <-done:
+			s.active[fh]--
+			inflight--
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// probeAll probes the targets of todo on a bounded pool and journals each
+// result as it arrives. A probe cut short by ctx is not journalled: its
+// server was not found unreachable, the crawl was stopped.
+func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary) error {
+	p := NewProber(opt.Probe)
+	defer p.Close()
+	bar := newBar(opt.Progress, len(ts))
+	defer bar.finish()
+	for _, t := range ts {
+		if s, ok := j.done[t.id]; ok {
+			bar.add(s.reachable)
+		}
+	}
+
+	g, gctx := errgroup.WithContext(ctx)
+	// The journal's failure stops the probes at once, while the journal
+	// goroutine still drains what is in flight.
+	gctx, stopProbes := context.WithCancelCause(gctx)
+	defer stopProbes(nil)
+	work := make(chan int)
+	// One slot per worker: a worker's report never blocks, even after
+	// the scheduler has stopped.
+	done := make(chan string, opt.Concurrency)
+	results := make(chan probed, opt.Concurrency)
+	sched := newScheduler(ts, todo, opt.PerHost)
+	g.Go(func() error { sched.run(gctx, work, done); return nil })
+	var workers sync.WaitGroup
+	for range opt.Concurrency {
+		workers.Add(1)
+		g.Go(func() error {
+			defer workers.Done()
+			for i := range work {
+				t := &ts[i]
+				r := p.Probe(gctx, t.u)
+				done <- t.u.Host
+				if gctx.Err() != nil {
+					r.Release()
+					return nil
+				}
+				select {
+				case results <- probed{newEntry(t, &r), &r}:
+				case <-gctx.Done():
+					r.Release()
+					return nil
+				}
+			}
+			return nil
+		})
+	}
+	go func() { workers.Wait(); close(results) }()
+	g.Go(func() error {
+		var err error
+		for pr := range results {
+			// The bytes stay charged until they are on disk; after
+			// an error the rest are drained, so no worker waits.
+			if err == nil {
+				if err = j.append(pr.e); err != nil {
+					stopProbes(err)
+				}
+			}
+			pr.r.Release()
+			if err == nil {
+				sum.Probed++
+				bar.add(pr.e.Server.Reachable)
+			}
+		}
+		return err
+	})
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// probed is a finished probe on its way to the journal.
+type probed struct {
+	e *entry
+	r *Result
+}
+
+func newEntry(t *target, r *Result) *entry {
+	ms := r.Elapsed.Milliseconds()
+	e := &entry{Server: ServerRecord{
+		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
+	}}
+	if r.Initialized {
+		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
+		e.Server.ServerInfo, e.Server.Capabilities, e.Server.Instructions = r.ServerInfo, r.Capabilities, r.Instructions
+		tc := r.ToolsCapability
+		e.Server.ToolsCapability = &tc
+	}
+	if r.Reachable {
+		e.Server.ToolCount = len(r.Tools)
+		e.Tools = r.Tools
+		if e.Tools == nil {
+			e.Tools = []json.RawMessage{}
+		}
+	} else {
+		e.Server.ErrorKind, e.Server.Error, e.Server.ResourceMetadata = r.ErrorKind, r.Error, r.ResourceMetadata
+	}
+	return e
+}
+
+// bar draws the progress of a crawl with its reachable/unreachable counts.
+type bar struct {
+	pb                     *progressbar.ProgressBar
+	reachable, unreachable int
+}
+
+func newBar(w io.Writer, total int) *bar {
+	b := &bar{}
+	if w != nil {
+		b.pb = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("crawl"),
+			progressbar.OptionShowCount(),
+			// No throttle: servers finish tens a second at most, and
+			// every count should show.
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	return b
+}
+
+func (b *bar) add(reachable bool) {
+	if reachable {
+		b.reachable++
+	} else {
+		b.unreachable++
+	}
+	if b.pb != nil {
+		b.pb.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", b.reachable, b.unreachable))
+		_ = b.pb.Add(1)
+	}
+}
+
+func (b *bar) finish() {
+	if b.pb != nil {
+		_ = b.pb.Finish()
+	}
+}
+
+// releaseFile is one final file of the release, written under a
+// temporary name of the set.
+type releaseFile struct {
+	name string
+	f    *os.File
+	sum  hash.Hash
+	gz   *gzip.Writer
+	w    io.Writer
+}
+
+func createRelease(set *outset.Set, name string, compress bool) (*releaseFile, error) {
+	f, err := set.Create(name)
+	if err != nil {
+		return nil, err
+	}
+	rf := &releaseFile{name: name, f: f, sum: sha256.New()}
+	rf.w = io.MultiWriter(f, rf.sum)
+	if compress {
+		// The zero header has no name and no mtime: the same records
+		// give the same bytes.
+		rf.gz, _ = gzip.NewWriterLevel(rf.w, gzip.DefaultCompression)
+		rf.w = rf.gz
+	}
+	return rf, nil
+}
+
+// finish ends the file's stream and returns its SHA-256; the set's commit
+// syncs and renames it.
+func (rf *releaseFile) finish() (string, error) {
+	if rf.gz != nil {
+		if err := rf.gz.Close(); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(rf.sum.Sum(nil)), nil
+}
+
+// writeRelease is the ordered writer: the final files from the journal, in
+// candidate order, committed as one set: a crash at any instant leaves the
+// previous release or this one, never a mix. On error the caller's Close of
+// the set removes the temporaries.
+func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *release.Release) error {
+	var files []*releaseFile
+	for _, f := range []struct {
+		name     string
+		compress bool
+	}{{hashverify.ToolsFile, true}, {hashverify.ServersFile, true}, {hashverify.CandidatesFile, false}} {
+		rf, err := createRelease(set, f.name, f.compress)
+		if err != nil {
+			return err
+		}
+		files = append(files, rf)
+	}
+	toolsW, serversW, candW := files[0].w, files[1].w, files[2].w
+
+	var line []byte
+	var rec bytes.Buffer
+	enc := json.NewEncoder(&rec)
+	enc.SetEscapeHTML(false)
+	for i := range ts {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		t := &ts[i]
+		var e *entry
+		if s, ok := j.done[t.id]; ok {
+			var err error
+			if e, err = j.read(s); err != nil {
+				return err
+			}
+		} else if t.urlErr != nil {
+			e = &entry{Server: ServerRecord{ServerID: t.id, URL: t.url, ErrorKind: KindURL, Error: t.urlErr.Error()}}
+		} else {
+			return fmt.Errorf("crawl: %s was not probed", t.id)
+		}
+		if opt.OmitElapsed {
+			e.Server.ElapsedMS = nil
+		}
+		rec.Reset()
+		if err := enc.Encode(&e.Server); err != nil {
+			return err
+		}
+		if _, err := serversW.Write(rec.Bytes()); err != nil {
+			return err
+		}
+		if e.Server.Reachable {
+			sum.Reachable++
+			sum.Tools += len(e.Tools)
+			line = AppendToolsRecord(line[:0], t.id, e.Tools)
+			if _, err := toolsW.Write(line); err != nil {
+				return err
+			}
+		} else {
+			sum.Unreachable++
+			if sum.UnreachableByKind == nil {
+				sum.UnreachableByKind = map[string]int{}
+			}
+			sum.UnreachableByKind[e.Server.ErrorKind]++
+		}
+	}
+	for _, c := range cands {
+		if _, err := candW.Write(append(c.Record, '\n')); err != nil {
+			return err
+		}
+	}
+	if err := writeReleaseJSON(set, rel, sum, &files); err != nil {
+		return err
+	}
+	sums := map[string]string{}
+	for _, f := range files {
+		h, err := f.finish()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		sums[f.name] = h
+	}
+	names := make([]string, 0, len(sums))
+	for n := range sums {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	mf, err := createRelease(set, SumsFile, false)
+	if err != nil {
+		return err
+	}
+	files = append(files, mf)
+	for _, n := range names {
+		if _, err := fmt.Fprintf(mf.w, "%s  %s\n", sums[n], n); err != nil {
+			return err
+		}
+	}
+	if _, err := mf.finish(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	if err := set.Commit(); err != nil {
+		return errors.Join(err, errors.New("crawl: the release is incomplete; rerun with the same --out to complete it"))
+	}
+	return nil
+}
+
+// writeReleaseJSON adds release.json, with the final counts, to the files
+// of the release.
+func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files *[]*releaseFile) error {
+	rel.Finished = time.Now().UTC().Format(time.RFC3339)
+	rel.Counts.Reachable, rel.Counts.Unreachable, rel.Counts.Tools = sum.Reachable, sum.Unreachable, sum.Tools
+	if sum.UnreachableByKind != nil {
+		rel.Counts.UnreachableByKind = sum.UnreachableByKind
+	}
+	rf, err := createRelease(set, release.File, false)
+	if err != nil {
+		return err
+	}
+	*files = append(*files, rf)
+	enc := json.NewEncoder(rf.w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(rel)
+}

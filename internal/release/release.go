@@ -1,0 +1,158 @@
+// Package release is a census release on disk: its file names, its
+// release.json (how a crawl made it), and the writers that put its files
+// in place as hashverify reads them.
+package release
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+)
+
+// File is the provenance file of a crawl release, listed in its
+// SHA256SUMS.
+const File = "release.json"
+
+// Release is release.json: how a census release was crawled.
+type Release struct {
+	// Tool is the crawler's version and VCS revision.
+	Tool Tool `json:"tool"`
+	// Started and Finished are the start and end, UTC, RFC 3339, of the
+	// crawl run that wrote the release (for a resumed crawl, the last run;
+	// servers journalled by earlier runs were probed before Started).
+	Started  string `json:"started"`
+	Finished string `json:"finished"`
+	// Options are the crawl's bounds.
+	Options Options `json:"options"`
+	// Client is what the crawler declared in initialize.
+	Client Client `json:"client"`
+	// Candidates is where the servers came from.
+	Candidates Source `json:"candidates"`
+	// Counts are what the crawl found.
+	Counts Counts `json:"counts"`
+}
+
+// Tool names the build that crawled.
+type Tool struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Revision string `json:"revision,omitempty"`
+	Modified bool   `json:"modified,omitempty"`
+	Go       string `json:"go,omitempty"`
+}
+
+// Options are the bounds of a crawl; two releases crawled with
+// different ones are not like for like.
+type Options struct {
+	Concurrency  int    `json:"concurrency"`
+	PerHost      int    `json:"per_host"`
+	Timeout      string `json:"timeout"`
+	MaxTools     int    `json:"max_tools"`
+	MaxBytes     int64  `json:"max_bytes"`
+	MaxPages     int    `json:"max_pages"`
+	MaxMemory    int64  `json:"max_memory"`
+	AllowPrivate bool   `json:"allow_private"`
+	OmitElapsed  bool   `json:"omit_elapsed"`
+}
+
+// Client is the client side of initialize.
+type Client struct {
+	ProtocolVersion string          `json:"protocol_version"`
+	ClientInfo      json.RawMessage `json:"client_info"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+}
+
+// Source is a candidates file and its SHA-256, or a registry and
+// the updated_since filter its list was read with.
+type Source struct {
+	File         string `json:"file,omitempty"`
+	SHA256       string `json:"sha256,omitempty"`
+	Registry     string `json:"registry,omitempty"`
+	UpdatedSince string `json:"updated_since,omitempty"`
+}
+
+// Counts are a release's totals.
+type Counts struct {
+	// Candidates are the candidate lines; Servers the distinct servers.
+	Candidates  int `json:"candidates"`
+	Servers     int `json:"servers"`
+	Reachable   int `json:"reachable"`
+	Unreachable int `json:"unreachable"`
+	// UnreachableByKind counts the unreachable servers by error_kind.
+	UnreachableByKind map[string]int `json:"unreachable_by_kind"`
+	Tools             int            `json:"tools"`
+}
+
+// Read reads dir's release.json; a folder without one (the frozen
+// snapshot, say), or data that is not a folder, gives nil and no error.
+func Read(dir string) (*Release, error) {
+	r, _, err := ReadBytes(dir)
+	return r, err
+}
+
+// ReadBytes is Read that also returns the file's bytes, for
+// a reader that checks them against a manifest.
+func ReadBytes(dir string) (*Release, []byte, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil, nil, nil
+	}
+	name := filepath.Join(dir, File)
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var r Release
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, nil, fmt.Errorf("%s: not a release.json: %w", name, err)
+	}
+	return &r, b, nil
+}
+
+// OptionsDiffer names the crawl options, and the client declarations,
+// that differ between two releases, sorted; nil when either is unknown.
+func OptionsDiffer(a, b *Release) []string {
+	if a == nil || b == nil {
+		return nil
+	}
+	var out []string
+	va, vb := reflect.ValueOf(a.Options), reflect.ValueOf(b.Options)
+	for i := range va.NumField() {
+		if va.Field(i).Interface() != vb.Field(i).Interface() {
+			tag := va.Type().Field(i).Tag.Get("json")
+			out = append(out, fmt.Sprintf("%s: %v → %v", tag, va.Field(i).Interface(), vb.Field(i).Interface()))
+		}
+	}
+	if a.Client.ProtocolVersion != b.Client.ProtocolVersion {
+		out = append(out, fmt.Sprintf("protocol_version: %s → %s", a.Client.ProtocolVersion, b.Client.ProtocolVersion))
+	}
+	if string(a.Client.Capabilities) != string(b.Client.Capabilities) {
+		out = append(out, fmt.Sprintf("client capabilities: %s → %s", a.Client.Capabilities, b.Client.Capabilities))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// KindCounts are the unreachable counts in error_kind order, for the page.
+func (c Counts) KindCounts() []KindCount {
+	out := make([]KindCount, 0, len(c.UnreachableByKind))
+	for _, k := range slices.Sorted(maps.Keys(c.UnreachableByKind)) {
+		out = append(out, KindCount{k, c.UnreachableByKind[k]})
+	}
+	return out
+}
+
+// KindCount is one error_kind and its count.
+type KindCount struct {
+	Kind  string
+	Count int
+}

@@ -1,0 +1,91 @@
+package toolid
+
+import (
+	"crypto/sha256"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+)
+
+// TestSchemaFromTool requires the schema hash taken inside the tool's
+// canonical text to equal the hash of the schema canonicalised alone.
+func TestSchemaFromTool(t *testing.T) {
+	for _, tc := range []struct{ name, line string }{
+		{"plain", `{"server_id": "s", "tools": [{"name": "a", "inputSchema": {"type": "object", "properties": {"x": {}}}}]}`},
+		{"strings with quotes and brackets", `{"server_id": "s", "tools": [{"name": "a\"}]", "description": "x\\\"{[", "inputSchema": {"properties": {"q\"}": {"description": "\\\\\"]}"}}}}]}`},
+		{"escaped key", `{"server_id": "s", "tools": [{"name": "a", "input\u0053chema": {"b": [1, 2.50, {"c": null}], "a": true}}]}`},
+		{"null inputSchema, alias", `{"server_id": "s", "tools": [{"inputSchema": null, "input_schema": {"z": 1, "y": -0}}]}`},
+		{"duplicates", `{"server_id": "s", "tools": [{"inputSchema": {"a": 1}, "name": "n", "inputSchema": {"b": "\u00e9"}}]}`},
+		{"flat record", `{"server_id": "s", "name": "a", "inputSchema": {"properties": {}}}`},
+		{"tool shape", `{"server_id": "s", "tool": {"annotations": {"x": []}, "inputSchema": {"k": "v"}}}`},
+		{"no schema", `{"server_id": "s", "tools": [{"name": "a", "inputSchema": "text"}]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := census.NewDecoder().Decode([]byte(tc.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var h Hasher
+			tool := &rec.Tools[0]
+			s := h.Tool(tool)
+			canon, err := census.AppendCanonical(nil, tool.Raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Definition != sha256.Sum256(canon) {
+				t.Error("definition hash is not the hash of the canonical tool")
+			}
+			if s.HasSchema != (tool.Schema != nil) {
+				t.Fatalf("HasSchema %v with schema %q", s.HasSchema, tool.Schema)
+			}
+			if tool.Schema == nil {
+				return
+			}
+			want, err := census.AppendCanonical(nil, tool.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Schema != sha256.Sum256(want) {
+				t.Errorf("schema hash differs from that of %s", want)
+			}
+		})
+	}
+}
+
+// FuzzSchemaFromTool holds the schema hash taken inside the tool's
+// canonical text to the hash of the schema canonicalised alone, on any
+// record the decoder accepts.
+func FuzzSchemaFromTool(f *testing.F) {
+	for _, s := range []string{
+		`{"server_id": "s", "tools": [{"name": "a\"}]", "inputSchema": {"q\"}": {"d": "\\\"]}"}}}]}`,
+		`{"server_id": "s", "tools": [{"inputSchema": null, "input_schema": {"z": [1e3, -0.0]}}]}`,
+		`{"server_id": "s", "name": "a", "inputSchema": {"properties": {}}, "inputSchema": {"x": "\ud800"}}`,
+		`{"tool": {"input\u0053chema": {"a": {"b": [[], {}]}}, "annotations": {"}": "{"}}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		rec, err := census.NewDecoder().Decode(line)
+		if err != nil {
+			return
+		}
+		var h Hasher
+		for i := range rec.Tools {
+			tool := &rec.Tools[i]
+			s := h.Tool(tool)
+			if tool.Schema == nil {
+				if s.HasSchema {
+					t.Fatal("a schema hash without a schema")
+				}
+				continue
+			}
+			want, err := census.AppendCanonical(nil, tool.Schema)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Schema != sha256.Sum256(want) {
+				t.Fatalf("tool %d: schema hash differs from that of %s", i, want)
+			}
+		}
+	})
+}

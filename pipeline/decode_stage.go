@@ -1,0 +1,226 @@
+package pipeline
+
+import (
+	"context"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
+	"sync"
+	"sync/atomic"
+
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+)
+
+// chunkRows are what the decode stage makes of one chunk: its tools.parquet
+// and properties.parquet rows, column by column, and per tool what the sink
+// needs to count servers. They are copied out of the decoder's memory, so
+// that the chunk's buffer can be reused at once.
+type chunkRows struct {
+	tools tables.ToolsBatch
+	props tables.PropertiesBatch
+	// keys, hasServer and surface are per tool. surface has bit i set when
+	// the tool counts in classify.SurfaceFigures[i].
+	keys      []aggregate.ServerKey
+	hasServer []bool
+	surface   []uint8
+	// firstOrdinal is the ordinal of the chunk's first tool, set by the
+	// sink, which sees the chunks in order.
+	firstOrdinal int64
+	// pending counts the table writers that have yet to consume the rows.
+	pending atomic.Int32
+}
+
+func (r *chunkRows) reset() {
+	r.tools.Reset()
+	r.props.Reset()
+	r.keys, r.hasServer, r.surface = r.keys[:0], r.hasServer[:0], r.surface[:0]
+}
+
+// rowsPool recycles chunkRows between the decode stage and the table
+// writers.
+type rowsPool struct{ p sync.Pool }
+
+func (p *rowsPool) get() *chunkRows {
+	if r, ok := p.p.Get().(*chunkRows); ok {
+		return r
+	}
+	return new(chunkRows)
+}
+
+// maxPooledProps bounds the rows a recycled chunkRows may have held: the
+// rows of a giant record (tens of thousands of tools) are left to the
+// collector, so that one such record does not raise the memory of the rest
+// of the run. A chunk of the default size holds a few thousand.
+const maxPooledProps = 64 << 10
+
+// done is called by each consumer of r; the last one recycles it.
+func (p *rowsPool) done(r *chunkRows) {
+	if r.pending.Add(-1) == 0 && r.props.Len() <= maxPooledProps {
+		r.reset()
+		p.p.Put(r)
+	}
+}
+
+// decodeStage is the pipeline's per-chunk work: decode every record of a
+// chunk, classify its properties, count, and fill the chunk's table rows.
+// It runs on every worker at once; all it shares is read-only or, like the
+// hasher and the pool, safe for concurrent use.
+type decodeStage struct {
+	file    string
+	skipBad bool
+	// noSens skips the non-normative sensitivity variants.
+	noSens  bool
+	hasher  *aggregate.Hasher
+	pool    *rowsPool
+	workers []*decodeWorker
+}
+
+// decodeWorker is the state one pipeline worker owns: no other goroutine
+// touches it until the pipeline has finished.
+type decodeWorker struct {
+	dec      *census.Decoder
+	counters *aggregate.Counters
+	skipped  []report.SkippedLine
+	skipN    int64
+	// The sensitivity variants, counted apart from the normative counters.
+	sens       sensitivity.Analyzer
+	sensCounts aggregate.Sensitivity
+	// hasher gives each tool its definition and schema hashes.
+	hasher toolid.Hasher
+
+	// The chunk and the record being decoded.
+	rows *chunkRows
+	line int64
+	key  aggregate.ServerKey
+}
+
+func newDecodeStage(file string, skipBad, noSens bool, workers int, pool *rowsPool) *decodeStage {
+	s := &decodeStage{file: file, skipBad: skipBad, noSens: noSens, hasher: aggregate.NewHasher(), pool: pool}
+	for range workers {
+		s.workers = append(s.workers, &decodeWorker{dec: census.NewDecoder(), counters: aggregate.New()})
+	}
+	return s
+}
+
+// chunk is the pipeline's work function.
+func (s *decodeStage) chunk(_ context.Context, w int, c *linepool.Chunk) (*chunkRows, error) {
+	ws := s.workers[w]
+	ws.rows = s.pool.get()
+	err := c.Lines(func(line int64, text []byte) error { return s.record(ws, line, text) })
+	rows := ws.rows
+	ws.rows = nil
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// record decodes one line and hands each of its tools to tool.
+func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
+	if census.IsBlank(text) {
+		return nil
+	}
+	// Stream validates the whole record before Next gives its tools one
+	// at a time: a giant record is never materialised.
+	rec, err := ws.dec.Stream(text)
+	if err != nil {
+		if s.skipBad {
+			ws.skipN++
+			if len(ws.skipped) < maxSkippedExamples {
+				ws.skipped = append(ws.skipped, report.SkippedLine{File: s.file, Line: line, Error: err.Error()})
+			}
+			return nil
+		}
+		return &label.LineError{File: s.file, Line: line, Err: err}
+	}
+	ws.counters.Shapes[rec.Shape.String()]++
+	ws.line, ws.key = line, aggregate.ServerKey{}
+	if rec.HasServerID {
+		ws.key = s.hasher.Key(rec.ServerID)
+	}
+	for {
+		t, err := ws.dec.Next()
+		if err != nil {
+			return &label.LineError{File: s.file, Line: line, Err: err}
+		}
+		if t == nil {
+			return nil
+		}
+		ws.tool(rec, t, s.noSens)
+	}
+}
+
+// tool classifies one tool of rec, counts it, and appends its rows: one to
+// the tools table, one per property to the properties table.
+func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
+	rows := ws.rows
+	ordinal := int64(rows.tools.Len())
+	props := &rows.props
+	// The labels go straight into their column; the other columns follow.
+	var labels, required classify.Set
+	props.Labels, labels, required = label.AppendProperties(props.Labels, t)
+	for pi := range t.Properties {
+		p := &t.Properties[pi]
+		props.ToolOrdinal = append(props.ToolOrdinal, ordinal)
+		props.Name.Append(p.Name)
+		appendWhere(&props.Where, p.Where, p.DefKey)
+		props.Required = append(props.Required, p.Required)
+	}
+	// Server ids are counted by the sink, in one set.
+	ws.counters.AddTool(labels, required, len(t.Properties))
+	var added sensitivity.Added
+	if !noSens {
+		added = ws.sens.Tool(t, labels)
+		ws.sensCounts.Add(&added)
+	}
+	var surface uint8
+	s := classify.Surface(t.Name, t.Description)
+	for fi := range classify.SurfaceFigures {
+		if fig := &classify.SurfaceFigures[fi]; fig.Counts(s, labels) {
+			ws.counters.AddSurface(fig.ID)
+			surface |= 1 << fi
+		}
+	}
+	tools := &rows.tools
+	tools.AppendServerID(rec.ServerID, rec.HasServerID)
+	tools.Name.AppendNullable(t.Name, t.HasName)
+	tools.Line = append(tools.Line, ws.line)
+	tools.Properties = append(tools.Properties, int32(len(t.Properties)))
+	tools.Labels = append(tools.Labels, labels)
+	tools.Required = append(tools.Required, required)
+	tools.CamelCase = append(tools.CamelCase, added.CamelCase)
+	tools.WordSplit = append(tools.WordSplit, added.WordSplit)
+	tools.Deep = append(tools.Deep, added.Deep)
+	ws.hashes(tools, t)
+	rows.keys = append(rows.keys, ws.key)
+	rows.hasServer = append(rows.hasServer, rec.HasServerID)
+	rows.surface = append(rows.surface, surface)
+}
+
+// appendWhere appends the where column: properties, definitions/<key> or
+// $defs/<key>.
+func appendWhere(c *tables.StringColumn, k census.WhereKind, key []byte) {
+	switch k {
+	case census.WhereDefinitions:
+		c.AppendPrefixed("definitions/", key)
+	case census.WhereDefs:
+		c.AppendPrefixed("$defs/", key)
+	default:
+		c.Append(propertiesWhere)
+	}
+}
+
+var propertiesWhere = []byte("properties")
+
+// hashes appends the tool's definition and input schema hashes.
+func (ws *decodeWorker) hashes(tools *tables.ToolsBatch, t *census.Tool) {
+	h := ws.hasher.Tool(t)
+	tools.Definition = append(tools.Definition, h.Definition)
+	tools.Schema = append(tools.Schema, h.Schema)
+	tools.HasSchema = append(tools.HasSchema, h.HasSchema)
+}

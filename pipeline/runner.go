@@ -1,0 +1,481 @@
+// Package pipeline carries out one census run: it finds the snapshot's files,
+// verifies their SHA-256 on the read that decompresses them, decodes and
+// classifies every tool through the pipeline's worker pool, merges the
+// per-worker counters, and publishes report.json, report.md and the Parquet
+// tables — all of them, or none.
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
+	"io"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/pgzip"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/source"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+)
+
+// Options configure a run.
+type Options struct {
+	// Data is a folder holding the files or the Zenodo zips, or a zip.
+	Data string
+	// Out is the output folder.
+	Out string
+	// Manifest holds the expected hashes; nil means the pinned ones.
+	Manifest hashverify.Manifest
+	// ManifestName names the manifest in the report (a file's base name).
+	ManifestName string
+	// NoVerify skips the comparison of hashes (they are still computed and
+	// reported); the report then says UNVERIFIED.
+	NoVerify bool
+	// Workers is the number of decode-and-classify workers (default
+	// GOMAXPROCS).
+	Workers int
+	// ChunkSize overrides the pipeline's chunk size (tests use small ones).
+	ChunkSize int
+	// MaxLine is the longest line accepted in bytes (default
+	// linepool.DefaultMaxLine); a longer one fails the run.
+	MaxLine int
+	// SkipBad passes over bad lines, counting them, instead of failing.
+	SkipBad bool
+	// NoSensitivity skips the non-normative sensitivity variants, to measure
+	// their cost and to show that no normative figure depends on them: the
+	// report then has no sensitivity figures, and their tools.parquet
+	// columns are null.
+	NoSensitivity bool
+	// Progress receives progress bars; nil draws none.
+	Progress io.Writer
+	// Log receives the one-line summary; nil discards it.
+	Log io.Writer
+}
+
+// maxSkippedExamples is how many skipped lines the report lists.
+const maxSkippedExamples = 10
+
+// Run carries out a run and returns its report. On any error nothing is
+// published under a final name.
+func Run(ctx context.Context, opt Options) (*report.Report, error) {
+	start := time.Now()
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	manifest, manifestName := opt.Manifest, opt.ManifestName
+	if manifest == nil {
+		manifest, manifestName = hashverify.Pinned, "pinned (the spec's)"
+	}
+	if !opt.NoVerify {
+		for _, name := range hashverify.SnapshotFiles {
+			if _, ok := manifest[name]; !ok {
+				return nil, fmt.Errorf("%s: the manifest %s lists no SHA-256 for it", name, manifestName)
+			}
+		}
+	}
+
+	// The folder is taken first, so that a second run on it stops before
+	// reading anything. Its six files are published as one set, and only on
+	// success.
+	out, err := outset.Open(opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+
+	src, err := source.Open(opt.Data)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	files := make(map[string]*source.File, len(hashverify.SnapshotFiles))
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, name := range hashverify.SnapshotFiles {
+		f, err := src.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		files[name] = f
+	}
+
+	toolsF, err := out.Create("tools.parquet")
+	if err != nil {
+		return nil, err
+	}
+	propsF, err := out.Create("properties.parquet")
+	if err != nil {
+		return nil, err
+	}
+
+	inputs := make([]report.Input, len(hashverify.SnapshotFiles))
+	var main *mainResult
+	g, gctx := errgroup.WithContext(ctx)
+	for i, name := range hashverify.SnapshotFiles {
+		f := files[name]
+		inputs[i] = report.Input{Name: name, Location: f.Location}
+		if name == hashverify.ToolsFile {
+			g.Go(func() error {
+				var err error
+				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i])
+				return err
+			})
+			continue
+		}
+		g.Go(func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+
+	verified := !opt.NoVerify
+	var mismatches []error
+	for i := range inputs {
+		in := &inputs[i]
+		if opt.NoVerify {
+			continue
+		}
+		in.Expected = manifest[in.Name]
+		if err := manifest.Check(in.Name, in.SHA256); err != nil {
+			mismatches = append(mismatches, err)
+			continue
+		}
+		in.OK = true
+	}
+	if len(mismatches) > 0 {
+		return nil, fmt.Errorf("verification failed, no report written: %w", errors.Join(mismatches...))
+	}
+
+	r := buildReport(main, inputs, verified, manifestName, !opt.NoVerify && manifest.IsPinned())
+	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
+		return nil, err
+	}
+	for _, w := range []struct {
+		name  string
+		write func(io.Writer) error
+	}{
+		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r) }},
+		{"report.json", r.WriteJSON},
+		{"report.md", r.WriteMarkdown},
+		{"report.html", r.WriteHTML},
+	} {
+		f, err := out.Create(w.name)
+		if err != nil {
+			return nil, err
+		}
+		bw := bufio.NewWriter(f)
+		if err := w.write(bw); err != nil {
+			return nil, fmt.Errorf("%s: %w", w.name, err)
+		}
+		if err := bw.Flush(); err != nil {
+			return nil, fmt.Errorf("%s: %w", w.name, err)
+		}
+	}
+	if err := out.Commit(); err != nil {
+		return nil, err
+	}
+	if opt.Log != nil {
+		el := time.Since(start)
+		fmt.Fprintf(opt.Log, "%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); verdict %s; outputs in %s\n",
+			hashverify.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
+			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Verdict, opt.Out)
+	}
+	return r, nil
+}
+
+// stream is a census file opened for reading: its decompressed content,
+// with the raw bytes hashed on the way.
+type stream struct {
+	io.Reader
+	hr   *hashverify.Reader
+	zr   *pgzip.Reader // nil for a file that is not gzipped
+	once sync.Once
+	cerr error
+}
+
+// close stops the decompressor's read-ahead goroutine. Every path defers it:
+// a run that fails or is cancelled mid-file must not leave the goroutine
+// behind. pgzip's Close may run only once.
+func (s *stream) close() error {
+	s.once.Do(func() {
+		if s.zr != nil {
+			s.cerr = s.zr.Close()
+		}
+	})
+	return s.cerr
+}
+
+// finish closes the decompressor and drains what it left unread, so that
+// the hash covers the whole file.
+func (s *stream) finish() error {
+	err := s.close()
+	if _, derr := io.Copy(io.Discard, s.hr); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// openStream opens f for reading; the caller must close the stream.
+func openStream(f *source.File, progress io.Writer) (*stream, error) {
+	if f.Size == 0 {
+		return nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
+	}
+	var raw io.Reader = f
+	if progress != nil {
+		bar := progressbar.NewOptions64(f.Size,
+			progressbar.OptionSetWriter(progress),
+			progressbar.OptionSetDescription(f.Name),
+			progressbar.OptionShowBytes(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)
+		raw = io.TeeReader(raw, bar)
+	}
+	s := &stream{hr: hashverify.NewReader(raw)}
+	if !strings.HasSuffix(f.Name, ".gz") {
+		s.Reader = s.hr
+		return s, nil
+	}
+	// pgzip decompresses on its own goroutine and reads ahead, so the
+	// worker pool never waits on the inflater for long.
+	zr, err := pgzip.NewReaderN(s.hr, 1<<20, 4)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a gzip stream: %w", f.Name, err)
+	}
+	s.Reader, s.zr = zr, zr
+	return s, nil
+}
+
+// countRecords hashes a side file and counts its non-blank lines.
+func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.Input) error {
+	st, err := openStream(f, nil)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	hr := st.hr
+	lr := census.NewLineReader(st)
+	lr.MaxLine = maxLine
+	var records int64
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		text, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if tl := tooLong(f, err); tl != nil {
+				return tl
+			}
+			return streamError(f, hr, lr.Line(), err)
+		}
+		if !census.IsBlank(text) {
+			records++
+		}
+	}
+	if err := st.finish(); err != nil {
+		return streamError(f, hr, lr.Line(), err)
+	}
+	if records == 0 {
+		return fmt.Errorf("%s: no records (%d lines)", f.Name, lr.Line())
+	}
+	in.Bytes, in.SHA256, in.Records = hr.N(), hr.Sum(), records
+	return nil
+}
+
+// tooLong names the file of a line over the limit; it returns nil for any
+// other error.
+func tooLong(f *source.File, err error) error {
+	var tl *linepool.LineTooLongError
+	if errors.As(err, &tl) {
+		return fmt.Errorf("%s: %w (--max-line)", f.Name, tl)
+	}
+	return nil
+}
+
+func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) error {
+	what := "read"
+	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
+		what = "corrupt or truncated gzip"
+	}
+	at := ""
+	if line >= 0 {
+		at = fmt.Sprintf(", at line %d", line+1)
+	}
+	of := ""
+	if f.Size >= 0 {
+		of = fmt.Sprintf(" of %d", f.Size)
+	}
+	return fmt.Errorf("%s: %s: %v (after %d%s compressed bytes%s)", f.Location, what, err, hr.N(), of, at)
+}
+
+// mainResult is what the server_tools pass yields.
+type mainResult struct {
+	counters  *aggregate.Counters
+	sens      *aggregate.Sensitivity // nil when not computed
+	skipped   report.Skipped
+	jsonBytes int64
+	defs      *report.Definitions
+}
+
+// runTools runs server_tools.jsonl.gz through the pipeline: the decode
+// stage on the workers, the sink stage in order, the tables stage writing
+// the two Parquet tables beside them.
+func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input) (*mainResult, error) {
+	st, err := openStream(f, opt.Progress)
+	if err != nil {
+		return nil, err
+	}
+	defer st.close()
+	hr := st.hr
+	pool := &rowsPool{}
+	tables, err := startTables(ctx, toolsF, propsF, pool)
+	if err != nil {
+		return nil, err
+	}
+	defer tables.close()
+	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
+	sink := newSinkStage(tables)
+
+	counted := &countingReader{r: st}
+	err = linepool.Run(ctx, counted, linepool.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)
+	if err != nil {
+		if tl := tooLong(f, err); tl != nil {
+			return nil, tl
+		}
+		var re *linepool.ReadError
+		if errors.As(err, &re) {
+			return nil, streamError(f, hr, re.Line-1, re.Err)
+		}
+		return nil, err
+	}
+	if err := st.finish(); err != nil {
+		return nil, streamError(f, hr, -1, err)
+	}
+	if err := tables.close(); err != nil {
+		return nil, err
+	}
+	res := &mainResult{counters: sink.servers, jsonBytes: counted.n, defs: sink.defs.result()}
+	if !opt.NoSensitivity {
+		res.sens = &aggregate.Sensitivity{}
+	}
+	for _, w := range decode.workers {
+		res.counters.Merge(w.counters)
+		if res.sens != nil {
+			res.sens.Merge(&w.sensCounts)
+		}
+		res.skipped.Count += w.skipN
+		res.skipped.First = append(res.skipped.First, w.skipped...)
+	}
+	sort.Slice(res.skipped.First, func(i, j int) bool { return res.skipped.First[i].Line < res.skipped.First[j].Line })
+	if len(res.skipped.First) > maxSkippedExamples {
+		res.skipped.First = res.skipped.First[:maxSkippedExamples]
+	}
+	var records int64
+	for _, n := range res.counters.Shapes {
+		records += n
+	}
+	if res.counters.Tools == 0 {
+		return nil, fmt.Errorf("%s: no tools in %d records", f.Name, records)
+	}
+	in.Bytes, in.SHA256, in.Records = hr.N(), hr.Sum(), records+res.skipped.Count
+	return res, nil
+}
+
+// countingReader counts the decompressed bytes, for the summary and for
+// error positions.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// buildReport sets the merged counts beside the published table and judges.
+func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestName string, pinned bool) *report.Report {
+	c := m.counters
+	r := &report.Report{
+		Verified:   verified,
+		Snapshot:   report.Published.Snapshot,
+		Tools:      c.Tools,
+		Servers:    int64(len(c.Servers)),
+		Properties: c.Properties,
+		Inputs:     inputs,
+		Shapes:     c.Shapes,
+		Classes:    map[string]report.Class{},
+		Buckets:    map[string]report.Bucket{},
+		Skipped:    m.skipped,
+		ClassOrder: report.ClassOrder(),
+	}
+	if verified {
+		r.Manifest = manifestName
+	}
+	if r.Skipped.First == nil {
+		r.Skipped.First = []report.SkippedLine{}
+	}
+	for _, rule := range classify.Rules {
+		tools, req := c.Label(rule.Bit)
+		if rule.Normative {
+			pub := report.Published.Classes[rule.ID]
+			r.Classes[rule.ID] = report.Class{
+				Row:           report.Row{Tools: tools, Percent: report.Percent(tools, c.Tools), Required: req},
+				Published:     pub,
+				DeltaTools:    tools - pub.Tools,
+				DeltaRequired: req - pub.Required,
+			}
+			continue
+		}
+		pub := report.Published.Buckets[rule.ID]
+		r.Buckets[rule.ID] = report.Bucket{
+			Tools: tools, Percent: report.Percent(tools, c.Tools),
+			Published: pub, PublishedPercent: report.Percent(pub, report.Published.Tools),
+			DeltaTools: tools - pub, NonNormative: true,
+		}
+	}
+	for fi, fig := range classify.SurfaceFigures {
+		pub := report.Published.Surface[fig.ID]
+		sf := report.Surface{
+			ID: fig.ID, Title: fig.Title, Rule: fig.Rule,
+			Tools: c.Surface[fig.ID], Percent: report.Percent(c.Surface[fig.ID], c.Tools),
+			Published: pub.Published, PublishedPercent: pub.PublishedPercent, PublishedServers: pub.PublishedServers,
+			NonNormative: true,
+		}
+		if fig.CountServers {
+			sf.Servers = c.ServersWith(1 << fi)
+		}
+		r.Surface = append(r.Surface, sf)
+	}
+	if m.sens != nil {
+		r.Sensitivity = report.NewSensitivity(r, m.sens)
+	}
+	r.Definitions = m.defs
+	r.Judge(pinned)
+	return r
+}

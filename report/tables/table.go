@@ -1,0 +1,228 @@
+// Package tables holds the run's Parquet tables: their schemas, the column
+// batches the run fills, the writers and the readers. It is the only
+// package that imports arrow-go, so that nothing else links it.
+package tables
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+)
+
+// batchRows is the number of rows of a row group of every table: row groups
+// follow row counts only, so files are identical for any worker count.
+const batchRows = 32 * 1024
+
+// rowGroup is what a table buffers its current row group in: a batch type
+// that knows its length and can be emptied.
+type rowGroup[B any] interface {
+	*B
+	Len() int
+	Reset()
+}
+
+// table is one Parquet file written row group by row group, every column
+// of a full row group in one call. Every table of the project goes through
+// it: the schema is a list of columns over the row group's batch type B.
+// It is not safe for concurrent use; each table may run on a goroutine of
+// its own.
+type table[B any, PB rowGroup[B]] struct {
+	name    string
+	fw      *file.Writer
+	cols    []column[B]
+	buf     B
+	written int64
+	s       scratch
+}
+
+// newTable starts the file name (for errors) on w with the columns cols.
+func newTable[B any, PB rowGroup[B]](name string, w io.Writer, cols []column[B]) (*table[B, PB], error) {
+	fields := make(schema.FieldList, len(cols))
+	props := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(batchRows),
+		parquet.WithCreatedBy("atlas-reproduce"),
+	}
+	for i, c := range cols {
+		fields[i] = c.node
+		props = append(props, c.props...)
+	}
+	root, err := schema.NewGroupNode("schema", parquet.Repetitions.Required, fields, -1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &table[B, PB]{name: name, fw: fw, cols: cols}, nil
+}
+
+// append buffers n rows, copied by copyRows(buf, from, to) for each slice
+// [from, to) of them that fits in the current row group, and writes every
+// row group it fills.
+func (t *table[B, PB]) append(n int, copyRows func(buf *B, from, to int)) error {
+	buf := PB(&t.buf)
+	for from := 0; from < n; {
+		to := min(n, from+batchRows-buf.Len())
+		copyRows(&t.buf, from, to)
+		from = to
+		if buf.Len() == batchRows {
+			if err := t.flush(batchRows); err != nil {
+				return fmt.Errorf("%s: %w", t.name, err)
+			}
+			buf.Reset()
+		}
+	}
+	return nil
+}
+
+// Close writes the last row group and the footer.
+func (t *table[B, PB]) Close() error {
+	err := t.flush(PB(&t.buf).Len())
+	if cerr := t.fw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", t.name, err)
+	}
+	return nil
+}
+
+// flush writes the buffered rows as one row group, each column in one call.
+func (t *table[B, PB]) flush(rows int) error {
+	if rows == 0 {
+		return nil
+	}
+	rg, err := t.fw.AppendRowGroupChecked()
+	if err != nil {
+		return err
+	}
+	for _, c := range t.cols {
+		cw, err := rg.NextColumn()
+		if err != nil {
+			return err
+		}
+		if err := c.write(cw, &t.buf, t.written, &t.s); err != nil {
+			return fmt.Errorf("column %s: %w", c.node.Name(), err)
+		}
+		if err := cw.Close(); err != nil {
+			return err
+		}
+	}
+	t.written += int64(rows)
+	return rg.Close()
+}
+
+// ToolsWriter streams tools.parquet.
+type ToolsWriter struct {
+	*table[ToolsBatch, *ToolsBatch]
+}
+
+// NewToolsWriter starts tools.parquet on w.
+func NewToolsWriter(w io.Writer) (*ToolsWriter, error) {
+	t, err := newTable[ToolsBatch]("tools.parquet", w, toolsColumns())
+	if err != nil {
+		return nil, err
+	}
+	return &ToolsWriter{t}, nil
+}
+
+// Append appends the rows of b, which the caller may reuse on return.
+func (w *ToolsWriter) Append(b *ToolsBatch) error {
+	return w.append(b.Len(), func(buf *ToolsBatch, from, to int) { buf.appendRows(b, from, to) })
+}
+
+// PropertiesWriter streams properties.parquet.
+type PropertiesWriter struct {
+	*table[PropertiesBatch, *PropertiesBatch]
+}
+
+// NewPropertiesWriter starts properties.parquet on w.
+func NewPropertiesWriter(w io.Writer) (*PropertiesWriter, error) {
+	t, err := newTable[PropertiesBatch]("properties.parquet", w, propertiesColumns())
+	if err != nil {
+		return nil, err
+	}
+	return &PropertiesWriter{t}, nil
+}
+
+// Append appends the rows of a chunk's batch b, whose tools are the
+// chunk's tools batch and whose tool ordinals count from firstOrdinal; the
+// caller may reuse both on return.
+func (w *PropertiesWriter) Append(b *PropertiesBatch, tools *ToolsBatch, firstOrdinal int64) error {
+	return w.append(b.Len(), func(buf *PropertiesBatch, from, to int) { buf.appendRows(b, tools, from, to, firstOrdinal) })
+}
+
+// appendRow appends one row, filled in place by fill, and writes the row
+// group when it is full.
+func (t *table[B, PB]) appendRow(fill func(buf *B)) error {
+	fill(&t.buf)
+	if PB(&t.buf).Len() == batchRows {
+		if err := t.flush(batchRows); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+		PB(&t.buf).Reset()
+	}
+	return nil
+}
+
+// ChangesWriter streams changes.parquet, the tool-level changes between two
+// runs.
+type ChangesWriter struct {
+	*table[ChangesBatch, *ChangesBatch]
+}
+
+// NewChangesWriter starts changes.parquet on w.
+func NewChangesWriter(w io.Writer) (*ChangesWriter, error) {
+	t, err := newTable[ChangesBatch]("changes.parquet", w, changesColumns())
+	if err != nil {
+		return nil, err
+	}
+	return &ChangesWriter{t}, nil
+}
+
+// ChangeSide is one side of a changed tool: its ordinal in the run's
+// tools.parquet, its definition hash and its labels. A nil side is the
+// side without the tool.
+type ChangeSide struct {
+	Ordinal          int64
+	Definition       Hash
+	Labels, Required classify.Set
+}
+
+// Add appends one tool: change is "added", "removed" or "changed"; server
+// and tool are nil for a null.
+func (w *ChangesWriter) Add(change string, server, tool []byte, hasServer, hasTool bool, nameOrdinal int64, old, new *ChangeSide) error {
+	return w.appendRow(func(b *ChangesBatch) {
+		b.Change.Append([]byte(change))
+		b.ServerID.AppendNullable(server, hasServer)
+		b.Tool.AppendNullable(tool, hasTool)
+		b.NameOrdinal = append(b.NameOrdinal, nameOrdinal)
+		for _, s := range []struct {
+			side *ChangeSide
+			ord  *optInt64s
+			def  *[]Hash
+			has  *[]bool
+			l, r *[]classify.Set
+		}{{old, &b.OldOrdinal, &b.OldDef, &b.HasOld, &b.Old, &b.OldReq}, {new, &b.NewOrdinal, &b.NewDef, &b.HasNew, &b.New, &b.NewReq}} {
+			v := ChangeSide{}
+			if s.side != nil {
+				v = *s.side
+				s.ord.append(&v.Ordinal)
+			} else {
+				s.ord.append(nil)
+			}
+			*s.def = append(*s.def, v.Definition)
+			*s.has = append(*s.has, s.side != nil)
+			*s.l = append(*s.l, v.Labels)
+			*s.r = append(*s.r, v.Required)
+		}
+	})
+}

@@ -1,0 +1,383 @@
+// Package tooldiff compares two runs tool by tool: which servers and tools
+// appeared, vanished or changed between two census releases, and which
+// tools gained or lost a risk class.
+//
+// A tool is identified by its server id, its name and its ordinal among the
+// tools of that name on that server; it changed when its definition_sha256
+// differs. The comparison reads both runs' tools.parquet a batch of rows at
+// a time and holds, per tool of the old run, one fixed-size entry (a
+// 16-byte digest of server id and name, the 32-byte definition hash, the
+// labels and the row: 56 bytes) in one sorted slice, never the rows'
+// strings: about 51 MB for the 918,156 tools of a 4× census. Servers are
+// held by id (a census has tens of thousands).
+package tooldiff
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
+	"hash/maphash"
+	"io"
+	"math/bits"
+	"path/filepath"
+	"slices"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+)
+
+// Options configure a comparison.
+type Options struct {
+	// Out is a folder to write changes.parquet into (one row per tool
+	// added, removed or changed), published only when the comparison
+	// succeeds; empty writes none unless Changes is set.
+	Out string
+	// Changes receives changes.parquet when Out is empty; nil writes none.
+	Changes io.Writer
+	// First is how many rows of each list the result keeps (default 20).
+	First int
+}
+
+// key is the digest of a tool's server id and name.
+type key [16]byte
+
+// entry is one tool of the old run.
+type entry struct {
+	key      key
+	def      tables.Hash
+	ordinal  uint32
+	labels   uint8 // classify.Set of the classes
+	required uint8
+	matched  bool
+}
+
+// keyer digests server ids and names. Its seeds are random per process:
+// digests are compared only within one comparison.
+type keyer struct {
+	s1, s2 maphash.Seed
+	h      maphash.Hash
+}
+
+func newKeyer() *keyer { return &keyer{s1: maphash.MakeSeed(), s2: maphash.MakeSeed()} }
+
+func (k *keyer) tool(r *row) key {
+	var out key
+	binary.LittleEndian.PutUint64(out[:8], k.sum(k.s1, r))
+	binary.LittleEndian.PutUint64(out[8:], k.sum(k.s2, r))
+	return out
+}
+
+func (k *keyer) sum(seed maphash.Seed, r *row) uint64 {
+	h := &k.h
+	h.SetSeed(seed)
+	// Lengths and null flags first, so that no two pairs run together.
+	var head [18]byte
+	head[0], head[1] = b2u(r.hasServer), b2u(r.hasName)
+	binary.LittleEndian.PutUint64(head[2:], uint64(len(r.server)))
+	binary.LittleEndian.PutUint64(head[10:], uint64(len(r.name)))
+	h.Write(head[:])
+	h.Write(r.server)
+	h.Write(r.name)
+	return h.Sum64()
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Compare compares the tools.parquet of the runs in the folders oldDir and
+// newDir.
+func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.ToolDiff, error) {
+	if opt.First <= 0 {
+		opt.First = 20
+	}
+	if opt.Out != "" {
+		set, err := outset.Open(opt.Out)
+		if err != nil {
+			return nil, err
+		}
+		defer set.Close()
+		f, err := set.Create("changes.parquet")
+		if err != nil {
+			return nil, err
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		opt.Out, opt.Changes = "", bw
+		d, err := Compare(ctx, oldDir, newDir, opt)
+		if err != nil {
+			return nil, err
+		}
+		if err := bw.Flush(); err != nil {
+			return nil, fmt.Errorf("changes.parquet: %w", err)
+		}
+		return d, set.Commit()
+	}
+	c := &comparison{opt: opt, keys: newKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
+	oldPath, newPath := filepath.Join(oldDir, "tools.parquet"), filepath.Join(newDir, "tools.parquet")
+	if opt.Changes != nil {
+		w, err := tables.NewChangesWriter(opt.Changes)
+		if err != nil {
+			return nil, err
+		}
+		c.w = w
+	}
+	// One allocation of the old run's entries: growing the slice by
+	// doubling would hold two copies at once.
+	size := func(n int64) { c.entries = make([]entry, 0, n) }
+	if err := readToolsSized(ctx, oldPath, false, size, c.old); err != nil {
+		return nil, err
+	}
+	c.index()
+	if err := readTools(ctx, newPath, false, c.new); err != nil {
+		return nil, err
+	}
+	if err := c.removed(ctx, oldPath); err != nil {
+		return nil, err
+	}
+	c.countServers()
+	if c.w != nil {
+		if err := c.w.Close(); err != nil {
+			return nil, err
+		}
+	}
+	reachability(oldDir, newDir, c.d)
+	return c.d, nil
+}
+
+// comparison is the state of one Compare.
+type comparison struct {
+	opt  Options
+	keys *keyer
+	d    *report.ToolDiff
+	w    *tables.ChangesWriter
+
+	entries []entry
+	// slots is an open-addressing table of the runs of equal keys in
+	// entries: slot value i+1 is the run starting at entries[i].
+	slots []uint32
+	// added counts the new tools past the end of their key's run (or of
+	// a key the old run lacks), to number them.
+	added map[key]int64
+
+	// servers holds each server id's sides: bit 0 old, bit 1 new.
+	servers    map[string]uint8
+	oldServers []string
+}
+
+// old takes one tool of the old run.
+func (c *comparison) old(r *row) error {
+	c.entries = append(c.entries, entry{
+		key: c.keys.tool(r), def: r.def, ordinal: uint32(r.ordinal),
+		labels: uint8(r.labels & classify.Classes), required: uint8(r.required & classify.Classes),
+	})
+	c.server(r, 1)
+	return nil
+}
+
+func (c *comparison) server(r *row, side uint8) {
+	if !r.hasServer {
+		return
+	}
+	if s, ok := c.servers[string(r.server)]; ok {
+		if s&side == 0 {
+			c.servers[string(r.server)] = s | side
+		}
+		return
+	}
+	id := string(r.server)
+	c.servers[id] = side
+	if side == 1 {
+		c.oldServers = append(c.oldServers, id)
+		return
+	}
+	c.d.Servers.Added++
+	if len(c.d.First.ServersAdded) < c.opt.First {
+		c.d.First.ServersAdded = append(c.d.First.ServersAdded, id)
+	}
+}
+
+// index sorts the old tools by key, then by ordinal, so that the tools of
+// one name on one server form a run in file order, and indexes the runs.
+func (c *comparison) index() {
+	slices.SortFunc(c.entries, func(a, b entry) int {
+		if k := compareKeys(&a.key, &b.key); k != 0 {
+			return k
+		}
+		return int(a.ordinal) - int(b.ordinal)
+	})
+	c.slots = make([]uint32, 1<<max(4, bits.Len(uint(2*len(c.entries)))))
+	for i := range c.entries {
+		if i > 0 && c.entries[i].key == c.entries[i-1].key {
+			continue
+		}
+		for s := c.slot(&c.entries[i].key); ; s = (s + 1) & (len(c.slots) - 1) {
+			if c.slots[s] == 0 {
+				c.slots[s] = uint32(i + 1)
+				break
+			}
+		}
+	}
+}
+
+func compareKeys(a, b *key) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return int(a[i]) - int(b[i])
+		}
+	}
+	return 0
+}
+
+func (c *comparison) slot(k *key) int {
+	return int(binary.LittleEndian.Uint64(k[:8]) & uint64(len(c.slots)-1))
+}
+
+// run returns the start of k's run in entries, or -1.
+func (c *comparison) run(k *key) int {
+	for s := c.slot(k); ; s = (s + 1) & (len(c.slots) - 1) {
+		v := c.slots[s]
+		if v == 0 {
+			return -1
+		}
+		if c.entries[v-1].key == *k {
+			return int(v - 1)
+		}
+	}
+}
+
+// new takes one tool of the new run: the n-th tool of a name on a server
+// pairs with the n-th of the old run.
+func (c *comparison) new(r *row) error {
+	c.server(r, 2)
+	k := c.keys.tool(r)
+	start := c.run(&k)
+	var e *entry
+	var nameOrdinal int64
+	if start >= 0 {
+		for i := start; i < len(c.entries) && c.entries[i].key == k; i++ {
+			if !c.entries[i].matched {
+				e, nameOrdinal = &c.entries[i], int64(i-start)
+				break
+			}
+			nameOrdinal = int64(i-start) + 1
+		}
+	}
+	newSide := &tables.ChangeSide{Ordinal: r.ordinal, Definition: r.def, Labels: r.labels & classify.Classes, Required: r.required & classify.Classes}
+	if e == nil {
+		if c.added == nil {
+			c.added = map[key]int64{}
+		}
+		nameOrdinal += c.added[k]
+		c.added[k]++
+		c.d.Tools.Added++
+		c.d.Count(0, newSide.Labels, 0, newSide.Required)
+		return c.emit("added", r, nameOrdinal, nil, newSide, &c.d.First.Added, c.d.Tools.Added)
+	}
+	e.matched = true
+	oldSide := &tables.ChangeSide{Ordinal: int64(e.ordinal), Definition: e.def, Labels: classify.Set(e.labels), Required: classify.Set(e.required)}
+	// Labels are compared for every pair: a new classifier may relabel
+	// an unchanged definition.
+	c.d.Count(oldSide.Labels, newSide.Labels, oldSide.Required, newSide.Required)
+	if e.def == r.def {
+		c.d.Tools.Unchanged++
+		return nil
+	}
+	c.d.Tools.Changed++
+	return c.emit("changed", r, nameOrdinal, oldSide, newSide, &c.d.First.Changed, c.d.Tools.Changed)
+}
+
+// emit writes one change to changes.parquet and keeps it in first when
+// it is among the first n.
+func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
+	if c.w != nil {
+		if err := c.w.Add(change, r.server, r.name, r.hasServer, r.hasName, nameOrdinal, old, new); err != nil {
+			return err
+		}
+	}
+	if n > int64(c.opt.First) {
+		return nil
+	}
+	tc := report.ToolChange{Change: change, NameOrdinal: nameOrdinal}
+	if r.hasServer {
+		s := string(r.server)
+		tc.ServerID = &s
+	}
+	if r.hasName {
+		s := string(r.name)
+		tc.Tool = &s
+	}
+	if old != nil {
+		tc.OldSHA256, tc.Old, tc.OldReq = hex.EncodeToString(old.Definition[:]), old.Labels, old.Required
+	}
+	if new != nil {
+		tc.NewSHA256, tc.New, tc.NewReq = hex.EncodeToString(new.Definition[:]), new.Labels, new.Required
+	}
+	tc.SetLabels()
+	*first = append(*first, tc)
+	return nil
+}
+
+// removed reports the old tools no new tool paired with. Their names are
+// read again from the old table, in file order, only when they are wanted.
+func (c *comparison) removed(ctx context.Context, oldPath string) error {
+	type gone struct {
+		e           *entry
+		nameOrdinal int64
+	}
+	var rows []gone
+	start := 0
+	for i := range c.entries {
+		e := &c.entries[i]
+		if i > 0 && e.key != c.entries[i-1].key {
+			start = i
+		}
+		if e.matched {
+			continue
+		}
+		c.d.Tools.Removed++
+		c.d.Count(classify.Set(e.labels), 0, classify.Set(e.required), 0)
+		if c.w != nil || len(rows) < c.opt.First {
+			rows = append(rows, gone{e, int64(i - start)})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortFunc(rows, func(a, b gone) int { return int(a.e.ordinal) - int(b.e.ordinal) })
+	if c.w == nil && len(rows) > c.opt.First {
+		rows = rows[:c.opt.First]
+	}
+	next, n := 0, int64(0)
+	return readTools(ctx, oldPath, true, func(r *row) error {
+		for next < len(rows) && int64(rows[next].e.ordinal) == r.ordinal {
+			g := rows[next]
+			next++
+			n++
+			old := &tables.ChangeSide{Ordinal: r.ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
+			if err := c.emit("removed", r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// countServers counts the servers with tools in the old run only.
+func (c *comparison) countServers() {
+	for _, id := range c.oldServers {
+		if c.servers[id]&2 != 0 {
+			continue
+		}
+		c.d.Servers.Removed++
+		if len(c.d.First.ServersRemoved) < c.opt.First {
+			c.d.First.ServersRemoved = append(c.d.First.ServersRemoved, id)
+		}
+	}
+}
