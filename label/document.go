@@ -3,7 +3,31 @@ package label
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 )
+
+// labellers are Document's Labellers, one per concurrent call.
+var labellers = sync.Pool{New: func() any { return NewLabeller() }}
+
+// Document labels one JSON document held in memory: a tool, a tools/list
+// result {"tools": [...]}, a census record of any accepted shape, or a
+// bare input JSON Schema (labelled as the schema of an unnamed tool). It
+// returns the labels of its tools in order, exactly what ClassifyBody
+// emits. It is safe for concurrent use. Bad input is a *DecodeError with
+// the byte offset into doc.
+func Document(doc []byte) ([]ToolLabels, error) {
+	l := labellers.Get().(*Labeller)
+	defer labellers.Put(l)
+	var out []ToolLabels
+	err := l.ClassifyBody(doc, func(t *ToolLabels) error {
+		out = append(out, *t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // ClassifyDocument classifies one JSON document: a tool, a record of any
 // accepted shape, or a bare input JSON Schema (an object with "properties"
@@ -15,7 +39,12 @@ func (l *Labeller) ClassifyDocument(doc []byte, file string, emit func(Origin, *
 	if isBareSchema(doc) {
 		wrapped = append(append([]byte(`{"inputSchema":`), doc...), '}')
 	}
-	if err := l.Record(wrapped, func(t *ToolLabels) error { return emit(o, t) }); err != nil {
+	err := l.Record(wrapped, func(t *ToolLabels) error { return emit(o, t) })
+	if de, ok := err.(*DecodeError); ok {
+		de.File = file
+		return de
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
@@ -24,9 +53,8 @@ func (l *Labeller) ClassifyDocument(doc []byte, file string, emit func(Origin, *
 // ClassifyBody classifies one JSON document already in memory, as
 // ClassifyDocument does (a tool, a record of any accepted shape such as a
 // tools/list result, or a bare input schema), calling emit per tool in
-// order. Errors are the decoder's own (*census.SyntaxError with the byte
-// offset into doc, *census.RecordError), not wrapped with a file name: the
-// caller, a service, reports them to its client.
+// order. Bad input is a *DecodeError with the byte offset into doc and no
+// file name: the caller, a service, reports it to its client.
 //
 // It decodes the document once in the common case. Only a document that
 // yields a single tool with no properties can be a bare schema (a tool whose
