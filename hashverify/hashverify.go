@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"path"
 	"strings"
 
@@ -23,14 +24,19 @@ const (
 	CandidatesFile = "candidates_remotes.jsonl"
 )
 
-// SnapshotFiles are the three files a run reads and verifies.
-var SnapshotFiles = []string{ServersFile, ToolsFile, CandidatesFile}
+// SnapshotFiles returns the three files a run reads and verifies, in the
+// spec's order (a fresh slice).
+func SnapshotFiles() []string { return []string{ServersFile, ToolsFile, CandidatesFile} }
 
 // Manifest maps a file's base name to its lowercase hex SHA-256.
 type Manifest map[string]string
 
-// Pinned is the manifest the spec pins for the 2026-10-12 snapshot.
-var Pinned = Manifest{
+// Pinned returns the manifest the spec pins for the 2026-10-12 snapshot: a
+// copy, which the caller may change.
+func Pinned() Manifest { return maps.Clone(pinned) }
+
+// pinned is the spec's manifest; see Pinned.
+var pinned = Manifest{
 	ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
 	ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
 	CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
@@ -39,8 +45,8 @@ var Pinned = Manifest{
 // IsPinned reports whether m holds exactly the pinned hashes of the three
 // snapshot files (a verdict of REPRODUCED needs them).
 func (m Manifest) IsPinned() bool {
-	for _, name := range SnapshotFiles {
-		if m[name] != Pinned[name] {
+	for _, name := range SnapshotFiles() {
+		if m[name] != pinned[name] {
 			return false
 		}
 	}
@@ -86,7 +92,7 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 
 // ReadSHA256Sums reads a manifest file. A manifest in a folder that a writer
 // left between two sets may describe files that are not there yet, so such a
-// folder is an error (*outset.InterruptedError).
+// folder is an error for which errors.Is(err, ErrInterrupted) holds.
 func ReadSHA256Sums(file string) (Manifest, error) {
 	f, err := outset.OpenFile(file)
 	if err != nil {
@@ -95,6 +101,11 @@ func ReadSHA256Sums(file string) (Manifest, error) {
 	defer f.Close()
 	return ParseSHA256Sums(f, file)
 }
+
+// ErrInterrupted is the error of a folder that a writer left between two
+// sets of files (stopped while renaming them): test for it with errors.Is.
+// Running the command that writes the folder again completes it.
+var ErrInterrupted = outset.ErrInterrupted
 
 // Reader hashes what is read through it, so that verification rides on the
 // read that decompresses or copies the bytes: no second pass over a file.

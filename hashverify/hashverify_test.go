@@ -67,7 +67,7 @@ func TestReaderAndCheck(t *testing.T) {
 	if err := m.Check("g", want); err == nil {
 		t.Fatal("Check of an unlisted file succeeded")
 	}
-	if !Pinned.IsPinned() || (Manifest{"f": want}).IsPinned() {
+	if !Pinned().IsPinned() || (Manifest{"f": want}).IsPinned() {
 		t.Fatal("IsPinned is wrong")
 	}
 }

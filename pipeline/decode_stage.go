@@ -24,7 +24,7 @@ type chunkRows struct {
 	tools tables.ToolsBatch
 	props tables.PropertiesBatch
 	// keys, hasServer and surface are per tool. surface has bit i set when
-	// the tool counts in classify.SurfaceFigures[i].
+	// the tool counts in surfaceFigures[i].
 	keys      []aggregate.ServerKey
 	hasServer []bool
 	surface   []uint8
@@ -188,8 +188,8 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	}
 	var surface uint8
 	s := classify.Surface(t.Name, t.Description)
-	for fi := range classify.SurfaceFigures {
-		if fig := &classify.SurfaceFigures[fi]; fig.Counts(s, labels) {
+	for fi := range surfaceFigures {
+		if fig := &surfaceFigures[fi]; fig.Counts(s, labels) {
 			ws.counters.AddSurface(fig.ID)
 			surface |= 1 << fi
 		}
@@ -232,3 +232,7 @@ func (ws *decodeWorker) hashes(tools *tables.ToolsBatch, t *census.Tool) {
 	tools.Schema = append(tools.Schema, h.Schema)
 	tools.HasSchema = append(tools.HasSchema, h.HasSchema)
 }
+
+// surfaceFigures are classify's tool-surface figures, copied once for the
+// per-tool loops: bit i of a tool's surface mask stands for element i.
+var surfaceFigures = classify.SurfaceFigures()

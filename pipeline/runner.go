@@ -79,10 +79,10 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 	manifest, manifestName := opt.Manifest, opt.ManifestName
 	if manifest == nil {
-		manifest, manifestName = hashverify.Pinned, "pinned (the spec's)"
+		manifest, manifestName = hashverify.Pinned(), "pinned (the spec's)"
 	}
 	if !opt.NoVerify {
-		for _, name := range hashverify.SnapshotFiles {
+		for _, name := range hashverify.SnapshotFiles() {
 			if _, ok := manifest[name]; !ok {
 				return nil, fmt.Errorf("%s: the manifest %s lists no SHA-256 for it", name, manifestName)
 			}
@@ -103,13 +103,13 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 	defer src.Close()
-	files := make(map[string]*source.File, len(hashverify.SnapshotFiles))
+	files := make(map[string]*source.File, len(hashverify.SnapshotFiles()))
 	defer func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}()
-	for _, name := range hashverify.SnapshotFiles {
+	for _, name := range hashverify.SnapshotFiles() {
 		f, err := src.Open(name)
 		if err != nil {
 			return nil, err
@@ -126,10 +126,10 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 
-	inputs := make([]report.Input, len(hashverify.SnapshotFiles))
+	inputs := make([]report.Input, len(hashverify.SnapshotFiles()))
 	var main *mainResult
 	g, gctx := errgroup.WithContext(ctx)
-	for i, name := range hashverify.SnapshotFiles {
+	for i, name := range hashverify.SnapshotFiles() {
 		f := files[name]
 		inputs[i] = report.Input{Name: name, Location: f.Location}
 		if name == hashverify.ToolsFile {
@@ -421,9 +421,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // buildReport sets the merged counts beside the published table and judges.
 func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestName string, pinned bool) *report.Report {
 	c := m.counters
+	published := report.Published()
 	r := &report.Report{
 		Verified:   verified,
-		Snapshot:   report.Published.Snapshot,
+		Snapshot:   published.Snapshot,
 		Tools:      c.Tools,
 		Servers:    int64(len(c.Servers)),
 		Properties: c.Properties,
@@ -440,10 +441,10 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 	if r.Skipped.First == nil {
 		r.Skipped.First = []report.SkippedLine{}
 	}
-	for _, rule := range classify.Rules {
+	for _, rule := range classify.Rules() {
 		tools, req := c.Label(rule.Bit)
 		if rule.Normative {
-			pub := report.Published.Classes[rule.ID]
+			pub := published.Classes[rule.ID]
 			r.Classes[rule.ID] = report.Class{
 				Row:           report.Row{Tools: tools, Percent: report.Percent(tools, c.Tools), Required: req},
 				Published:     pub,
@@ -452,15 +453,15 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 			}
 			continue
 		}
-		pub := report.Published.Buckets[rule.ID]
+		pub := published.Buckets[rule.ID]
 		r.Buckets[rule.ID] = report.Bucket{
 			Tools: tools, Percent: report.Percent(tools, c.Tools),
-			Published: pub, PublishedPercent: report.Percent(pub, report.Published.Tools),
+			Published: pub, PublishedPercent: report.Percent(pub, published.Tools),
 			DeltaTools: tools - pub, NonNormative: true,
 		}
 	}
-	for fi, fig := range classify.SurfaceFigures {
-		pub := report.Published.Surface[fig.ID]
+	for fi, fig := range surfaceFigures {
+		pub := published.Surface[fig.ID]
 		sf := report.Surface{
 			ID: fig.ID, Title: fig.Title, Rule: fig.Rule,
 			Tools: c.Surface[fig.ID], Percent: report.Percent(c.Surface[fig.ID], c.Tools),

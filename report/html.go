@@ -102,7 +102,7 @@ type htmlView struct {
 // marked as such.
 func (r *Report) WriteHTML(w io.Writer) error {
 	v := htmlView{R: r, Chart: buildChart(r)}
-	v.Published.Tools, v.Published.Servers = Published.Tools, Published.Servers
+	v.Published.Tools, v.Published.Servers = published.Tools, published.Servers
 	switch {
 	case !r.Verified || r.Verdict == VerdictUnverified:
 		v.VerdictClass = "warn"

@@ -31,7 +31,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	}
 	p("\n\n")
 	p("%d tools on %d servers (%d enumerated properties); published: %d tools on %d servers, snapshot %s.\n\n",
-		r.Tools, r.Servers, r.Properties, Published.Tools, Published.Servers, r.Snapshot)
+		r.Tools, r.Servers, r.Properties, published.Tools, published.Servers, r.Snapshot)
 
 	p("## Parameter risk classes\n\n")
 	p("| Class | Tools (≥1 property) | %% of live | ≥1 required | Published tools | Published %% | Published ≥1 required | Δ tools | Δ required |\n")

@@ -97,7 +97,7 @@ func crawlOpts(fl *fleet, out string, concurrency int) Options {
 func readAll(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	for _, n := range append([]string{SumsFile}, hashverify.SnapshotFiles...) {
+	for _, n := range append([]string{SumsFile}, hashverify.SnapshotFiles()...) {
 		b, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
@@ -218,7 +218,7 @@ func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range hashverify.SnapshotFiles {
+	for _, n := range hashverify.SnapshotFiles() {
 		h := hashverify.NewReader(bytes.NewReader(files[n]))
 		io.Copy(io.Discard, h)
 		if err := m.Check(n, h.Sum()); err != nil {
@@ -410,7 +410,7 @@ func TestCrawlResume(t *testing.T) {
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}
-	for _, n := range append([]string{SumsFile}, hashverify.SnapshotFiles...) {
+	for _, n := range append([]string{SumsFile}, hashverify.SnapshotFiles()...) {
 		if _, err := os.Stat(filepath.Join(out, n)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s exists after an interrupted crawl (%v)", n, err)
 		}

@@ -35,15 +35,18 @@ const (
 // (2025-03-26, 2024-11-05); the SDK accepts every released revision.
 const RequestedVersion = "2025-06-18"
 
-// ClientInfo is the clientInfo the crawl declares in initialize.
-var ClientInfo = mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}
+// clientInfo is the clientInfo the crawl declares in initialize, made
+// afresh for each client.
+func clientInfo() *mcp.Implementation {
+	return &mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}
+}
 
 // newClient is the crawl's MCP client. Its capabilities are the SDK's
 // defaults (roots, with listChanged); release.json records them as sent
 // (see Declared), since servers may list other tools to a client that
 // declares roots.
 func newClient() *mcp.Client {
-	return mcp.NewClient(&ClientInfo, nil)
+	return mcp.NewClient(clientInfo(), nil)
 }
 
 // Defaults of ProbeOptions.

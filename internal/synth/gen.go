@@ -609,7 +609,7 @@ func (g *gen) classify(t *tool) {
 	})
 	g.c.tools++
 	for i := range g.c.classTools {
-		bit := classify.Rules[i].Bit
+		bit := classify.Set(1) << i // the classes' bits are in Rules order
 		if set&bit != 0 {
 			g.c.classTools[i]++
 		}

@@ -143,7 +143,7 @@ type Writer struct {
 func NewWriter(toolVersion string) *Writer {
 	s := &Writer{index: map[string]int{}}
 	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: sarifInformationURI, Version: toolVersion}
-	for _, r := range classify.Rules {
+	for _, r := range classify.Rules() {
 		if !r.Normative {
 			continue
 		}

@@ -131,7 +131,7 @@ func TestSARIFStructure(t *testing.T) {
 	// One rule per normative class, in the classifier's order, with its
 	// Python patterns in the full description.
 	var wantIDs, gotIDs []string
-	for _, r := range classify.Rules {
+	for _, r := range classify.Rules() {
 		if r.Normative {
 			wantIDs = append(wantIDs, r.ID)
 		}

@@ -21,7 +21,7 @@ func columnName(id string) string {
 
 // LabelColumn is the column name of a class or bucket in tools.parquet
 // (gg:url-endpoint: url_endpoint).
-func LabelColumn(b classify.Set) string { return columnName(classify.RuleOf(b).ID) }
+func LabelColumn(b classify.Set) string { return columnName(b.ID()) }
 
 // ClassBits are the five classes in the order of the tables' columns.
 func ClassBits() []classify.Set { return slices.Clone(classBits) }
@@ -30,7 +30,7 @@ func ClassBits() []classify.Set { return slices.Clone(classBits) }
 func labelColumns(bits []classify.Set, suffix string) []string {
 	var names []string
 	for _, b := range bits {
-		names = append(names, columnName(classify.RuleOf(b).ID)+suffix)
+		names = append(names, columnName(b.ID())+suffix)
 	}
 	return names
 }
@@ -57,7 +57,7 @@ func toolsColumns() []column[ToolsBatch] {
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
 	cols = append(cols, boolGroup(labelColumns(classBits, "_required"), classBits, func(b *ToolsBatch) []classify.Set { return b.Required })...)
 	cols = append(cols, boolGroup(labelColumns(bucketBits, ""), bucketBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
-	// The non-normative sensitivity variants, in sensitivity.Variants order:
+	// The non-normative sensitivity variants, in sensitivity.Variants() order:
 	// camel_case_<class>, word_split_<class>, deep_<class>, true where the
 	// variant adds the class to the tool. The counts through required
 	// properties are in report.json and classify --sensitivity only.
@@ -68,7 +68,7 @@ func toolsColumns() []column[ToolsBatch] {
 	} {
 		var names []string
 		for _, name := range labelColumns(classBits, "") {
-			names = append(names, sensitivity.Variants[i]+"_"+name)
+			names = append(names, sensitivity.Variants()[i]+"_"+name)
 		}
 		cols = append(cols, boolGroup(names, classBits, sets)...)
 	}
