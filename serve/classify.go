@@ -307,7 +307,7 @@ const maxSARIFResults = 10_000
 
 // classifySARIF answers with the SARIF log of body's labels.
 func (s *Server) classifySARIF(w http.ResponseWriter, body []byte, jsonLines bool) {
-	sw := sarif.NewWriter(s.cfg.Version)
+	sw := sarif.NewWriter()
 	results := 0
 	tools, props := 0, 0
 	err := s.walk(body, jsonLines, func(o label.Origin, t *label.ToolLabels) error {

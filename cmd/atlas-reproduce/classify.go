@@ -11,8 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
-// version names the build in SARIF output.
-const version = "0.1.0"
 
 func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] [--sensitivity] < tools.jsonl")
@@ -62,7 +60,7 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 // the returned writer, which the caller writes at the end.
 func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.ToolLabels) error, *sarif.Writer) {
 	if format == "sarif" {
-		sw := sarif.NewWriter(version)
+		sw := sarif.NewWriter()
 		return func(o label.Origin, t *label.ToolLabels) error { sw.Add(o, t); return nil }, sw
 	}
 	var line []byte

@@ -44,7 +44,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	setMemoryLimit(fs, *memLimit)
 	s := serve.New(serve.Config{
-		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns, Version: version,
+		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns,
 		OnDrain: func() {
 			fmt.Fprintln(env.stderr, "atlas-reproduce serve: stopped accepting connections; finishing the requests in flight")
 		},

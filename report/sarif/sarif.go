@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
@@ -139,10 +140,11 @@ type Writer struct {
 	index map[string]int // rule id -> index in the driver's rules
 }
 
-// NewWriter returns a writer whose driver reports toolVersion.
-func NewWriter(toolVersion string) *Writer {
+// NewWriter returns a writer whose driver reports this build's version
+// (buildinfo: the module version, or "(devel)").
+func NewWriter() *Writer {
 	s := &Writer{index: map[string]int{}}
-	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: sarifInformationURI, Version: toolVersion}
+	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: sarifInformationURI, Version: buildinfo.Read().Version}
 	for _, r := range classify.Rules() {
 		if !r.Normative {
 			continue

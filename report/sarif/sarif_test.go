@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
@@ -49,7 +50,7 @@ func sarifSample() (origins []label.Origin, tools []*label.ToolLabels) {
 
 func writeSARIF(t *testing.T) []byte {
 	t.Helper()
-	w := NewWriter("1.2.3")
+	w := NewWriter()
 	origins, tools := sarifSample()
 	for i := range tools {
 		w.Add(origins[i], tools[i])
@@ -125,8 +126,10 @@ func TestSARIFStructure(t *testing.T) {
 	}
 	run := doc.Runs[0]
 	d := run.Tool.Driver
-	if d.Name != "atlas-reproduce" || d.Version != "1.2.3" || d.InformationURI == "" {
-		t.Errorf("driver = %q %q %q", d.Name, d.Version, d.InformationURI)
+	// The version is the build's, from the one source the version
+	// command prints, not a constant of the writer.
+	if want := buildinfo.Read().Version; d.Name != "atlas-reproduce" || d.Version != want || want == "" || d.InformationURI == "" {
+		t.Errorf("driver = %q %q %q, want version %q", d.Name, d.Version, d.InformationURI, want)
 	}
 	// One rule per normative class, in the classifier's order, with its
 	// Python patterns in the full description.
@@ -340,7 +343,7 @@ func TestSARIFSchema(t *testing.T) {
 // "results": [] rather than null, which viewers read as "not run".
 func TestSARIFEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := NewWriter("dev").WriteTo(&buf); err != nil {
+	if _, err := NewWriter().WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"results": []`) {
