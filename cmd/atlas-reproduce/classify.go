@@ -11,7 +11,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
-
 func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] [--sensitivity] < tools.jsonl")
 	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of stdin")
