@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
@@ -43,10 +44,21 @@ type ServerCounts struct {
 	ReachableNewOnly *int64 `json:"reachable_new_only,omitempty"`
 }
 
+// ChangeKind is how a tool differs between two runs (toolid's one kind
+// of change, shared with scan's lock); JSON spells it "added", "removed"
+// or "changed".
+type ChangeKind = toolid.ChangeKind
+
+// The kinds of a ToolChange.
+const (
+	Added   = toolid.Added
+	Removed = toolid.Removed
+	Changed = toolid.Changed
+)
+
 // ToolChange is one tool added, removed or changed.
 type ToolChange struct {
-	// Change is "added", "removed" or "changed".
-	Change   string  `json:"change"`
+	Change   ChangeKind `json:"change"`
 	ServerID *string `json:"server_id"`
 	Tool     *string `json:"tool"`
 	// NameOrdinal is the tool's position among the tools of its name on its
@@ -71,8 +83,10 @@ type ToolChange struct {
 // SetLabels fills the label lists from Old, New, OldReq and NewReq.
 func (c *ToolChange) SetLabels() {
 	c.OldClasses, c.NewClasses = c.Old.IDs(classify.Classes), c.New.IDs(classify.Classes)
-	c.ClassesGained, c.ClassesLost = (c.New &^ c.Old).IDs(classify.Classes), (c.Old &^ c.New).IDs(classify.Classes)
-	c.RequiredGained, c.RequiredLost = (c.NewReq &^ c.OldReq).IDs(classify.Classes), (c.OldReq &^ c.NewReq).IDs(classify.Classes)
+	gained, lost := toolid.GainedLost(c.Old, c.New)
+	c.ClassesGained, c.ClassesLost = gained.IDs(classify.Classes), lost.IDs(classify.Classes)
+	gained, lost = toolid.GainedLost(c.OldReq, c.NewReq)
+	c.RequiredGained, c.RequiredLost = gained.IDs(classify.Classes), lost.IDs(classify.Classes)
 }
 
 // ToolChanges are the first rows of each list of a tool-level diff (all of
@@ -118,16 +132,18 @@ func NewToolDiff() *ToolDiff {
 
 // Count adds one tool's change of labels to the class counts.
 func (d *ToolDiff) Count(old, new, oldReq, newReq classify.Set) {
-	for _, id := range (new &^ old).IDs(classify.Classes) {
+	gained, lost := toolid.GainedLost(old, new)
+	for _, id := range gained.IDs(classify.Classes) {
 		d.ClassesGained[id]++
 	}
-	for _, id := range (old &^ new).IDs(classify.Classes) {
+	for _, id := range lost.IDs(classify.Classes) {
 		d.ClassesLost[id]++
 	}
-	for _, id := range (newReq &^ oldReq).IDs(classify.Classes) {
+	gained, lost = toolid.GainedLost(oldReq, newReq)
+	for _, id := range gained.IDs(classify.Classes) {
 		d.RequiredGained[id]++
 	}
-	for _, id := range (oldReq &^ newReq).IDs(classify.Classes) {
+	for _, id := range lost.IDs(classify.Classes) {
 		d.RequiredLost[id]++
 	}
 }
@@ -182,7 +198,7 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 		p("| Server | Tool | # | Classes before | Classes after | Gained | Lost |\n|---|---|---:|---|---|---|---|\n")
 		for _, c := range list.rows {
 			p("| %s | %s | %d | %s | %s | %s | %s |\n", mdCode(strOrNull(c.ServerID)), mdCode(strOrNull(c.Tool)), c.NameOrdinal,
-				idList(c.OldClasses, c.Change == "added"), idList(c.NewClasses, c.Change == "removed"),
+				idList(c.OldClasses, c.Change == Added), idList(c.NewClasses, c.Change == Removed),
 				idList(c.ClassesGained, false), idList(c.ClassesLost, false))
 		}
 	}

@@ -2,9 +2,9 @@
 // appeared, vanished or changed between two census releases, and which
 // tools gained or lost a risk class.
 //
-// A tool is identified by its server id, its name and its ordinal among the
-// tools of that name on that server; it changed when its definition_sha256
-// differs. The comparison reads both runs' tools.parquet a batch of rows at
+// A tool is identified by its toolid.Key: its server id, its name and its
+// ordinal among the tools of that name on that server; it changed
+// (toolid.Changed) when its definition_sha256 differs. The comparison reads both runs' tools.parquet a batch of rows at
 // a time and holds, per tool of the old run, one fixed-size entry (a
 // 16-byte digest of server id and name, the 32-byte definition hash, the
 // labels and the row: 56 bytes) in one sorted slice, never the rows'
@@ -19,13 +19,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
-	"hash/maphash"
 	"io"
 	"math/bits"
 	"path/filepath"
 	"slices"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -42,9 +42,6 @@ type Options struct {
 	First int
 }
 
-// key is the digest of a tool's server id and name.
-type key [16]byte
-
 // entry is one tool of the old run.
 type entry struct {
 	key      key
@@ -55,42 +52,12 @@ type entry struct {
 	matched  bool
 }
 
-// keyer digests server ids and names. Its seeds are random per process:
-// digests are compared only within one comparison.
-type keyer struct {
-	s1, s2 maphash.Seed
-	h      maphash.Hash
-}
+// key is the digest of a tool's server id and name (its toolid.Key but
+// the ordinal, which the order of the entries holds).
+type key = toolid.Digest
 
-func newKeyer() *keyer { return &keyer{s1: maphash.MakeSeed(), s2: maphash.MakeSeed()} }
-
-func (k *keyer) tool(r *row) key {
-	var out key
-	binary.LittleEndian.PutUint64(out[:8], k.sum(k.s1, r))
-	binary.LittleEndian.PutUint64(out[8:], k.sum(k.s2, r))
-	return out
-}
-
-func (k *keyer) sum(seed maphash.Seed, r *row) uint64 {
-	h := &k.h
-	h.SetSeed(seed)
-	// Lengths and null flags first, so that no two pairs run together.
-	var head [18]byte
-	head[0], head[1] = b2u(r.hasServer), b2u(r.hasName)
-	binary.LittleEndian.PutUint64(head[2:], uint64(len(r.server)))
-	binary.LittleEndian.PutUint64(head[10:], uint64(len(r.name)))
-	h.Write(head[:])
-	h.Write(r.server)
-	h.Write(r.name)
-	return h.Sum64()
-}
-
-func b2u(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
-}
+// digest is the key of row r.
+func digest(k *toolid.Keyer, r *row) key { return k.Digest(r.server, r.hasServer, r.name, r.hasName) }
 
 // Compare compares the tools.parquet of the runs in the folders oldDir and
 // newDir.
@@ -119,7 +86,7 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 		}
 		return d, set.Commit()
 	}
-	c := &comparison{opt: opt, keys: newKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
+	c := &comparison{opt: opt, keys: toolid.NewKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
 	oldPath, newPath := filepath.Join(oldDir, "tools.parquet"), filepath.Join(newDir, "tools.parquet")
 	if opt.Changes != nil {
 		w, err := tables.NewChangesWriter(opt.Changes)
@@ -154,7 +121,7 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 // comparison is the state of one Compare.
 type comparison struct {
 	opt  Options
-	keys *keyer
+	keys *toolid.Keyer
 	d    *report.ToolDiff
 	w    *tables.ChangesWriter
 
@@ -174,7 +141,7 @@ type comparison struct {
 // old takes one tool of the old run.
 func (c *comparison) old(r *row) error {
 	c.entries = append(c.entries, entry{
-		key: c.keys.tool(r), def: r.def, ordinal: uint32(r.ordinal),
+		key: digest(c.keys, r), def: r.def, ordinal: uint32(r.ordinal),
 		labels: uint8(r.labels & classify.Classes), required: uint8(r.required & classify.Classes),
 	})
 	c.server(r, 1)
@@ -256,7 +223,7 @@ func (c *comparison) run(k *key) int {
 // pairs with the n-th of the old run.
 func (c *comparison) new(r *row) error {
 	c.server(r, 2)
-	k := c.keys.tool(r)
+	k := digest(c.keys, r)
 	start := c.run(&k)
 	var e *entry
 	var nameOrdinal int64
@@ -278,7 +245,7 @@ func (c *comparison) new(r *row) error {
 		c.added[k]++
 		c.d.Tools.Added++
 		c.d.Count(0, newSide.Labels, 0, newSide.Required)
-		return c.emit("added", r, nameOrdinal, nil, newSide, &c.d.First.Added, c.d.Tools.Added)
+		return c.emit(toolid.Added, r, nameOrdinal, nil, newSide, &c.d.First.Added, c.d.Tools.Added)
 	}
 	e.matched = true
 	oldSide := &tables.ChangeSide{Ordinal: int64(e.ordinal), Definition: e.def, Labels: classify.Set(e.labels), Required: classify.Set(e.required)}
@@ -290,14 +257,14 @@ func (c *comparison) new(r *row) error {
 		return nil
 	}
 	c.d.Tools.Changed++
-	return c.emit("changed", r, nameOrdinal, oldSide, newSide, &c.d.First.Changed, c.d.Tools.Changed)
+	return c.emit(toolid.Changed, r, nameOrdinal, oldSide, newSide, &c.d.First.Changed, c.d.Tools.Changed)
 }
 
 // emit writes one change to changes.parquet and keeps it in first when
 // it is among the first n.
-func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
+func (c *comparison) emit(change toolid.ChangeKind, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
 	if c.w != nil {
-		if err := c.w.Add(change, r.server, r.name, r.hasServer, r.hasName, nameOrdinal, old, new); err != nil {
+		if err := c.w.Add(change.String(), r.server, r.name, r.hasServer, r.hasName, nameOrdinal, old, new); err != nil {
 			return err
 		}
 	}
@@ -361,7 +328,7 @@ func (c *comparison) removed(ctx context.Context, oldPath string) error {
 			next++
 			n++
 			old := &tables.ChangeSide{Ordinal: r.ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
-			if err := c.emit("removed", r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
+			if err := c.emit(toolid.Removed, r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
 				return err
 			}
 		}

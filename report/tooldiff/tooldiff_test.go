@@ -116,7 +116,7 @@ func TestCompare(t *testing.T) {
 	var got []id
 	for _, list := range [][]report.ToolChange{d.First.Added, d.First.Removed, d.First.Changed} {
 		for _, c := range list {
-			got = append(got, id{c.Change, strOr(c.ServerID), strOr(c.Tool), c.NameOrdinal})
+			got = append(got, id{c.Change.String(), strOr(c.ServerID), strOr(c.Tool), c.NameOrdinal})
 		}
 	}
 	want := []id{{"added", "s1", "dup", 2}, {"added", "s4", "fresh", 0}, {"removed", "s1", "gone", 0}, {"removed", "s3", "only", 0},
