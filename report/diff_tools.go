@@ -59,8 +59,8 @@ const (
 // ToolChange is one tool added, removed or changed.
 type ToolChange struct {
 	Change   ChangeKind `json:"change"`
-	ServerID *string `json:"server_id"`
-	Tool     *string `json:"tool"`
+	ServerID *string    `json:"server_id"`
+	Tool     *string    `json:"tool"`
 	// NameOrdinal is the tool's position among the tools of its name on its
 	// server (0 for the first).
 	NameOrdinal int64 `json:"name_ordinal"`
