@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -18,13 +17,6 @@ var (
 func columnName(id string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(id, "gg:"), "-", "_")
 }
-
-// LabelColumn is the column name of a class or bucket in tools.parquet
-// (gg:url-endpoint: url_endpoint).
-func LabelColumn(b classify.Set) string { return columnName(b.ID()) }
-
-// ClassBits are the five classes in the order of the tables' columns.
-func ClassBits() []classify.Set { return slices.Clone(classBits) }
 
 // labelColumns names the columns of a group of label bits, with suffix.
 func labelColumns(bits []classify.Set, suffix string) []string {

@@ -57,7 +57,9 @@ type entry struct {
 type key = toolid.Digest
 
 // digest is the key of row r.
-func digest(k *toolid.Keyer, r *row) key { return k.Digest(r.server, r.hasServer, r.name, r.hasName) }
+func digest(k *toolid.Keyer, r *tables.ToolRow) key {
+	return k.Digest(r.Server, r.HasServer, r.Name, r.HasName)
+}
 
 // Compare compares the tools.parquet of the runs in the folders oldDir and
 // newDir.
@@ -98,11 +100,11 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 	// One allocation of the old run's entries: growing the slice by
 	// doubling would hold two copies at once.
 	size := func(n int64) { c.entries = make([]entry, 0, n) }
-	if err := readToolsSized(ctx, oldPath, false, size, c.old); err != nil {
+	if err := tables.ReadTools(ctx, oldPath, tables.ReadOptions{Rows: size}, c.old); err != nil {
 		return nil, err
 	}
 	c.index()
-	if err := readTools(ctx, newPath, false, c.new); err != nil {
+	if err := tables.ReadTools(ctx, newPath, tables.ReadOptions{}, c.new); err != nil {
 		return nil, err
 	}
 	if err := c.removed(ctx, oldPath); err != nil {
@@ -139,26 +141,26 @@ type comparison struct {
 }
 
 // old takes one tool of the old run.
-func (c *comparison) old(r *row) error {
+func (c *comparison) old(r *tables.ToolRow) error {
 	c.entries = append(c.entries, entry{
-		key: digest(c.keys, r), def: r.def, ordinal: uint32(r.ordinal),
-		labels: uint8(r.labels & classify.Classes), required: uint8(r.required & classify.Classes),
+		key: digest(c.keys, r), def: r.Definition, ordinal: uint32(r.Ordinal),
+		labels: uint8(r.Labels & classify.Classes), required: uint8(r.Required & classify.Classes),
 	})
 	c.server(r, 1)
 	return nil
 }
 
-func (c *comparison) server(r *row, side uint8) {
-	if !r.hasServer {
+func (c *comparison) server(r *tables.ToolRow, side uint8) {
+	if !r.HasServer {
 		return
 	}
-	if s, ok := c.servers[string(r.server)]; ok {
+	if s, ok := c.servers[string(r.Server)]; ok {
 		if s&side == 0 {
-			c.servers[string(r.server)] = s | side
+			c.servers[string(r.Server)] = s | side
 		}
 		return
 	}
-	id := string(r.server)
+	id := string(r.Server)
 	c.servers[id] = side
 	if side == 1 {
 		c.oldServers = append(c.oldServers, id)
@@ -221,7 +223,7 @@ func (c *comparison) run(k *key) int {
 
 // new takes one tool of the new run: the n-th tool of a name on a server
 // pairs with the n-th of the old run.
-func (c *comparison) new(r *row) error {
+func (c *comparison) new(r *tables.ToolRow) error {
 	c.server(r, 2)
 	k := digest(c.keys, r)
 	start := c.run(&k)
@@ -236,7 +238,7 @@ func (c *comparison) new(r *row) error {
 			nameOrdinal = int64(i-start) + 1
 		}
 	}
-	newSide := &tables.ChangeSide{Ordinal: r.ordinal, Definition: r.def, Labels: r.labels & classify.Classes, Required: r.required & classify.Classes}
+	newSide := &tables.ChangeSide{Ordinal: r.Ordinal, Definition: r.Definition, Labels: r.Labels & classify.Classes, Required: r.Required & classify.Classes}
 	if e == nil {
 		if c.added == nil {
 			c.added = map[key]int64{}
@@ -252,7 +254,7 @@ func (c *comparison) new(r *row) error {
 	// Labels are compared for every pair: a new classifier may relabel
 	// an unchanged definition.
 	c.d.Count(oldSide.Labels, newSide.Labels, oldSide.Required, newSide.Required)
-	if e.def == r.def {
+	if e.def == r.Definition {
 		c.d.Tools.Unchanged++
 		return nil
 	}
@@ -262,9 +264,9 @@ func (c *comparison) new(r *row) error {
 
 // emit writes one change to changes.parquet and keeps it in first when
 // it is among the first n.
-func (c *comparison) emit(change toolid.ChangeKind, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
+func (c *comparison) emit(change toolid.ChangeKind, r *tables.ToolRow, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
 	if c.w != nil {
-		if err := c.w.Add(change.String(), r.server, r.name, r.hasServer, r.hasName, nameOrdinal, old, new); err != nil {
+		if err := c.w.Add(change.String(), r.Server, r.Name, r.HasServer, r.HasName, nameOrdinal, old, new); err != nil {
 			return err
 		}
 	}
@@ -272,12 +274,12 @@ func (c *comparison) emit(change toolid.ChangeKind, r *row, nameOrdinal int64, o
 		return nil
 	}
 	tc := report.ToolChange{Change: change, NameOrdinal: nameOrdinal}
-	if r.hasServer {
-		s := string(r.server)
+	if r.HasServer {
+		s := string(r.Server)
 		tc.ServerID = &s
 	}
-	if r.hasName {
-		s := string(r.name)
+	if r.HasName {
+		s := string(r.Name)
 		tc.Tool = &s
 	}
 	if old != nil {
@@ -322,12 +324,12 @@ func (c *comparison) removed(ctx context.Context, oldPath string) error {
 		rows = rows[:c.opt.First]
 	}
 	next, n := 0, int64(0)
-	return readTools(ctx, oldPath, true, func(r *row) error {
-		for next < len(rows) && int64(rows[next].e.ordinal) == r.ordinal {
+	return tables.ReadTools(ctx, oldPath, tables.ReadOptions{NamesOnly: true}, func(r *tables.ToolRow) error {
+		for next < len(rows) && int64(rows[next].e.ordinal) == r.Ordinal {
 			g := rows[next]
 			next++
 			n++
-			old := &tables.ChangeSide{Ordinal: r.ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
+			old := &tables.ChangeSide{Ordinal: r.Ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
 			if err := c.emit(toolid.Removed, r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
 				return err
 			}
