@@ -2,8 +2,11 @@ package label
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // labellers are Document's Labellers, one per concurrent call.
@@ -35,11 +38,12 @@ func Document(doc []byte) ([]ToolLabels, error) {
 // unnamed tool. It may span many lines.
 func (l *Labeller) ClassifyDocument(doc []byte, file string, emit func(Origin, *ToolLabels) error) error {
 	o := Origin{File: file, Line: 1}
-	wrapped := doc
+	var err error
 	if isBareSchema(doc) {
-		wrapped = append(append([]byte(`{"inputSchema":`), doc...), '}')
+		err = l.recordSchema(doc, func(t *ToolLabels) error { return emit(o, t) })
+	} else {
+		err = l.Record(doc, func(t *ToolLabels) error { return emit(o, t) })
 	}
-	err := l.Record(wrapped, func(t *ToolLabels) error { return emit(o, t) })
 	if de, ok := err.(*DecodeError); ok {
 		de.File = file
 		return de
@@ -85,11 +89,29 @@ func (l *Labeller) ClassifyBody(doc []byte, emit func(*ToolLabels) error) error 
 		return nil
 	}
 	if len(held.Properties) == 0 && isBareSchema(doc) {
-		wrapped := make([]byte, 0, len(doc)+len(`{"inputSchema":}`))
-		wrapped = append(append(append(wrapped, `{"inputSchema":`...), doc...), '}')
-		return l.Record(wrapped, emit)
+		return l.recordSchema(doc, emit)
 	}
 	return emit(held)
+}
+
+// schemaPrefix wraps a bare schema as the input schema of an unnamed tool.
+const schemaPrefix = `{"inputSchema":`
+
+// recordSchema labels the bare schema doc as the schema of an unnamed
+// tool. A syntax error's offset is into doc, not into the wrapping (the
+// decoder can refuse what encoding/json accepted: a number of more than
+// 4,300 digits, nesting past 990 levels).
+func (l *Labeller) recordSchema(doc []byte, emit func(*ToolLabels) error) error {
+	wrapped := make([]byte, 0, len(doc)+len(schemaPrefix)+1)
+	wrapped = append(append(append(wrapped, schemaPrefix...), doc...), '}')
+	err := l.Record(wrapped, emit)
+	var se *census.SyntaxError
+	if de, ok := err.(*DecodeError); ok && errors.As(de.Err, &se) && se.Offset >= len(schemaPrefix) {
+		shifted := *se
+		shifted.Offset -= len(schemaPrefix)
+		return newDecodeError(&shifted)
+	}
+	return err
 }
 
 // isBareSchema reports whether doc is a JSON Schema rather than a record:

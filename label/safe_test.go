@@ -164,6 +164,13 @@ func TestDecodeError(t *testing.T) {
 	}{
 		{"Document syntax", func() error { _, err := Document([]byte(`{"name": "a",}`)); return err },
 			DecodeError{Offset: 13}, true, "Expecting property name enclosed in double quotes at byte 13"},
+		{"Document bare schema the decoder refuses", func() error {
+			_, err := Document([]byte(`{"type": "object", "properties": {"a": {"default": ` + strings.Repeat("7", 5000) + `}}}`))
+			return err
+		}, DecodeError{Offset: 51}, true, "integer literal exceeds the 4300-digit limit at byte 51"},
+		{"ClassifyDocument bare schema", func() error {
+			return NewLabeller().ClassifyDocument([]byte(`{"properties": {"a": {"default": `+strings.Repeat("7", 5000)+`}}}`), "s.json", collect)
+		}, DecodeError{File: "s.json", Offset: 33}, true, "s.json: integer literal exceeds the 4300-digit limit at byte 33"},
 		{"Document record", func() error { _, err := Document([]byte(`{"tools": 3}`)); return err },
 			DecodeError{Offset: -1}, false, ""},
 		{"ClassifyDocument", func() error { return NewLabeller().ClassifyDocument([]byte(`{"a":`), "f.json", collect) },
