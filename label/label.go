@@ -1,10 +1,13 @@
 // Package label turns a document into labels: a tool, a bare input JSON
 // Schema, a tools/list result, a census record of any accepted shape, or
-// JSON Lines of them. It is the one labeller of the classify, scan and serve
-// commands and of a run's decode workers, and what a gateway imports to label
-// the tools it lets through. It holds no I/O beyond the reader it is given,
-// and none of the run's machinery (Parquet, compression, progress) or of a
-// server's (the MCP SDK, metrics).
+// JSON Lines of them. It is the one labeller of the classify, scan, serve and
+// proxy commands and of scan's lock (a run's decode workers run its per-tool
+// kernel fused with their column fill), and what a gateway imports to label
+// the tools it lets through: Document for one document in one call, a
+// Labeller for streams. Results belong to the caller; bad input is a
+// *DecodeError. It holds no I/O beyond the reader it is given, and none of
+// the run's machinery (Parquet, compression, progress) or of a server's (the
+// MCP SDK, metrics): its dependencies are label/... and the standard library.
 package label
 
 import (

@@ -37,7 +37,7 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	cacheSize := fs.Int("cache-size", proxy.DefaultCacheSize, "tool definitions whose labels are kept (LRU)")
 	var hide, deny classesFlag
 	var allow listFlag
-	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (e.g. gg:command-string or command-string) from tools/list and refuse their calls; repeatable")
+	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (gg:command-string, command-string or command_string) from tools/list and refuse their calls; repeatable")
 	fs.Var(&deny, "deny", "answer tools/call of tools carrying `CLASS` with a JSON-RPC error naming the class; repeatable")
 	fs.Var(&allow, "allow-tool", "exempt the tool `NAME` from --hide and --deny; repeatable")
 	quiet := fs.Bool("quiet", false, "log only upstream failures, not each policy decision")
