@@ -36,8 +36,8 @@ func (d *Definitions) writeMarkdown(p func(string, ...any)) {
 	p("\n## Tool definitions\n\n")
 	p("Tools are hashed as served (`definition_sha256`: the whole tool object in canonical JSON, RFC 8785; `schema_sha256`: its input schema alone), so that key order and whitespace do not count.\n\n")
 	p("| | Count |\n|---|---:|\n")
-	p("| Distinct definitions | %d |\n| Definitions served by more than one server | %d |\n", d.Distinct, d.Shared)
-	p("| Distinct input schemas | %d (of %d tools with an object schema) |\n", d.DistinctSchemas, d.ToolsWithSchema)
+	p("| Distinct definitions | %s |\n| Definitions served by more than one server | %s |\n", group(d.Distinct), group(d.Shared))
+	p("| Distinct input schemas | %s (of %s tools with an object schema) |\n", group(d.DistinctSchemas), group(d.ToolsWithSchema))
 	if len(d.MostShared) == 0 {
 		return
 	}

@@ -17,7 +17,7 @@ func TestDefinitionsSections(t *testing.T) {
 		want  []string
 	}{
 		{"markdown", func(r *Report, b *bytes.Buffer) error { return r.WriteMarkdown(b) },
-			[]string{"## Tool definitions", "| Distinct definitions | 1234567 |", "| `0123456789abcdef0123456789abcdef` | 313 | 317 |", "7654321 (of 9999991"}},
+			[]string{"## Tool definitions", "| Distinct definitions | 1,234,567 |", "| `0123456789abcdef0123456789abcdef` | 313 | 317 |", "7,654,321 (of 9,999,991"}},
 		{"html", func(r *Report, b *bytes.Buffer) error { return r.WriteHTML(b) },
 			[]string{`<section id="definitions">`, "0123456789abcdef0123456789abcdef", "1,234,567", "4,242"}},
 	} {

@@ -40,6 +40,13 @@ type Options struct {
 	Changes io.Writer
 	// First is how many rows of each list the result keeps (default 20).
 	First int
+	// NewTools is the new run's tools.parquet when it is not yet in newDir
+	// (a run held to a baseline before it publishes its files); empty
+	// reads newDir/tools.parquet.
+	NewTools string
+	// NewServers is the new release's servers.jsonl(.gz) when newDir does
+	// not lead to it; empty looks for it from newDir.
+	NewServers string
 }
 
 // key is the digest of a tool's server id and name.
@@ -121,6 +128,9 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 	}
 	c := &comparison{opt: opt, keys: newKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
 	oldPath, newPath := filepath.Join(oldDir, "tools.parquet"), filepath.Join(newDir, "tools.parquet")
+	if opt.NewTools != "" {
+		newPath = opt.NewTools
+	}
 	if opt.Changes != nil {
 		w, err := tables.NewChangesWriter(opt.Changes)
 		if err != nil {
@@ -147,7 +157,11 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 			return nil, err
 		}
 	}
-	reachability(oldDir, newDir, c.d)
+	newServers := opt.NewServers
+	if newServers == "" && newDir != "" {
+		newServers = serversFile(newDir)
+	}
+	reachability(serversFile(oldDir), newServers, c.d)
 	return c.d, nil
 }
 
