@@ -292,7 +292,7 @@ func (c *comparison) new(r *row) error {
 		c.added[k]++
 		c.d.Tools.Added++
 		c.d.Count(0, newSide.Labels, 0, newSide.Required)
-		return c.emit("added", r, nameOrdinal, nil, newSide, &c.d.First.Added, c.d.Tools.Added)
+		return c.emit("added", r, nameOrdinal, nil, newSide, &c.d.First.Added)
 	}
 	e.matched = true
 	oldSide := &tables.ChangeSide{Ordinal: int64(e.ordinal), Definition: e.def, Labels: classify.Set(e.labels), Required: classify.Set(e.required)}
@@ -304,18 +304,38 @@ func (c *comparison) new(r *row) error {
 		return nil
 	}
 	c.d.Tools.Changed++
-	return c.emit("changed", r, nameOrdinal, oldSide, newSide, &c.d.First.Changed, c.d.Tools.Changed)
+	return c.emit("changed", r, nameOrdinal, oldSide, newSide, &c.d.First.Changed)
 }
 
-// emit writes one change to changes.parquet and keeps it in first when
-// it is among the first n.
-func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
+// emit writes one change to changes.parquet (every change, in file order)
+// and keeps it in first when it is among the first rows the lists show:
+// the tools that gained a class come first, then the rest, each part in
+// file order (the new run's for added and changed tools, the old run's
+// for removed ones), so that the rows a reviewer must see are not pushed
+// out of the list by unremarkable ones.
+func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange) error {
 	if c.w != nil {
 		if err := c.w.Add(change, r.server, r.name, r.hasServer, r.hasName, nameOrdinal, old, new); err != nil {
 			return err
 		}
 	}
-	if n > int64(c.opt.First) {
+	var before, after classify.Set
+	if old != nil {
+		before = old.Labels
+	}
+	if new != nil {
+		after = new.Labels
+	}
+	gained := after&^before != 0
+	at := len(*first)
+	if gained {
+		// After the last row that gained a class.
+		at = 0
+		for at < len(*first) && len((*first)[at].ClassesGained) > 0 {
+			at++
+		}
+	}
+	if at >= c.opt.First {
 		return nil
 	}
 	tc := report.ToolChange{Change: change, NameOrdinal: nameOrdinal}
@@ -334,7 +354,10 @@ func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *ta
 		tc.NewSHA256, tc.New, tc.NewReq = hex.EncodeToString(new.Definition[:]), new.Labels, new.Required
 	}
 	tc.SetLabels()
-	*first = append(*first, tc)
+	*first = slices.Insert(*first, at, tc)
+	if len(*first) > c.opt.First {
+		*first = (*first)[:c.opt.First]
+	}
 	return nil
 }
 
@@ -368,14 +391,13 @@ func (c *comparison) removed(ctx context.Context, oldPath string) error {
 	if c.w == nil && len(rows) > c.opt.First {
 		rows = rows[:c.opt.First]
 	}
-	next, n := 0, int64(0)
+	next := 0
 	return readTools(ctx, oldPath, true, func(r *row) error {
 		for next < len(rows) && int64(rows[next].e.ordinal) == r.ordinal {
 			g := rows[next]
 			next++
-			n++
 			old := &tables.ChangeSide{Ordinal: r.ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
-			if err := c.emit("removed", r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
+			if err := c.emit("removed", r, g.nameOrdinal, old, nil, &c.d.First.Removed); err != nil {
 				return err
 			}
 		}
