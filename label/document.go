@@ -1,6 +1,7 @@
 package label
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -10,12 +11,25 @@ import (
 // but none of the record keys), which is classified as the schema of an
 // unnamed tool. It may span many lines.
 func (l *Labeller) ClassifyDocument(doc []byte, file string, emit func(Origin, *ToolLabels) error) error {
-	o := Origin{File: file, Line: 1}
 	wrapped := doc
-	if isBareSchema(doc) {
+	bare := isBareSchema(doc)
+	if bare {
 		wrapped = append(append([]byte(`{"inputSchema":`), doc...), '}')
 	}
-	if err := l.Record(wrapped, func(t *ToolLabels) error { return emit(o, t) }); err != nil {
+	// Tools come in document order: the lines are counted once.
+	counted, line := 0, int64(1)
+	lineOf := func(t *ToolLabels) int64 {
+		if bare || t.offset > len(doc) {
+			return 1
+		}
+		if t.offset < counted {
+			return line
+		}
+		line += int64(bytes.Count(doc[counted:t.offset], []byte{'\n'}))
+		counted = t.offset
+		return line
+	}
+	if err := l.Record(wrapped, func(t *ToolLabels) error { return emit(Origin{File: file, Line: lineOf(t)}, t) }); err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil

@@ -8,9 +8,11 @@
 package label
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
@@ -25,6 +27,8 @@ type Labeller struct {
 	sens *sensitivity.Analyzer
 	// sets is Record's scratch for the labels of one tool's properties.
 	sets []classify.Set
+	// hasher, when set, gives each tool its definition hash.
+	hasher *toolid.Hasher
 }
 
 // NewLabeller returns a Labeller.
@@ -34,6 +38,14 @@ func NewLabeller() *Labeller { return &Labeller{dec: census.NewDecoder()} }
 // non-normative sensitivity variants add (classify --sensitivity).
 func (l *Labeller) WithSensitivity() *Labeller {
 	l.sens = new(sensitivity.Analyzer)
+	return l
+}
+
+// WithDefinitionHash makes the Labeller give each tool its
+// DefinitionSHA256 (the SHA-256 of its canonical JSON, as tools.parquet's
+// definition_sha256), which SARIF fingerprints track alerts by.
+func (l *Labeller) WithDefinitionHash() *Labeller {
+	l.hasher = new(toolid.Hasher)
 	return l
 }
 
@@ -85,6 +97,11 @@ func (l *Labeller) tool(rec *census.Record, t *census.Tool) *ToolLabels {
 		ServerID:   optString(rec.HasServerID, rec.ServerID),
 		Tool:       optString(t.HasName, t.Name),
 		Properties: make([]PropertyLabels, 0, len(t.Properties)),
+		offset:     t.Offset,
+	}
+	if l.hasher != nil {
+		sums := l.hasher.Tool(t)
+		out.DefinitionSHA256 = hex.EncodeToString(sums.Definition[:])
 	}
 	sets, labels, required := AppendProperties(l.sets[:0], t)
 	l.sets = sets

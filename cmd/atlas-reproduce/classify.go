@@ -37,6 +37,9 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	if *sens {
 		l.WithSensitivity()
 	}
+	if sw != nil {
+		l.WithDefinitionHash() // SARIF fingerprints
+	}
 	var err error
 	if *schema != "" {
 		var doc []byte

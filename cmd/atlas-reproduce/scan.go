@@ -51,7 +51,11 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	o := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
 	var labels []*label.ToolLabels
-	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
+	l := label.NewLabeller()
+	if sw != nil {
+		l.WithDefinitionHash() // SARIF fingerprints
+	}
+	err = l.Record(doc, func(t *label.ToolLabels) error {
 		labels = append(labels, t)
 		return emit(o, t)
 	})
