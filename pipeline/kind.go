@@ -11,6 +11,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tooldiff"
 )
@@ -91,6 +92,28 @@ func setBaseline(ctx context.Context, r *report.Report, dir, toolsPath string) e
 	d.AddTools(td)
 	r.Baseline = &report.Baseline{Dir: dir, Diff: d}
 	return nil
+}
+
+// describeSource says, for the tables' metadata, what the run reads: known
+// before the run, from the data folder and the manifest.
+func describeSource(opt Options, manifest hashverify.Manifest, manifestName string) string {
+	if rel, _, err := release.ReadBytes(opt.Data); err == nil && rel != nil {
+		from := rel.Candidates.Registry
+		if from == "" {
+			from = rel.Candidates.File
+		}
+		return fmt.Sprintf("crawl release of %s, crawled %s to %s", from, rel.Started, rel.Finished)
+	}
+	if t, _, err := readTruth(opt); err == nil && t != nil {
+		return "synthetic census with its ground truth"
+	}
+	switch {
+	case opt.NoVerify:
+		return "census files, hashes not checked"
+	case manifest.IsPinned():
+		return "census snapshot " + report.Published.Snapshot + ", pinned SHA-256"
+	}
+	return "census release, SHA-256 from " + manifestName
 }
 
 // notSnapshotHint says what a run over data that are not the snapshot

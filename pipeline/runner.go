@@ -133,6 +133,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 
+	source := tables.Source(describeSource(opt, manifest, manifestName))
 	inputs := make([]report.Input, len(hashverify.SnapshotFiles))
 	var main *mainResult
 	g, gctx := errgroup.WithContext(ctx)
@@ -142,7 +143,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		if name == hashverify.ToolsFile {
 			g.Go(func() error {
 				var err error
-				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i])
+				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], source)
 				return err
 			})
 			continue
@@ -191,7 +192,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r) }},
+		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r, source) }},
 		{"report.json", r.WriteJSON},
 		{"report.md", r.WriteMarkdown},
 		{"report.html", r.WriteHTML},
@@ -364,7 +365,7 @@ type mainResult struct {
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
 // stage on the workers, the sink stage in order, the tables stage writing
 // the two Parquet tables beside them.
-func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input) (*mainResult, error) {
+func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta tables.KV) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
@@ -372,7 +373,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer st.close()
 	hr := st.hr
 	pool := &rowsPool{}
-	tables, err := startTables(ctx, toolsF, propsF, pool)
+	tables, err := startTables(ctx, toolsF, propsF, pool, meta)
 	if err != nil {
 		return nil, err
 	}

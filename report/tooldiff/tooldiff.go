@@ -132,7 +132,7 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 		newPath = opt.NewTools
 	}
 	if opt.Changes != nil {
-		w, err := tables.NewChangesWriter(opt.Changes)
+		w, err := tables.NewChangesWriter(opt.Changes, tables.Source("tools changed from the run in "+oldDir+" to the run in "+newDir))
 		if err != nil {
 			return nil, err
 		}

@@ -36,7 +36,10 @@ func writeRun(t *testing.T, tools []tool) string {
 		t.Fatal(err)
 	}
 	var b tables.ToolsBatch
+	seen := map[[2]string]int64{}
 	for i, tl := range tools {
+		b.NameOrdinal = append(b.NameOrdinal, seen[[2]string{tl.server, tl.name}])
+		seen[[2]string{tl.server, tl.name}]++
 		b.AppendServerID([]byte(tl.server), tl.server != "")
 		b.Name.AppendNullable([]byte(tl.name), tl.name != "")
 		b.Line = append(b.Line, int64(i+1))
