@@ -116,6 +116,27 @@ func describeSource(opt Options, manifest hashverify.Manifest, manifestName stri
 	return "census release, SHA-256 from " + manifestName
 }
 
+// nameShared gives the most shared definitions the name of their first
+// tool, read back from this run's tools.parquet (the run keeps hashes, not
+// names, per tool).
+func nameShared(ctx context.Context, d *report.Definitions, toolsPath string) error {
+	if d == nil || len(d.MostShared) == 0 {
+		return nil
+	}
+	prefixes := make([]string, len(d.MostShared))
+	for i, s := range d.MostShared {
+		prefixes[i] = s.SHA256Prefix
+	}
+	names, err := tooldiff.FirstNames(ctx, toolsPath, prefixes)
+	if err != nil {
+		return fmt.Errorf("tools.parquet: %w", err)
+	}
+	for i := range d.MostShared {
+		d.MostShared[i].Tool = names[d.MostShared[i].SHA256Prefix]
+	}
+	return nil
+}
+
 // notSnapshotHint says what a run over data that are not the snapshot
 // wants, when it was held to the pinned hashes.
 func notSnapshotHint(opt Options, manifest hashverify.Manifest) string {

@@ -44,8 +44,13 @@ func TestNameOrdinalAndMetadata(t *testing.T) {
 		}
 	}
 	out := t.TempDir()
-	if _, err := Run(context.Background(), Options{Data: dir, Out: out, NoVerify: true, Workers: 2, ChunkSize: 64}); err != nil {
+	r, err := Run(context.Background(), Options{Data: dir, Out: out, NoVerify: true, Workers: 2, ChunkSize: 64})
+	if err != nil {
 		t.Fatal(err)
+	}
+	// {"name": "x"} is served by a and b: the most shared definition, named.
+	if ms := r.Definitions.MostShared; len(ms) != 1 || ms[0].Tool != "x" || ms[0].Servers != 2 {
+		t.Errorf("most shared %+v, want one, the tool x on 2 servers", ms)
 	}
 	f, err := file.OpenParquetFile(filepath.Join(out, "tools.parquet"), false)
 	if err != nil {

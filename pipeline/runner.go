@@ -175,6 +175,9 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, fmt.Errorf("verification failed, no report written: %w%s", errors.Join(mismatches...), notSnapshotHint(opt, manifest))
 	}
 
+	if err := nameShared(ctx, main.defs, toolsF.Name()); err != nil {
+		return nil, err
+	}
 	r := buildReport(main, inputs, verified, manifestName)
 	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
 		return nil, err

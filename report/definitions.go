@@ -28,8 +28,12 @@ type SharedDefinition struct {
 	// memory small): DuckDB's starts_with(definition_sha256, '…') finds
 	// its tools.
 	SHA256Prefix string `json:"definition_sha256_prefix"`
-	Servers      int64  `json:"servers"`
-	Tools        int64  `json:"tools"`
+	// Tool is the name of the first tool in file order with this
+	// definition (every tool of a definition has one name, unless the
+	// definition is unnamed); empty when none was found.
+	Tool    string `json:"tool,omitempty"`
+	Servers int64  `json:"servers"`
+	Tools   int64  `json:"tools"`
 }
 
 func (d *Definitions) writeMarkdown(p func(string, ...any)) {
@@ -42,8 +46,8 @@ func (d *Definitions) writeMarkdown(p func(string, ...any)) {
 		return
 	}
 	p("\nMost shared definitions (`SELECT * FROM 'tools.parquet' WHERE starts_with(definition_sha256, '…')` lists their tools):\n\n")
-	p("| definition_sha256 (first 32 digits) | Servers | Tools |\n|---|---:|---:|\n")
+	p("| Tool | definition_sha256 (first 32 digits) | Servers | Tools |\n|---|---|---:|---:|\n")
 	for _, s := range d.MostShared {
-		p("| `%s` | %d | %d |\n", s.SHA256Prefix, s.Servers, s.Tools)
+		p("| %s | `%s` | %s | %s |\n", mdCode(s.Tool), s.SHA256Prefix, group(s.Servers), group(s.Tools))
 	}
 }

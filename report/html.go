@@ -412,7 +412,8 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 <section class="verdict {{.VerdictClass}}" id="verdict" data-kind="{{.Kind}}">
 {{if eq .Kind "release"}}<div><span class="word">No verdict</span></div>
 <p>This census release is not the published {{.R.Snapshot}} snapshot ({{if not .R.Verified}}its inputs were not checked{{else if .R.Manifest}}its inputs were verified against <code>{{.R.Manifest}}</code>, not the pinned hashes{{else}}its inputs are not the pinned files{{end}}), so it gets no reproduction verdict: its figures stand on their own{{with .R.Baseline}}, beside the baseline run <code>{{.Dir}}</code>{{end}} and beside the published snapshot's in percentage points.</p>
-<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties).</p>
+{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties).</p>
 {{else if eq .Kind "synthetic"}}<div>Verdict: <span class="word">{{if .R.Verdict}}{{.R.Verdict}}{{else}}no truth read{{end}}</span></div>
 {{if .R.Truth}}{{if .R.Truth.Matches}}<p>Every count equals the synthetic census's own ground truth (<code>{{.R.Truth.File}}</code>): tools, servers, record shapes, the five classes with their required counts, and the two buckets.</p>
 {{end}}{{end}}{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
@@ -529,9 +530,9 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 </tbody>
 </table>
 {{if .MostShared}}<table id="most-shared">
-<thead><tr><th>Most shared definitions (definition_sha256, first 32 digits)</th><th>Servers</th><th>Tools</th></tr></thead>
+<thead><tr><th>Tool</th><th>Most shared definitions (definition_sha256, first 32 digits)</th><th>Servers</th><th>Tools</th></tr></thead>
 <tbody>
-{{range .MostShared}}<tr><td class="hash">{{.SHA256Prefix}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td></tr>
+{{range .MostShared}}<tr><td>{{if .Tool}}<code>{{.Tool}}</code>{{else}}–{{end}}</td><td class="hash">{{.SHA256Prefix}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}</section>

@@ -197,6 +197,9 @@ func (r *Report) writeReleaseIntroMarkdown(p func(string, ...any)) {
 	if r.Release != nil {
 		p(" Its provenance (`release.json`) is below.")
 	}
+	if len(r.Differences) > 0 {
+		p(" Caveats: %s.", strings.Join(r.Differences, "; "))
+	}
 	p("\n\n%s tools on %s servers (%s enumerated properties).\n\n", group(r.Tools), group(r.Servers), group(r.Properties))
 }
 

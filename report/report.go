@@ -209,7 +209,11 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 func (r *Report) Judge(pinned bool) {
 	switch r.EffectiveKind() {
 	case KindRelease:
+		// No verdict; Differences keeps what qualifies the figures.
 		r.Verdict, r.Differences = "", []string{}
+		if r.Skipped.Count > 0 {
+			r.Differences = append(r.Differences, fmt.Sprintf("%s bad lines skipped", group(r.Skipped.Count)))
+		}
 		return
 	case KindSynthetic:
 		if r.Truth != nil {
