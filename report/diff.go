@@ -44,7 +44,9 @@ type DiffResult struct {
 type DiffSide struct {
 	// Label names the report for the reader (its file name); Diff sets
 	// "old" and "new".
-	Label    string `json:"label"`
+	Label string `json:"label"`
+	// Kind is the report's kind (reproduction, release, synthetic).
+	Kind     string `json:"kind"`
 	Verdict  string `json:"verdict"`
 	Verified bool   `json:"verified"`
 	Manifest string `json:"manifest"`
@@ -165,7 +167,7 @@ func Diff(old, new *Report) *DiffResult {
 }
 
 func side(label string, r *Report) DiffSide {
-	return DiffSide{Label: label, Verdict: r.Verdict, Verified: r.Verified, Manifest: r.Manifest, Snapshot: r.Snapshot}
+	return DiffSide{Label: label, Kind: r.EffectiveKind(), Verdict: r.Verdict, Verified: r.Verified, Manifest: r.Manifest, Snapshot: r.Snapshot}
 }
 
 func change(o, n int64) Change { return Change{Old: o, New: n, Change: n - o} }
@@ -257,6 +259,7 @@ func (d *DiffResult) writeBody(p func(string, ...any), h string) {
 		}
 	}
 	p("| | Old | New | Change |\n|---|---|---|---:|\n")
+	p("| Report | %s | %s | |\n", mdText(d.Old.Kind), mdText(d.New.Kind))
 	p("| Verdict | %s | %s | |\n", mdText(d.Old.Verdict), mdText(d.New.Verdict))
 	p("| Verified | %s | %s | |\n", verifiedText(d.Old), verifiedText(d.New))
 	p("| Published snapshot | %s | %s | |\n", mdText(d.Old.Snapshot), mdText(d.New.Snapshot))
