@@ -12,8 +12,8 @@ import (
 // diff pairs tools by. A server's tools may be spread over many records
 // (one record per tool, in the tool and flat shapes), so the count is kept
 // for the run: one 16-byte digest of (server id, name) and a count per
-// distinct pair, about 40 bytes a tool with the map's overhead (9 MB for
-// the snapshot). The digest is of the values as tools.parquet stores them,
+// distinct pair, 46 bytes a tool with the map's overhead (measured: 10.5 MB
+// for the snapshot's 229,539 tools, 42 MB at 4×). The digest is of the values as tools.parquet stores them,
 // nulls apart, as the diff reads them back.
 type nameOrdinals struct {
 	seeds [2]maphash.Seed
