@@ -53,10 +53,11 @@ func (m Manifest) IsPinned() bool {
 	return true
 }
 
-// ParseSHA256Sums reads a manifest in the format sha256sum writes:
-// "<64 hex>  <name>" or "<64 hex> *<name>" per line; blank lines and lines
-// starting with '#' are ignored. Names are reduced to their base name. src
-// names the manifest in errors.
+// ParseSHA256Sums reads a manifest in the formats sha256sum writes:
+// "<64 hex>  <name>" or "<64 hex> *<name>" per line, or with --tag (BSD
+// style, as shasum and openssl also write) "SHA256 (<name>) = <64 hex>";
+// blank lines and lines starting with '#' are ignored. Names are reduced to
+// their base name. src names the manifest in errors.
 func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 	m := Manifest{}
 	sc := bufio.NewScanner(r)
@@ -67,10 +68,12 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		sum, name, ok := strings.Cut(line, " ")
-		name = strings.TrimPrefix(strings.TrimPrefix(name, " "), "*")
+		sum, name, ok, err := parseLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", src, n, err)
+		}
 		if !ok || len(sum) != 64 || name == "" {
-			return nil, fmt.Errorf("%s:%d: not a sha256sum line (want \"<64 hex digits>  <name>\")", src, n)
+			return nil, fmt.Errorf("%s:%d: not a sha256sum line (want \"<64 hex digits>  <name>\" or \"SHA256 (<name>) = <64 hex digits>\")", src, n)
 		}
 		if _, err := hex.DecodeString(sum); err != nil {
 			return nil, fmt.Errorf("%s:%d: %q is not hexadecimal", src, n, sum)
@@ -88,6 +91,25 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 		return nil, fmt.Errorf("%s: no hashes in the manifest", src)
 	}
 	return m, nil
+}
+
+// parseLine splits one manifest line into its hash and name, in the GNU
+// form or the BSD (--tag) one; ok is false when it is neither. A BSD line
+// of another algorithm is an error that names it.
+func parseLine(line string) (sum, name string, ok bool, err error) {
+	if algo, rest, tagged := strings.Cut(line, " ("); tagged && !strings.ContainsAny(algo, " \t") && len(algo) < 16 {
+		i := strings.LastIndex(rest, ") = ")
+		if i < 0 {
+			return "", "", false, nil
+		}
+		if algo != "SHA256" {
+			return "", "", false, fmt.Errorf("a %s line: the manifest must hold SHA-256 hashes (sha256sum --tag writes \"SHA256 (<name>) = <hex>\")", algo)
+		}
+		return rest[i+len(") = "):], rest[:i], true, nil
+	}
+	sum, name, ok = strings.Cut(line, " ")
+	name = strings.TrimPrefix(strings.TrimPrefix(name, " "), "*")
+	return sum, name, ok, nil
 }
 
 // ReadSHA256Sums reads a manifest file. A manifest in a folder that a writer

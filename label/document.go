@@ -1,6 +1,7 @@
 package label
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,12 +38,26 @@ func Document(doc []byte) ([]ToolLabels, error) {
 // but none of the record keys), which is classified as the schema of an
 // unnamed tool. It may span many lines.
 func (l *Labeller) ClassifyDocument(doc []byte, file string, emit func(Origin, *ToolLabels) error) error {
-	o := Origin{File: file, Line: 1}
+	bare := isBareSchema(doc)
+	// Tools come in document order: the lines are counted once.
+	counted, line := 0, int64(1)
+	lineOf := func(t *ToolLabels) int64 {
+		if bare || t.offset > len(doc) {
+			return 1
+		}
+		if t.offset < counted {
+			return line
+		}
+		line += int64(bytes.Count(doc[counted:t.offset], []byte{'\n'}))
+		counted = t.offset
+		return line
+	}
+	at := func(t *ToolLabels) error { return emit(Origin{File: file, Line: lineOf(t)}, t) }
 	var err error
-	if isBareSchema(doc) {
-		err = l.recordSchema(doc, func(t *ToolLabels) error { return emit(o, t) })
+	if bare {
+		err = l.recordSchema(doc, at)
 	} else {
-		err = l.Record(doc, func(t *ToolLabels) error { return emit(o, t) })
+		err = l.Record(doc, at)
 	}
 	if de, ok := err.(*DecodeError); ok {
 		de.File = file

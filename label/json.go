@@ -15,6 +15,12 @@ type ToolLabels struct {
 	Properties      []PropertyLabels `json:"properties"`
 	// Sensitivity is set only when asked for (classify --sensitivity).
 	Sensitivity *SensitivityLabels `json:"sensitivity,omitempty"`
+	// DefinitionSHA256 is the tool's definition hash in hex, set only when
+	// the Labeller was asked for it (WithDefinitionHash); it is not part of
+	// classify's output.
+	DefinitionSHA256 string `json:"-"`
+	// offset is where the tool object starts in its document.
+	offset int
 }
 
 // PropertyLabels is the classification of one enumerated property.
@@ -29,9 +35,12 @@ type PropertyLabels struct {
 
 // Origin says where a tool was read, for SARIF locations and messages.
 type Origin struct {
-	// File is the input's name, or "stdin" for standard input.
+	// File is the input's name, or "stdin" for standard input; a server's
+	// URL for scan.
 	File string
-	// Line is the 1-based line of the record holding the tool.
+	// Line is the 1-based line where the tool stands: the line of its
+	// record in JSON Lines, the line of the tool object's '{' in a
+	// document that spans many lines.
 	Line int64
 }
 

@@ -11,6 +11,7 @@
 package label
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -29,6 +30,8 @@ type Labeller struct {
 	sens *sensitivity.Analyzer
 	// sets is Record's scratch for the labels of one tool's properties.
 	sets []classify.Set
+	// defHash, when set, gives each tool its definition hash.
+	defHash func(*census.Tool) [32]byte
 }
 
 // NewLabeller returns a Labeller.
@@ -38,6 +41,17 @@ func NewLabeller() *Labeller { return &Labeller{dec: census.NewDecoder()} }
 // non-normative sensitivity variants add (classify --sensitivity).
 func (l *Labeller) WithSensitivity() *Labeller {
 	l.sens = new(sensitivity.Analyzer)
+	return l
+}
+
+// WithDefinitionHash makes the Labeller give each tool its
+// DefinitionSHA256, computed by def (the run's toolid.Hasher gives the
+// SHA-256 of the tool's canonical JSON, as tools.parquet's
+// definition_sha256), which SARIF fingerprints track alerts by. The hash is
+// a parameter so that label stays free of the tool-identity package, which
+// itself labels through label.
+func (l *Labeller) WithDefinitionHash(def func(t *census.Tool) [32]byte) *Labeller {
+	l.defHash = def
 	return l
 }
 
@@ -97,6 +111,11 @@ func (l *Labeller) tool(rec *census.Record, t *census.Tool) *ToolLabels {
 		ServerID:   optString(rec.HasServerID, rec.ServerID),
 		Tool:       optString(t.HasName, t.Name),
 		Properties: make([]PropertyLabels, 0, len(t.Properties)),
+		offset:     t.Offset,
+	}
+	if l.defHash != nil {
+		sum := l.defHash(t)
+		out.DefinitionSHA256 = hex.EncodeToString(sum[:])
 	}
 	sets, labels, required := appendProperties(l.sets[:0], t)
 	l.sets = sets

@@ -61,6 +61,13 @@ type Options struct {
 	// report then has no sensitivity figures, and their tools.parquet
 	// columns are null.
 	NoSensitivity bool
+	// TruthFile is a synthetic census's ground truth (synth's truth.json):
+	// the run is then held to it (KindSynthetic). Empty looks for
+	// truth.json in the Data folder.
+	TruthFile string
+	// Baseline is a previous run's output folder: a release's report then
+	// sets its figures beside that run's, class by class and tool by tool.
+	Baseline string
 	// Progress receives progress bars; nil draws none.
 	Progress io.Writer
 	// Log receives the one-line summary; nil discards it.
@@ -126,6 +133,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 
+	source := tables.Source(describeSource(opt, manifest, manifestName))
 	inputs := make([]report.Input, len(hashverify.SnapshotFiles()))
 	var main *mainResult
 	g, gctx := errgroup.WithContext(ctx)
@@ -135,7 +143,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		if name == hashverify.ToolsFile {
 			g.Go(func() error {
 				var err error
-				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i])
+				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], source)
 				return err
 			})
 			continue
@@ -164,18 +172,30 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		in.OK = true
 	}
 	if len(mismatches) > 0 {
-		return nil, fmt.Errorf("verification failed, no report written: %w", errors.Join(mismatches...))
+		return nil, fmt.Errorf("verification failed, no report written: %w%s", errors.Join(mismatches...), notSnapshotHint(opt, manifest))
 	}
 
-	r := buildReport(main, inputs, verified, manifestName, !opt.NoVerify && manifest.IsPinned())
+	if err := nameShared(ctx, main.defs, toolsF.Name()); err != nil {
+		return nil, err
+	}
+	r := buildReport(main, inputs, verified, manifestName)
 	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
 		return nil, err
+	}
+	if err := decideKind(r, opt, manifest); err != nil {
+		return nil, err
+	}
+	r.Judge(!opt.NoVerify && manifest.IsPinned())
+	if opt.Baseline != "" {
+		if err := setBaseline(ctx, r, opt.Baseline, toolsF.Name()); err != nil {
+			return nil, err
+		}
 	}
 	for _, w := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r) }},
+		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r, source) }},
 		{"report.json", r.WriteJSON},
 		{"report.md", r.WriteMarkdown},
 		{"report.html", r.WriteHTML},
@@ -197,9 +217,13 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 	if opt.Log != nil {
 		el := time.Since(start)
-		fmt.Fprintf(opt.Log, "%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); verdict %s; outputs in %s\n",
+		verdict := "verdict " + r.Verdict
+		if r.Verdict == "" {
+			verdict = "no verdict"
+		}
+		fmt.Fprintf(opt.Log, "%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); %s report, %s; outputs in %s\n",
 			hashverify.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
-			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Verdict, opt.Out)
+			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Kind, verdict, opt.Out)
 	}
 	return r, nil
 }
@@ -344,7 +368,7 @@ type mainResult struct {
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
 // stage on the workers, the sink stage in order, the tables stage writing
 // the two Parquet tables beside them.
-func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input) (*mainResult, error) {
+func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta tables.KV) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
@@ -352,7 +376,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer st.close()
 	hr := st.hr
 	pool := &rowsPool{}
-	tables, err := startTables(ctx, toolsF, propsF, pool)
+	tables, err := startTables(ctx, toolsF, propsF, pool, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -418,8 +442,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// buildReport sets the merged counts beside the published table and judges.
-func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestName string, pinned bool) *report.Report {
+// buildReport sets the merged counts beside the published table; the
+// caller decides the report's kind and judges.
+func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestName string) *report.Report {
 	c := m.counters
 	published := report.Published()
 	r := &report.Report{
@@ -477,6 +502,5 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 		r.Sensitivity = report.NewSensitivity(r, m.sens)
 	}
 	r.Definitions = m.defs
-	r.Judge(pinned)
 	return r
 }

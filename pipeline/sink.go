@@ -17,6 +17,7 @@ type sinkStage struct {
 	lastFlags uint8
 	haveLast  bool
 	defs      definitionTally
+	names     nameOrdinals
 }
 
 func newSinkStage(tables *tablesStage) *sinkStage {
@@ -31,6 +32,7 @@ func (s *sinkStage) chunk(rows *chunkRows) error {
 		}
 	}
 	rows.firstOrdinal = s.ordinal
+	s.names.add(&rows.tools)
 	s.defs.add(rows)
 	s.ordinal += int64(rows.tools.Len())
 	return s.tables.send(rows)

@@ -171,20 +171,20 @@ func (r *DiffResult) AddTools(td *ToolDiff) {
 
 // writeToolsMarkdown writes the tool-level part of a diff: the counts, the
 // classes gained and lost, and the first rows of each list.
-func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
+func (d *DiffResult) writeToolsMarkdown(p func(string, ...any), h string) {
 	tc, sc, f := d.Tools.ToolCounts, d.Servers.ServerCounts, d.ToolChanges
-	p("\n## Tools, one by one\n\n")
+	p("\n%s## Tools, one by one\n\n", h)
 	p("A tool is its server id, its name and its ordinal among the tools of that name on that server; it changed when its definition hash (`definition_sha256`: the whole tool object, canonical JSON) differs.\n\n")
 	p("| | Count |\n|---|---:|\n")
-	p("| Tools added | %d |\n| Tools removed | %d |\n| Tools changed | %d |\n| Tools unchanged | %d |\n", tc.Added, tc.Removed, tc.Changed, tc.Unchanged)
-	p("| Servers added | %d |\n| Servers removed | %d |\n", sc.Added, sc.Removed)
+	p("| Tools added | %s |\n| Tools removed | %s |\n| Tools changed | %s |\n| Tools unchanged | %s |\n", group(tc.Added), group(tc.Removed), group(tc.Changed), group(tc.Unchanged))
+	p("| Servers added | %s |\n| Servers removed | %s |\n", group(sc.Added), group(sc.Removed))
 	if sc.ReachableOldOnly != nil {
-		p("| Servers reachable in the old release only | %d |\n| Servers reachable in the new release only | %d |\n", *sc.ReachableOldOnly, *sc.ReachableNewOnly)
+		p("| Servers reachable in the old release only | %s |\n| Servers reachable in the new release only | %s |\n", group(*sc.ReachableOldOnly), group(*sc.ReachableNewOnly))
 	}
 	p("\nTools gaining or losing each class (an added tool gains its classes, a removed one loses them):\n\n")
 	p("| Class | Gained | Lost | Required gained | Required lost |\n|---|---:|---:|---:|---:|\n")
 	for _, id := range ClassOrder() {
-		p("| %s | %d | %d | %d | %d |\n", mdCode(id), d.ClassesGained[id], d.ClassesLost[id], d.RequiredGained[id], d.RequiredLost[id])
+		p("| %s | %s | %s | %s | %s |\n", mdCode(id), group(d.ClassesGained[id]), group(d.ClassesLost[id]), group(d.RequiredGained[id]), group(d.RequiredLost[id]))
 	}
 	for _, list := range []struct {
 		title string
@@ -194,7 +194,7 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 		if list.n == 0 {
 			continue
 		}
-		p("\n### %s (%s)\n\n", list.title, firstOf(len(list.rows), list.n))
+		p("\n%s### %s (%s)\n\n", h, list.title, firstOf(len(list.rows), list.n))
 		p("| Server | Tool | # | Classes before | Classes after | Gained | Lost |\n|---|---|---:|---|---|---|---|\n")
 		for _, c := range list.rows {
 			p("| %s | %s | %d | %s | %s | %s | %s |\n", mdCode(strOrNull(c.ServerID)), mdCode(strOrNull(c.Tool)), c.NameOrdinal,
@@ -212,7 +212,7 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 		if list.n == 0 {
 			continue
 		}
-		p("\n### %s (%s)\n\n", list.title, firstOf(len(list.ids), list.n))
+		p("\n%s### %s (%s)\n\n", h, list.title, firstOf(len(list.ids), list.n))
 		for _, id := range list.ids {
 			p("- %s\n", mdCode(id))
 		}
@@ -221,9 +221,9 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 
 func firstOf(shown int, n int64) string {
 	if int64(shown) == n {
-		return fmt.Sprint(n)
+		return group(n)
 	}
-	return fmt.Sprintf("the first %d of %d", shown, n)
+	return fmt.Sprintf("the first %d of %s", shown, group(n))
 }
 
 func strOrNull(s *string) string {

@@ -119,12 +119,12 @@ func (r *Report) writeSensitivityMarkdown(b *bufio.Writer) {
 	p("| Class | Normative tools | camel_case adds | of them required | word_split adds | of them required | deep adds |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, id := range r.ClassOrder {
-		p("| `%s` | %d", id, r.Classes[id].Tools)
+		p("| `%s` | %s", id, group(r.Classes[id].Tools))
 		for v := range 3 {
 			n, req, pct, hasReq := s.variantAdded(v, id)
-			p(" | +%d (+%.2f%%)", n, pct)
+			p(" | +%s (+%.2f%%)", group(n), pct)
 			if hasReq {
-				p(" | +%d", req)
+				p(" | +%s", group(req))
 			}
 		}
 		p(" |\n")

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 	"os"
 
@@ -33,6 +35,9 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	l := label.NewLabeller()
 	if *sens {
 		l.WithSensitivity()
+	}
+	if sw != nil {
+		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
 	}
 	var err error
 	if *schema != "" {
@@ -68,4 +73,11 @@ func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.T
 		_, err := out.Write(line)
 		return err
 	}, nil
+}
+
+// definitionHash is the tool's definition SHA-256 as tools.parquet holds
+// it, for a Labeller's WithDefinitionHash; one hasher per Labeller.
+func definitionHash() func(*census.Tool) [32]byte {
+	var h toolid.Hasher
+	return func(t *census.Tool) [32]byte { return h.Tool(t).Definition }
 }

@@ -50,7 +50,11 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	emit, sw := labelEmitter(*format, out)
 	o := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
-	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error { return emit(o, t) })
+	l := label.NewLabeller()
+	if sw != nil {
+		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
+	}
+	err = l.Record(doc, func(t *label.ToolLabels) error { return emit(o, t) })
 	if sw != nil && err == nil {
 		_, err = sw.WriteTo(out)
 	}

@@ -262,6 +262,10 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 		if !bytes.Contains(md, []byte("## Crawl release")) || !bytes.Contains(html, []byte(`<table id="release">`)) {
 			t.Errorf("report.md or report.html lacks the crawl release section")
 		}
+		// A crawl is a release, not a failed reproduction.
+		if rep.Kind != report.KindRelease || rep.Verdict != "" || !bytes.HasPrefix(md, []byte("# Census release report")) || bytes.Contains(md, []byte("REPRODUCED")) {
+			t.Errorf("a crawl's report: kind %q verdict %q, report.md %.80q", rep.Kind, rep.Verdict, md)
+		}
 	}()
 	wantTools := 0
 	wantClass := map[string]report.Row{}

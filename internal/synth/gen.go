@@ -64,7 +64,7 @@ const (
 type counts struct {
 	tools, servers int
 	shapes         [3]int // server, tool, flat
-	classTools     [5]int // in classify.Rules order
+	classTools     [5]int // in classify.Rules() order
 	classReq       [5]int
 	buckets        [2]int // raw_content_blob, account_identity
 }

@@ -28,8 +28,8 @@ func labelColumns(bits []classify.Set, suffix string) []string {
 }
 
 // toolsColumns is the schema of tools.parquet: server_id, tool, ordinal,
-// line, property_count, a boolean per class, per class-required, and the
-// two buckets.
+// name_ordinal, line, property_count, the two hashes, a boolean per class,
+// per class-required, and the two buckets.
 func toolsColumns() []column[ToolsBatch] {
 	cols := []column[ToolsBatch]{
 		stringColumn("server_id", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.ServerID, b.serverRef }),
@@ -41,6 +41,7 @@ func toolsColumns() []column[ToolsBatch] {
 			}
 			return s.ints
 		}),
+		int64Column("name_ordinal", func(b *ToolsBatch, _ int64, _ *scratch) []int64 { return b.NameOrdinal }),
 		int64Column("line", func(b *ToolsBatch, _ int64, _ *scratch) []int64 { return b.Line }),
 		int32Column("property_count", func(b *ToolsBatch) []int32 { return b.Properties }),
 		hashColumn("definition_sha256", false, func(b *ToolsBatch) ([]Hash, []bool) { return b.Definition, nil }),
@@ -68,15 +69,16 @@ func toolsColumns() []column[ToolsBatch] {
 }
 
 // propertiesColumns is the schema of properties.parquet: server_id, tool,
-// tool_ordinal, property, where, required, then a boolean per class and per
-// bucket, as tools.parquet has them (WHERE credential_value).
+// tool_ordinal, property, location (properties, definitions/<key>,
+// $defs/<key>; not "where", an SQL keyword), required, then a boolean per
+// class and per bucket, as tools.parquet has them (WHERE credential_value).
 func propertiesColumns() []column[PropertiesBatch] {
 	cols := []column[PropertiesBatch]{
 		stringColumn("server_id", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.ServerID, b.toolRef }),
 		stringColumn("tool", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Tool, b.toolRef }),
 		int64Column("tool_ordinal", func(b *PropertiesBatch, _ int64, _ *scratch) []int64 { return b.ToolOrdinal }),
 		stringColumn("property", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Name, nil }),
-		stringColumn("where", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Where, nil }),
+		stringColumn("location", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Where, nil }),
 		boolColumn("required", func(b *PropertiesBatch, _ *scratch) []bool { return b.Required }),
 	}
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *PropertiesBatch) []classify.Set { return b.Labels })...)

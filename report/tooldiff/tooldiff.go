@@ -40,6 +40,13 @@ type Options struct {
 	Changes io.Writer
 	// First is how many rows of each list the result keeps (default 20).
 	First int
+	// NewTools is the new run's tools.parquet when it is not yet in newDir
+	// (a run held to a baseline before it publishes its files); empty
+	// reads newDir/tools.parquet.
+	NewTools string
+	// NewServers is the new release's servers.jsonl(.gz) when newDir does
+	// not lead to it; empty looks for it from newDir.
+	NewServers string
 }
 
 // entry is one tool of the old run.
@@ -90,8 +97,11 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 	}
 	c := &comparison{opt: opt, keys: toolid.NewKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
 	oldPath, newPath := filepath.Join(oldDir, "tools.parquet"), filepath.Join(newDir, "tools.parquet")
+	if opt.NewTools != "" {
+		newPath = opt.NewTools
+	}
 	if opt.Changes != nil {
-		w, err := tables.NewChangesWriter(opt.Changes)
+		w, err := tables.NewChangesWriter(opt.Changes, tables.Source("tools changed from the run in "+oldDir+" to the run in "+newDir))
 		if err != nil {
 			return nil, err
 		}
@@ -116,7 +126,11 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 			return nil, err
 		}
 	}
-	reachability(oldDir, newDir, c.d)
+	newServers := opt.NewServers
+	if newServers == "" && newDir != "" {
+		newServers = serversFile(newDir)
+	}
+	reachability(serversFile(oldDir), newServers, c.d)
 	return c.d, nil
 }
 
@@ -247,7 +261,7 @@ func (c *comparison) new(r *tables.ToolRow) error {
 		c.added[k]++
 		c.d.Tools.Added++
 		c.d.Count(0, newSide.Labels, 0, newSide.Required)
-		return c.emit(toolid.Added, r, nameOrdinal, nil, newSide, &c.d.First.Added, c.d.Tools.Added)
+		return c.emit(toolid.Added, r, nameOrdinal, nil, newSide, &c.d.First.Added)
 	}
 	e.matched = true
 	oldSide := &tables.ChangeSide{Ordinal: int64(e.ordinal), Definition: e.def, Labels: classify.Set(e.labels), Required: classify.Set(e.required)}
@@ -259,18 +273,38 @@ func (c *comparison) new(r *tables.ToolRow) error {
 		return nil
 	}
 	c.d.Tools.Changed++
-	return c.emit(toolid.Changed, r, nameOrdinal, oldSide, newSide, &c.d.First.Changed, c.d.Tools.Changed)
+	return c.emit(toolid.Changed, r, nameOrdinal, oldSide, newSide, &c.d.First.Changed)
 }
 
-// emit writes one change to changes.parquet and keeps it in first when
-// it is among the first n.
-func (c *comparison) emit(change toolid.ChangeKind, r *tables.ToolRow, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
+// emit writes one change to changes.parquet (every change, in file order)
+// and keeps it in first when it is among the first rows the lists show:
+// the tools that gained a class come first, then the rest, each part in
+// file order (the new run's for added and changed tools, the old run's
+// for removed ones), so that the rows a reviewer must see are not pushed
+// out of the list by unremarkable ones.
+func (c *comparison) emit(change toolid.ChangeKind, r *tables.ToolRow, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange) error {
 	if c.w != nil {
 		if err := c.w.Add(change.String(), r.Server, r.Name, r.HasServer, r.HasName, nameOrdinal, old, new); err != nil {
 			return err
 		}
 	}
-	if n > int64(c.opt.First) {
+	var before, after classify.Set
+	if old != nil {
+		before = old.Labels
+	}
+	if new != nil {
+		after = new.Labels
+	}
+	gained := after&^before != 0
+	at := len(*first)
+	if gained {
+		// After the last row that gained a class.
+		at = 0
+		for at < len(*first) && len((*first)[at].ClassesGained) > 0 {
+			at++
+		}
+	}
+	if at >= c.opt.First {
 		return nil
 	}
 	tc := report.ToolChange{Change: change, NameOrdinal: nameOrdinal}
@@ -289,7 +323,10 @@ func (c *comparison) emit(change toolid.ChangeKind, r *tables.ToolRow, nameOrdin
 		tc.NewSHA256, tc.New, tc.NewReq = hex.EncodeToString(new.Definition[:]), new.Labels, new.Required
 	}
 	tc.SetLabels()
-	*first = append(*first, tc)
+	*first = slices.Insert(*first, at, tc)
+	if len(*first) > c.opt.First {
+		*first = (*first)[:c.opt.First]
+	}
 	return nil
 }
 
@@ -323,14 +360,13 @@ func (c *comparison) removed(ctx context.Context, oldPath string) error {
 	if c.w == nil && len(rows) > c.opt.First {
 		rows = rows[:c.opt.First]
 	}
-	next, n := 0, int64(0)
+	next := 0
 	return tables.ReadTools(ctx, oldPath, tables.ReadOptions{NamesOnly: true}, func(r *tables.ToolRow) error {
 		for next < len(rows) && int64(rows[next].e.ordinal) == r.Ordinal {
 			g := rows[next]
 			next++
-			n++
 			old := &tables.ChangeSide{Ordinal: r.Ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
-			if err := c.emit(toolid.Removed, r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
+			if err := c.emit(toolid.Removed, r, g.nameOrdinal, old, nil, &c.d.First.Removed); err != nil {
 				return err
 			}
 		}
