@@ -318,11 +318,17 @@ func newEntry(t *target, r *Result) *entry {
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
 	}}
-	if r.Initialized {
-		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
+	e.Server.SupportedVersions = r.SupportedVersions
+	if r.Initialized || r.ProtocolVersion != "" {
+		// A handshake that failed after initialize was answered keeps
+		// what the answer said.
+		e.Server.Transport, e.Server.ProtocolVersion, e.Server.Generation = r.Transport, r.ProtocolVersion, r.Generation
 		e.Server.ServerInfo, e.Server.Capabilities, e.Server.Instructions = r.ServerInfo, r.Capabilities, r.Instructions
+	}
+	if r.Initialized {
 		tc := r.ToolsCapability
 		e.Server.ToolsCapability = &tc
+		e.Server.ToolsTTLMs, e.Server.ToolsCacheScope = r.ToolsTTLMs, r.ToolsCacheScope
 	}
 	if r.Reachable {
 		e.Server.ToolCount = len(r.Tools)
@@ -332,6 +338,7 @@ func newEntry(t *target, r *Result) *entry {
 		}
 	} else {
 		e.Server.ErrorKind, e.Server.Error, e.Server.ResourceMetadata = r.ErrorKind, r.Error, r.ResourceMetadata
+		e.Server.FailedStep, e.Server.RPCError = r.FailedStep, r.RPCError
 	}
 	return e
 }
