@@ -17,11 +17,11 @@ const JournalFile = "crawl.journal.jsonl"
 // to ToolsCapability are set whenever initialize succeeded, reachable or
 // not: they are what the server said of itself.
 type ServerRecord struct {
-	ServerID        string          `json:"server_id"`
-	URL             string          `json:"url"`
-	Reachable       bool            `json:"reachable"`
-	Transport       string          `json:"transport,omitempty"`
-	ProtocolVersion string          `json:"protocol_version,omitempty"`
+	ServerID        string `json:"server_id"`
+	URL             string `json:"url"`
+	Reachable       bool   `json:"reachable"`
+	Transport       string `json:"transport,omitempty"`
+	ProtocolVersion string `json:"protocol_version,omitempty"`
 	// Generation is how the protocol version was negotiated:
 	// "stateless" (server/discover) or "session" (initialize).
 	Generation string `json:"generation,omitempty"`
@@ -30,8 +30,8 @@ type ServerRecord struct {
 	SupportedVersions []string `json:"supported_versions,omitempty"`
 	// ToolsTTLMs and ToolsCacheScope are the cache hints of the server's
 	// tools/list answer.
-	ToolsTTLMs      *int64 `json:"tools_ttl_ms,omitempty"`
-	ToolsCacheScope string `json:"tools_cache_scope,omitempty"`
+	ToolsTTLMs      *int64          `json:"tools_ttl_ms,omitempty"`
+	ToolsCacheScope string          `json:"tools_cache_scope,omitempty"`
 	ServerInfo      json.RawMessage `json:"server_info,omitempty"`
 	Capabilities    json.RawMessage `json:"capabilities,omitempty"`
 	Instructions    *string         `json:"instructions,omitempty"`
