@@ -50,6 +50,7 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 		p(")")
 	}
 	p(".\n")
+	r.writeProtocolsMarkdown(b)
 }
 
 func compactRaw(raw json.RawMessage) string {
@@ -78,4 +79,4 @@ const releaseHTML = `{{with .R.Release}}<h2>Crawl release</h2>
 <tr><th>Counts</th><td>{{.Counts.Candidates}} candidates, {{.Counts.Servers}} servers: {{.Counts.Reachable}} reachable with {{.Counts.Tools}} tools, {{.Counts.Unreachable}} unreachable{{with .Counts.KindCounts}} ({{range $i, $k := .}}{{if $i}}, {{end}}{{$k.Kind}} {{$k.Count}}{{end}}){{end}}</td></tr>
 </tbody>
 </table>
-{{end}}`
+{{template "protocols" .}}{{end}}`

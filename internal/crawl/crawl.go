@@ -80,7 +80,14 @@ type Summary struct {
 	UnreachableByKind map[string]int
 	// MemoryPeak is the most response bytes the probes held at once.
 	MemoryPeak int64
+	// ByProtocol counts the servers that named a protocol version, by
+	// version and generation.
+	ByProtocol map[ProtocolKey]int
 }
+
+// ProtocolKey is a protocol version and the generation it was negotiated
+// in.
+type ProtocolKey struct{ Version, Generation string }
 
 // target is one distinct server of the candidates list.
 type target struct {
@@ -467,6 +474,12 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 		if _, err := serversW.Write(rec.Bytes()); err != nil {
 			return err
 		}
+		if v := e.Server.ProtocolVersion; v != "" {
+			if sum.ByProtocol == nil {
+				sum.ByProtocol = map[ProtocolKey]int{}
+			}
+			sum.ByProtocol[ProtocolKey{v, e.Server.Generation}]++
+		}
 		if e.Server.Reachable {
 			sum.Reachable++
 			sum.Tools += len(e.Tools)
@@ -533,6 +546,7 @@ func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files
 	if sum.UnreachableByKind != nil {
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
+	rel.Counts.ByProtocol = protocolCounts(sum.ByProtocol)
 	rf, err := createRelease(set, release.File, false)
 	if err != nil {
 		return err

@@ -1,14 +1,18 @@
 package crawl
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // Version negotiation, as the specification's revision 2026-07-28
@@ -174,4 +178,17 @@ func (h *cacheHints) read(res map[string]json.RawMessage) {
 	if raw, ok := res["cacheScope"]; ok {
 		_ = json.Unmarshal(raw, &h.scope)
 	}
+}
+
+// protocolCounts lists the counts newest version first, then by
+// generation.
+func protocolCounts(m map[ProtocolKey]int) []release.ProtocolCount {
+	out := make([]release.ProtocolCount, 0, len(m))
+	for k, n := range m {
+		out = append(out, release.ProtocolCount{ProtocolVersion: k.Version, Generation: k.Generation, Servers: n})
+	}
+	slices.SortFunc(out, func(a, b release.ProtocolCount) int {
+		return cmp.Or(-cmp.Compare(a.ProtocolVersion, b.ProtocolVersion), cmp.Compare(a.Generation, b.Generation))
+	})
+	return out
 }
