@@ -1,0 +1,70 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+)
+
+// TestNodeSDKServers holds the probe to the SDKs' own clients on servers of
+// other implementations, installed from internal/testenv/npm's lockfile:
+// the same revision negotiated, the same tools, names and input schemas
+// equal to what the SDK's client lists.
+func TestNodeSDKServers(t *testing.T) {
+	cases := []struct {
+		name, script string
+		args         []string
+		client       string // the SDK client that lists the tools: v1 or v2
+		generation   string
+	}{
+		{name: "TypeScript SDK 1.x, sessions", script: "ts1-server.mjs", client: "v1", generation: GenerationSession},
+		{name: "TypeScript SDK v2, 2026-07-28 only", script: "ts2-server.mjs", args: []string{"reject"}, client: "v2", generation: GenerationStateless},
+		{name: "TypeScript SDK v2, both generations", script: "ts2-server.mjs", args: []string{"stateless"}, client: "v2", generation: GenerationStateless},
+		{name: "server-everything", script: "everything.mjs", client: "v1", generation: GenerationSession},
+	}
+	// The SDK's client declares what the crawl declares: servers may
+	// list other tools to a client with roots.
+	sent, err := Declared(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			url := testenv.NodeServer(t, c.script, c.args...)
+			want := testenv.NodeListTools(t, c.client, url, sent.Capabilities)
+			r := probeOnce(t, ProbeOptions{}, url)
+			if !r.Reachable || r.Transport != TransportStreamable {
+				t.Fatalf("reachable=%v %s %s over %q", r.Reachable, r.ErrorKind, r.Error, r.Transport)
+			}
+			if r.ProtocolVersion != want.ProtocolVersion || r.Generation != c.generation {
+				t.Errorf("protocol %s (%s), the SDK's client negotiated %s; want generation %s", r.ProtocolVersion, r.Generation, want.ProtocolVersion, c.generation)
+			}
+			if len(r.Tools) != len(want.Tools) || len(r.Tools) == 0 {
+				t.Fatalf("%d tools, the SDK's client lists %d", len(r.Tools), len(want.Tools))
+			}
+			for i := range r.Tools {
+				got, exp := nameAndSchema(t, r.Tools[i]), nameAndSchema(t, want.Tools[i])
+				if !reflect.DeepEqual(got, exp) {
+					t.Errorf("tool %d:\n got %v\nwant %v", i, got, exp)
+				}
+			}
+		})
+	}
+}
+
+// nameAndSchema are what the census reads of a tool: its name and input
+// schema, decoded.
+func nameAndSchema(t *testing.T, raw json.RawMessage) [2]any {
+	var tl struct {
+		Name        any `json:"name"`
+		InputSchema any `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(raw, &tl); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return [2]any{tl.Name, tl.InputSchema}
+}
