@@ -25,6 +25,7 @@ func TestNodeSDKServers(t *testing.T) {
 		{name: "TypeScript SDK v2, both generations", script: "ts2-server.mjs", args: []string{"stateless"}, client: "v2", generation: GenerationStateless},
 		{name: "server-everything", script: "everything.mjs", client: "v1", generation: GenerationSession},
 	}
+	testenv.NodePackages(t) // skips without them, fails with CI=true
 	// The SDK's client declares what the crawl declares: servers may
 	// list other tools to a client with roots.
 	sent, err := Declared(context.Background())

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -39,11 +41,21 @@ func Node(t testing.TB) string {
 // npm ci; its testdata holds the scripts that serve and list them.
 func NPMDir() string { return filepath.Join(Root(), "internal", "testenv", "npm") }
 
+// minNode is the oldest node major version the packages of NPMDir run on
+// (the TypeScript SDK v2 asks for 20).
+const minNode = 20
+
 // NodePackages returns the path of node once the packages of NPMDir are
-// installed, or ends the test by Missing.
+// installed and node is recent enough for them, or ends the test by
+// Missing.
 func NodePackages(t testing.TB) string {
 	t.Helper()
 	node := Node(t)
+	out, err := exec.Command(node, "-p", "process.versions.node.split('.')[0]").Output()
+	major, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil || major < minNode {
+		Missing(t, "node %s is older than %d, which the npm packages need (%v)", strings.TrimSpace(string(out)), minNode, err)
+	}
 	if _, err := os.Stat(filepath.Join(NPMDir(), "node_modules", ".package-lock.json")); err != nil {
 		Missing(t, "the npm packages are not installed (run npm ci in %s)", NPMDir())
 	}
