@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -126,5 +127,40 @@ func TestNegotiation(t *testing.T) {
 				t.Errorf("record %s lacks the failed step", b)
 			}
 		})
+	}
+}
+
+// TestStatelessOnlyAsItsClient: the probe of a Go SDK server that speaks
+// only 2026-07-28 negotiates what the SDK's own client negotiates and
+// lists what it lists.
+func TestStatelessOnlyAsItsClient(t *testing.T) {
+	tools := genTools(8, "s")
+	url := serve(t, statelessOnly(tools)).URL
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "own", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var want []*mcp.Tool
+	for tl, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tl)
+	}
+	r := probeOnce(t, ProbeOptions{}, url)
+	if !r.Reachable || r.ProtocolVersion != cs.InitializeResult().ProtocolVersion || len(r.Tools) != len(want) {
+		t.Fatalf("reachable=%v (%s) protocol %s, %d tools; the SDK's client: %s, %d tools",
+			r.Reachable, r.Error, r.ProtocolVersion, len(r.Tools), cs.InitializeResult().ProtocolVersion, len(want))
+	}
+	for i, tl := range want {
+		b, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, exp := nameAndSchema(t, r.Tools[i]), nameAndSchema(t, b); !reflect.DeepEqual(got, exp) {
+			t.Errorf("tool %d:\n got %v\nwant %v", i, got, exp)
+		}
 	}
 }
