@@ -21,15 +21,18 @@ func TestScanNodeSDKServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		name, script, arg, client, said string
+		name, client, said string
+		script             []string
 	}{
-		{"TypeScript SDK v2, 2026-07-28 only", "ts2-server.mjs", "reject", "v2", "(protocol 2026-07-28, stateless)"},
-		{"TypeScript SDK 1.x", "ts1-server.mjs", "", "v1", "(protocol 2025-11-25, session)"},
+		{"TypeScript SDK v2, 2026-07-28 only", "v2", "(protocol 2026-07-28, stateless)", []string{"ts2-server.mjs", "reject"}},
+		{"TypeScript SDK 1.x", "v1", "(protocol 2025-11-25, session)", []string{"ts1-server.mjs"}},
 	}
-	for _, c := range cases {
+	urls := testenv.NodeServers(t, cases[0].script, cases[1].script)
+	listed := testenv.NodeListTools(t, sent.Capabilities, testenv.NodeClient{Gen: cases[0].client, URL: urls[0]},
+		testenv.NodeClient{Gen: cases[1].client, URL: urls[1]})
+	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			url := testenv.NodeServer(t, c.script, c.arg)
-			want := testenv.NodeListTools(t, c.client, url, sent.Capabilities)
+			url, want := urls[i], listed[i]
 			stdout, stderr, code := run(t, "", "scan", url)
 			if code != 0 || !strings.Contains(stderr, c.said) {
 				t.Fatalf("scan: exit %d, want 0 and %q in\n%s", code, c.said, stderr)

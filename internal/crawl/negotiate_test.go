@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -162,5 +163,29 @@ func TestStatelessOnlyAsItsClient(t *testing.T) {
 		if got, exp := nameAndSchema(t, r.Tools[i]), nameAndSchema(t, b); !reflect.DeepEqual(got, exp) {
 			t.Errorf("tool %d:\n got %v\nwant %v", i, got, exp)
 		}
+	}
+}
+
+// TestDiscoverUnanswered: a server of an older revision that never answers
+// server/discover is still asked by initialize, within the deadline.
+func TestDiscoverUnanswered(t *testing.T) {
+	answer := scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`})
+	ts := serveHanging(t, func(stop <-chan struct{}) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), `"server/discover"`) {
+				select {
+				case <-r.Context().Done():
+				case <-stop:
+				}
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			answer.ServeHTTP(w, r)
+		})
+	})
+	r := probeOnce(t, ProbeOptions{Timeout: 3 * time.Second}, ts.URL)
+	if !r.Reachable || r.Generation != GenerationSession || len(r.Tools) != 1 {
+		t.Fatalf("reachable=%v (%s %s) generation %q, %d tools", r.Reachable, r.ErrorKind, r.Error, r.Generation, len(r.Tools))
 	}
 }

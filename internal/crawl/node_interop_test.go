@@ -37,22 +37,33 @@ func TestNodeSDKServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cands []Candidate
-	for i := range cases {
-		cases[i].url = testenv.NodeServer(t, cases[i].script, cases[i].args...)
-		cands = append(cands, Candidate{URL: cases[i].url, Record: []byte(`{"url":"` + cases[i].url + `"}`)})
+	var scripts [][]string
+	for _, c := range cases {
+		scripts = append(scripts, append([]string{c.script}, c.args...))
 	}
+	urls := testenv.NodeServers(t, scripts...)
+	var cands []Candidate
+	var clients []testenv.NodeClient
+	for i := range cases {
+		cases[i].url = urls[i]
+		cands = append(cands, Candidate{URL: cases[i].url, Record: []byte(`{"url":"` + cases[i].url + `"}`)})
+		clients = append(clients, testenv.NodeClient{Gen: cases[i].client, URL: cases[i].url})
+	}
+	listed := testenv.NodeListTools(t, sent.Capabilities, clients...)
 	t.Run("probe", func(t *testing.T) {
-		for _, c := range cases {
+		for i, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
-				want := testenv.NodeListTools(t, c.client, c.url, sent.Capabilities)
+				want := listed[i]
 				r := probeOnce(t, ProbeOptions{}, c.url)
 				if !r.Reachable || r.Transport != TransportStreamable {
 					t.Fatalf("reachable=%v %s %s over %q", r.Reachable, r.ErrorKind, r.Error, r.Transport)
 				}
 				if r.ProtocolVersion != want.ProtocolVersion || r.Generation != c.generation {
 					t.Errorf("protocol %s (%s), the SDK's client negotiated %s; want generation %s", r.ProtocolVersion, r.Generation, want.ProtocolVersion, c.generation)
+				}
+				if c.generation == GenerationStateless && !slices.Contains(r.SupportedVersions, StatelessVersion) {
+					t.Errorf("supported versions %q, from server/discover, lack %s", r.SupportedVersions, StatelessVersion)
 				}
 				if len(r.Tools) != len(want.Tools) || len(r.Tools) == 0 {
 					t.Fatalf("%d tools, the SDK's client lists %d", len(r.Tools), len(want.Tools))

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,37 +66,61 @@ func NodePackages(t testing.TB) string {
 // endpoint URL.
 func NodeServer(t testing.TB, script string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(NodePackages(t), append([]string{filepath.Join(NPMDir(), "testdata", script)}, args...)...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	return NodeServers(t, append([]string{script}, args...))[0]
+}
+
+// NodeServers is NodeServer for several servers, each a script and its
+// arguments, started together: node takes a while to load the SDKs.
+func NodeServers(t testing.TB, servers ...[]string) []string {
+	t.Helper()
+	node := NodePackages(t)
+	ports := make([]chan int, len(servers))
+	stderrs := make([]*bytes.Buffer, len(servers))
+	for i, s := range servers {
+		cmd := exec.Command(node, append([]string{filepath.Join(NPMDir(), "testdata", s[0])}, s[1:]...)...)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stderrs[i] = &bytes.Buffer{}
+		cmd.Stderr = stderrs[i]
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The first "PORT n" line says where it listens; the rest of
+		// its output (it logs every request) is read to the end, so
+		// that it never blocks on a full pipe.
+		port := make(chan int, 1)
+		ports[i] = port
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			defer close(port)
+			sc := bufio.NewScanner(stdout)
+			found := false
+			for sc.Scan() {
+				var n int
+				if _, err := fmt.Sscanf(sc.Text(), "PORT %d", &n); err == nil && !found {
+					found = true
+					port <- n
+				}
+			}
+		}()
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			<-drained
+			cmd.Wait()
+		})
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	urls := make([]string, len(servers))
+	for i, port := range ports {
+		n, ok := <-port
+		if !ok {
+			t.Fatalf("%s did not start; stderr: %s", servers[i][0], stderrs[i].String())
+		}
+		urls[i] = fmt.Sprintf("http://127.0.0.1:%d/mcp", n)
 	}
-	drained := make(chan struct{})
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-drained
-		cmd.Wait()
-	})
-	lines := bufio.NewScanner(stdout)
-	port := 0
-	for port == 0 && lines.Scan() {
-		fmt.Sscanf(lines.Text(), "PORT %d", &port)
-	}
-	// The server logs every request: its output is read to the end, so
-	// that it never blocks on a full pipe.
-	go func() {
-		io.Copy(io.Discard, stdout)
-		close(drained)
-	}()
-	if port == 0 {
-		t.Fatalf("%s did not start: %v; stderr: %s", script, lines.Err(), stderr.String())
-	}
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	return urls
 }
 
 // NodeListing is what an SDK's own client lists of a server.
@@ -106,22 +129,30 @@ type NodeListing struct {
 	Tools           []json.RawMessage `json:"tools"`
 }
 
-// NodeListTools lists the tools of the server at url with the SDK's own
-// client, declaring the client capabilities caps (a JSON object): gen "v1"
+// NodeClient names a server and the SDK client that lists its tools: "v1"
 // is the TypeScript SDK 1.x client, "v2" the v2 client negotiating
 // 2026-07-28 first.
-func NodeListTools(t testing.TB, gen, url string, caps json.RawMessage) NodeListing {
+type NodeClient struct{ Gen, URL string }
+
+// NodeListTools lists the tools of each server with its SDK's own client,
+// declaring the client capabilities caps (a JSON object), in one node
+// process.
+func NodeListTools(t testing.TB, caps json.RawMessage, servers ...NodeClient) []NodeListing {
 	t.Helper()
-	cmd := exec.Command(NodePackages(t), filepath.Join(NPMDir(), "testdata", "list-tools.mjs"), gen, url, string(caps))
+	args := []string{filepath.Join(NPMDir(), "testdata", "list-tools.mjs"), string(caps)}
+	for _, s := range servers {
+		args = append(args, s.Gen, s.URL)
+	}
+	cmd := exec.Command(NodePackages(t), args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("the %s client: %v; stderr: %s", gen, err, stderr.String())
+		t.Fatalf("the SDKs' clients: %v; stderr: %s", err, stderr.String())
 	}
-	var l NodeListing
-	if err := json.Unmarshal(out, &l); err != nil {
-		t.Fatalf("the %s client's listing: %v", gen, err)
+	var l []NodeListing
+	if err := json.Unmarshal(out, &l); err != nil || len(l) != len(servers) {
+		t.Fatalf("the SDKs' clients listed %d servers of %d: %v", len(l), len(servers), err)
 	}
 	return l
 }
