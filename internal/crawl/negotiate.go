@@ -18,8 +18,9 @@ import (
 // Version negotiation, as the specification's revision 2026-07-28
 // describes it: a client asks a server at the newest revision first, by
 // server/discover, with no handshake and no session; a server that answers
-// with an error (or an HTTP error status) is asked again by initialize at
-// the newest revision with a handshake (RequestedVersion); a server whose
+// with an error (or an HTTP error status, or not within a third of the
+// deadline) is asked again, on a fresh connection, by initialize at the
+// newest revision with a handshake (RequestedVersion); a server whose
 // POSTs fail with a 4xx is then tried over legacy HTTP+SSE (see
 // Prober.Probe).
 
