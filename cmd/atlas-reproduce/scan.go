@@ -44,7 +44,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return context.Cause(ctx)
 	}
 	if !r.Reachable {
-		return errors.New(id + ": unreachable (" + r.ErrorKind + "): " + r.Error)
+		return errors.New(id + ": unreachable (" + r.ErrorKind + "): " + r.Error + serverSaid(r.RPCError))
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sw := labelEmitter(*format, out)
@@ -61,11 +61,25 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s)\n", id, len(r.Tools), r.Transport, r.ProtocolVersion)
+	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s, %s)\n", id, len(r.Tools), r.Transport, r.ProtocolVersion, r.Generation)
 	if err != nil || *lockPath == "" {
 		return err
 	}
 	return checkLock(env, *lockPath, id, doc)
+}
+
+// serverSaid is the JSON-RPC error a server answered, for the message of
+// an unreachable one: its code and data say what it wants (the revisions
+// it speaks, say), which the SDK's text leaves out.
+func serverSaid(e *crawl.RPCError) string {
+	if e == nil {
+		return ""
+	}
+	s := fmt.Sprintf(" (the server said: %d %q", e.Code, e.Message)
+	if len(e.Data) > 0 {
+		s += ", data " + string(e.Data)
+	}
+	return s + ")"
 }
 
 // checkLock runs the lock step (toolid.PinOrCompare) and says what it did.
