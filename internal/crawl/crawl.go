@@ -52,6 +52,9 @@ type Options struct {
 	Concurrency, PerHost int
 	// Probe bounds each server.
 	Probe ProbeOptions
+	// Packages configure the install and sandboxed run of packaged
+	// servers (see PackageOptions).
+	Packages PackageOptions
 	// AllowPrivate connects to every address (Probe.AllowAddr = AnyAddr)
 	// and says so in release.json.
 	AllowPrivate bool
@@ -88,12 +91,20 @@ type target struct {
 	url    string   // as the list gives it
 	u      *url.URL // nil when the URL is refused
 	urlErr error
+	pkg    *Package // a packaged server; id is its coordinate
 }
 
 func targets(cands []Candidate) []target {
 	seen := map[string]bool{}
 	var ts []target
 	for _, c := range cands {
+		if c.Package != nil {
+			if id := c.Package.ID(); !seen[id] {
+				seen[id] = true
+				ts = append(ts, target{id: id, pkg: c.Package})
+			}
+			continue
+		}
 		id, u, err := Normalise(c.URL)
 		if err != nil {
 			id = c.URL
@@ -117,6 +128,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	defaults.Set(&opt.Concurrency, DefaultConcurrency)
 	defaults.Set(&opt.PerHost, DefaultPerHost)
 	defaults.Set(&opt.MaxMemory, DefaultMaxMemory)
+	defaults.Set(&opt.Packages.Concurrency, DefaultPackageConcurrency)
 	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
 		opt.Probe.AllowAddr = AnyAddr
 	}
@@ -141,15 +153,35 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	defer j.close()
 
 	sum := &Summary{Candidates: len(cands), Servers: len(ts)}
-	var todo []int
+	var todo, pkgTodo []int
 	for i, t := range ts {
 		if _, ok := j.done[t.id]; ok {
 			sum.Resumed++
+		} else if t.pkg != nil {
+			pkgTodo = append(pkgTodo, i)
 		} else if t.u != nil {
 			todo = append(todo, i)
 		}
 	}
-	if err := probeAll(ctx, opt, ts, todo, j, sum); err != nil {
+	// A package that would run without a sandbox stops the crawl here,
+	// before anything is probed.
+	pr, err := preparePackages(ctx, &opt, ts, pkgTodo)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
+	b := newBar(opt.Progress, len(ts))
+	for _, t := range ts {
+		if s, ok := j.done[t.id]; ok {
+			b.add(s.reachable)
+		}
+	}
+	err = probeAll(ctx, opt, ts, todo, j, sum, b)
+	if err == nil {
+		err = probePackages(ctx, opt, pr, ts, pkgTodo, j, sum, b)
+	}
+	b.finish()
+	if err != nil {
 		return nil, err
 	}
 	sum.MemoryPeak = opt.Probe.Budget.Peak()
@@ -235,16 +267,12 @@ func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string
 // probeAll probes the targets of todo on a bounded pool and journals each
 // result as it arrives. A probe cut short by ctx is not journalled: its
 // server was not found unreachable, the crawl was stopped.
-func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary) error {
+func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary, bar *bar) error {
+	if len(todo) == 0 {
+		return nil
+	}
 	p := NewProber(opt.Probe)
 	defer p.Close()
-	bar := newBar(opt.Progress, len(ts))
-	defer bar.finish()
-	for _, t := range ts {
-		if s, ok := j.done[t.id]; ok {
-			bar.add(s.reachable)
-		}
-	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	// The journal's failure stops the probes at once, while the journal
@@ -318,6 +346,9 @@ func newEntry(t *target, r *Result) *entry {
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
 	}}
+	if t.pkg != nil {
+		e.Server.Package = t.id
+	}
 	if r.Initialized {
 		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
 		e.Server.ServerInfo, e.Server.Capabilities, e.Server.Instructions = r.ServerInfo, r.Capabilities, r.Instructions

@@ -17,8 +17,10 @@ const JournalFile = "crawl.journal.jsonl"
 // to ToolsCapability are set whenever initialize succeeded, reachable or
 // not: they are what the server said of itself.
 type ServerRecord struct {
-	ServerID        string          `json:"server_id"`
-	URL             string          `json:"url"`
+	ServerID string `json:"server_id"`
+	URL      string `json:"url"`
+	// Package is the coordinate of a packaged server (URL is then empty).
+	Package         string          `json:"package,omitempty"`
 	Reachable       bool            `json:"reachable"`
 	Transport       string          `json:"transport,omitempty"`
 	ProtocolVersion string          `json:"protocol_version,omitempty"`
