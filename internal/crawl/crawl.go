@@ -139,6 +139,11 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	ts := targets(cands)
+	if !hasPackages(ts) {
+		// release.json names the packages' concurrency only where
+		// packages were crawled.
+		opt.Packages.Concurrency = 0
+	}
 	// The set's lock is the crawl's: a second crawl on the same folder
 	// would corrupt the journal, so it stops at once, naming this one.
 	set, err := outset.Open(opt.Out)

@@ -9,6 +9,15 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
+func hasPackages(ts []target) bool {
+	for _, t := range ts {
+		if t.pkg != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // packageTargets are the packages among the targets of todo.
 func packageTargets(ts []target, todo []int) []*Package {
 	var out []*Package

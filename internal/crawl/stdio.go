@@ -269,11 +269,12 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 	r = p.session(ctx, hs, &mcp.IOTransport{Reader: out, Writer: stdinW, MaxLineLength: p.maxEventSize()}, TransportStdio)
 	out.Close()
 	stdinW.Close()
-	if r.Reachable || r.ErrorKind == KindTimeout || r.ErrorKind == KindTooManyBytes {
+	if r.Reachable || (r.ErrorKind != KindProtocol && r.ErrorKind != KindConnect) {
+		// A kind decided where the failure was met stands.
 		return r
 	}
-	// An end of output is most often the program's end: give it a moment
-	// to be reaped, so that its exit is what the record says.
+	// A connection that ended is most often the program's end: give it a
+	// moment to be reaped, so that its exit is what the record says.
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
