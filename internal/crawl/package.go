@@ -85,6 +85,13 @@ func ParsePackageID(s string) (*Package, error) {
 	return &Package{RegistryType: typ, Identifier: rest[:at], Version: rest[at+1:], Transport: TransportStdio}, nil
 }
 
+// IsPackageCoordinate says s names a package (type:...), well formed or
+// not, rather than a URL.
+func IsPackageCoordinate(s string) bool {
+	typ, _, ok := strings.Cut(s, ":")
+	return ok && knownRegistryType(typ)
+}
+
 func knownRegistryType(t string) bool {
 	switch t {
 	case RegistryNPM, RegistryPyPI, RegistryOCI, RegistryNuGet, RegistryMCPB:

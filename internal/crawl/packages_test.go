@@ -1,20 +1,11 @@
 package crawl
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"crypto/sha1"
-	"crypto/sha512"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,160 +15,11 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 )
-
-// serverJS is a tiny MCP server over stdio with no dependencies: plain
-// JSON-RPC, one message a line, tools/list two tools a page. The prelude
-// runs first and calls serve() when the server should answer; notes are
-// served as extra tools, so that what the prelude saw shows in the census.
-const serverJS = `#!/usr/bin/env node
-"use strict";
-const readline = require("readline");
-const notes = [];
-const TOOLS = %s;
-function serve() {
-  const rl = readline.createInterface({input: process.stdin});
-  rl.on("line", (line) => {
-    let msg;
-    try { msg = JSON.parse(line); } catch (e) { return; }
-    if (msg.id === undefined || msg.id === null) return;
-    let result;
-    if (msg.method === "initialize") {
-      result = {protocolVersion: msg.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: "tiny", version: "1.0.0"}};
-    } else if (msg.method === "tools/list") {
-      const all = TOOLS.concat(notes.map((n) => ({name: n, inputSchema: {type: "object"}})));
-      const start = msg.params && msg.params.cursor ? Number(msg.params.cursor) : 0;
-      result = {tools: all.slice(start, start + 2)};
-      if (start + 2 < all.length) result.nextCursor = String(start + 2);
-    } else {
-      process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: msg.id, error: {code: -32601, message: "no such method"}}) + "\n");
-      return;
-    }
-    process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: msg.id, result}) + "\n");
-  });
-}
-%s
-`
-
-// threeTools are the tools every test server serves, one of each kind the
-// labeller tells apart.
-const threeTools = `[
-  {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"file_path": {"type": "string", "description": "path of the file"}}, "required": ["file_path"]}},
-  {"name": "run", "inputSchema": {"type": "object", "properties": {"command": {"type": "string", "description": "shell command to run"}}}},
-  {"name": "noop", "inputSchema": {"type": "object"}}
-]`
-
-// testPackage is one npm package of the loopback npm registry.
-type testPackage struct {
-	name, version, prelude string
-	scripts                map[string]string
-}
-
-// tarball is the package's .tgz: package/package.json and
-// package/server.js, as npm pack lays them out.
-func (p testPackage) tarball(t *testing.T) []byte {
-	t.Helper()
-	if p.scripts == nil {
-		p.scripts = map[string]string{}
-	}
-	base := p.name[strings.LastIndex(p.name, "/")+1:]
-	pj, _ := json.Marshal(map[string]any{"name": p.name, "version": p.version, "bin": map[string]string{base: "server.js"}, "scripts": p.scripts})
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	for _, f := range []struct {
-		name string
-		body []byte
-		mode int64
-	}{{"package/package.json", pj, 0o644}, {"package/server.js", []byte(fmt.Sprintf(serverJS, threeTools, p.prelude)), 0o755}} {
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write(f.body)
-	}
-	tw.Close()
-	gz.Close()
-	return buf.Bytes()
-}
-
-// npmRegistry serves packuments and tarballs of pkgs on loopback, as the
-// npm registry does, and says how many tarballs were fetched.
-func npmRegistry(t *testing.T, pkgs []testPackage) (string, *atomic.Int64) {
-	t.Helper()
-	tarballs := map[string][]byte{}
-	packuments := map[string]map[string]any{}
-	var fetched atomic.Int64
-	srv := httptest.NewServer(nil)
-	t.Cleanup(srv.Close)
-	for _, p := range pkgs {
-		tgz := p.tarball(t)
-		file := strings.NewReplacer("@", "", "/", "-").Replace(p.name) + "-" + p.version + ".tgz"
-		tarballs[file] = tgz
-		s1 := sha1.Sum(tgz)
-		s512 := sha512.Sum512(tgz)
-		base := p.name[strings.LastIndex(p.name, "/")+1:]
-		if p.scripts == nil {
-			p.scripts = map[string]string{}
-		}
-		doc := packuments[p.name]
-		if doc == nil {
-			doc = map[string]any{"name": p.name, "dist-tags": map[string]string{"latest": p.version}, "versions": map[string]any{}}
-			packuments[p.name] = doc
-		}
-		doc["versions"].(map[string]any)[p.version] = map[string]any{
-			"name": p.name, "version": p.version, "bin": map[string]string{base: "server.js"}, "scripts": p.scripts,
-			"dist": map[string]string{"tarball": srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
-				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
-		}
-	}
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if file, ok := strings.CutPrefix(r.URL.Path, "/tarballs/"); ok {
-			b, found := tarballs[file]
-			if !found {
-				http.NotFound(w, r)
-				return
-			}
-			fetched.Add(1)
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(b)
-			return
-		}
-		doc, found := packuments[strings.TrimPrefix(r.URL.Path, "/")]
-		if !found {
-			http.Error(w, `{"error":"Not found"}`, http.StatusNotFound)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(doc)
-	})
-	return srv.URL + "/", &fetched
-}
-
-// needSandbox skips (fails with CI=true) without bwrap, node or npm.
-func needSandbox(t *testing.T) {
-	t.Helper()
-	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
-	testenv.Need(t, "node", "the runtime of the npm test servers")
-	testenv.Need(t, "npm", "the installer of the npm test servers")
-}
-
-// useNPMRegistry points npm at the loopback registry and nothing else of
-// the machine's configuration.
-func useNPMRegistry(t *testing.T, url string) {
-	t.Helper()
-	d := t.TempDir()
-	t.Setenv("npm_config_registry", url)
-	for _, c := range []string{"userconfig", "globalconfig"} {
-		rc := filepath.Join(d, c)
-		if err := os.WriteFile(rc, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Setenv("npm_config_"+c, rc)
-	}
-}
 
 // hostile is the census of packages the crawl test serves: a good one,
 // and one for each way a stranger's package can misbehave.
@@ -188,27 +30,27 @@ type hostile struct {
 	scripted string // the file the install scripts would create
 }
 
-func (h hostile) packages() []testPackage {
+func (h hostile) packages() []npmtest.Package {
 	writeMark := fmt.Sprintf(`node -e "require('fs').writeFileSync('%s','ran')"`, h.scripted)
-	return []testPackage{
-		{name: "@tiny/good", version: "1.0.0", prelude: `notes.push("mode_" + process.env.MODE, "leak_" + (process.env.SANDBOX_LEAK || "none"), "argv_" + process.argv.slice(2).join("_")); serve();`},
-		{name: "tiny-net", version: "1.0.0", prelude: fmt.Sprintf(`const s = require("net").connect({host: "127.0.0.1", port: %d});
+	return []npmtest.Package{
+		{Name: "@tiny/good", Version: "1.0.0", Prelude: `notes.push("mode_" + process.env.MODE, "leak_" + (process.env.SANDBOX_LEAK || "none"), "argv_" + process.argv.slice(2).join("_")); serve();`},
+		{Name: "tiny-net", Version: "1.0.0", Prelude: fmt.Sprintf(`const s = require("net").connect({host: "127.0.0.1", port: %d});
 s.on("connect", () => { notes.push("net_connected"); serve(); });
 s.on("error", (e) => { notes.push("net_" + e.code); serve(); });`, h.netPort)},
-		{name: "tiny-files", version: "1.0.0", prelude: fmt.Sprintf(`const fs = require("fs");
+		{Name: "tiny-files", Version: "1.0.0", Prelude: fmt.Sprintf(`const fs = require("fs");
 for (const [n, f] of [["ssh", () => fs.readFileSync(%q)], ["homessh", () => fs.readdirSync(require("os").homedir() + "/.ssh")], ["write", () => fs.writeFileSync(%q, "x")], ["pkgwrite", () => fs.writeFileSync(__filename, "x")]]) {
   try { f(); notes.push(n + "_ok"); } catch (e) { notes.push(n + "_" + e.code); }
 }
 serve();`, h.secret, h.outside)},
-		{name: "tiny-child", version: "1.0.0", prelude: `require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {detached: true, stdio: "ignore"}).unref(); serve();`},
-		{name: "tiny-scripts", version: "1.0.0", prelude: `serve();`,
-			scripts: map[string]string{"preinstall": writeMark, "install": writeMark, "postinstall": writeMark, "prepare": writeMark}},
-		{name: "tiny-garbage", version: "1.0.0", prelude: `process.stdout.write("this is not JSON\n"); serve();`},
-		{name: "tiny-silent", version: "1.0.0", prelude: `process.stdin.resume();`},
-		{name: "tiny-flood", version: "1.0.0", prelude: `process.stdout.write('{"jsonrpc": "2.0", "id": 1, "result": {"x": "'); const b = Buffer.alloc(1 << 20, 120); let n = 0;
+		{Name: "tiny-child", Version: "1.0.0", Prelude: `require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {detached: true, stdio: "ignore"}).unref(); serve();`},
+		{Name: "tiny-scripts", Version: "1.0.0", Prelude: `serve();`,
+			Scripts: map[string]string{"preinstall": writeMark, "install": writeMark, "postinstall": writeMark, "prepare": writeMark}},
+		{Name: "tiny-garbage", Version: "1.0.0", Prelude: `process.stdout.write("this is not JSON\n"); serve();`},
+		{Name: "tiny-silent", Version: "1.0.0", Prelude: `process.stdin.resume();`},
+		{Name: "tiny-flood", Version: "1.0.0", Prelude: `process.stdout.write('{"jsonrpc": "2.0", "id": 1, "result": {"x": "'); const b = Buffer.alloc(1 << 20, 120); let n = 0;
 (function w() { while (n < 1024) { n++; if (!process.stdout.write(b)) { process.stdout.once("drain", w); return; } } })();`},
-		{name: "tiny-crash", version: "1.0.0", prelude: `console.error("boom"); process.exit(3);`},
-		{name: "tiny-config", version: "1.0.0", prelude: `if (!process.env.API_KEY) { console.error("API_KEY is not set"); process.exit(1); } serve();`},
+		{Name: "tiny-crash", Version: "1.0.0", Prelude: `console.error("boom"); process.exit(3);`},
+		{Name: "tiny-config", Version: "1.0.0", Prelude: `if (!process.env.API_KEY) { console.error("API_KEY is not set"); process.exit(1); } serve();`},
 	}
 }
 
@@ -230,7 +72,7 @@ func npmPkg(id, version string, extra map[string]any) map[string]any {
 const crawlTimeout = 8 * time.Second
 
 func TestCrawlPackages(t *testing.T) {
-	needSandbox(t)
+	npmtest.NeedSandbox(t)
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -254,8 +96,8 @@ func TestCrawlPackages(t *testing.T) {
 	if err := os.WriteFile(h.secret, []byte("PRIVATE KEY"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	npmURL, fetched := npmRegistry(t, h.packages())
-	useNPMRegistry(t, npmURL)
+	npmURL, fetched := npmtest.Registry(t, h.packages())
+	npmtest.Use(t, npmURL)
 	t.Setenv("SANDBOX_LEAK", "the crawl's own environment")
 	t.Setenv("API_KEY", "a secret of the user's") // never handed on
 
@@ -270,10 +112,10 @@ func TestCrawlPackages(t *testing.T) {
 	}
 	for _, p := range h.packages()[1:] {
 		extra := map[string]any{}
-		if p.name == "tiny-config" {
+		if p.Name == "tiny-config" {
 			extra["environmentVariables"] = []map[string]any{{"name": "API_KEY", "isRequired": true, "isSecret": true}}
 		}
-		entries = append(entries, pkgEntry("io.test/"+p.name, nil, npmPkg(p.name, p.version, extra)))
+		entries = append(entries, pkgEntry("io.test/"+p.Name, nil, npmPkg(p.Name, p.Version, extra)))
 	}
 	entries = append(entries,
 		pkgEntry("io.test/missing", nil, npmPkg("tiny-missing", "9.9.9", nil)),
