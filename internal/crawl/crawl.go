@@ -272,7 +272,7 @@ func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string
 // probeAll probes the targets of todo on a bounded pool and journals each
 // result as it arrives. A probe cut short by ctx is not journalled: its
 // server was not found unreachable, the crawl was stopped.
-func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary, bar *bar) error {
+func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary, pb *bar) error {
 	if len(todo) == 0 {
 		return nil
 	}
@@ -328,7 +328,7 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 			pr.r.Release()
 			if err == nil {
 				sum.Probed++
-				bar.add(pr.e.Server.Reachable)
+				pb.add(pr.e.Server.Reachable)
 			}
 		}
 		return err

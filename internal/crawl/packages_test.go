@@ -217,6 +217,11 @@ func TestCrawlPackages(t *testing.T) {
 		t.Errorf("run: verified %v, %d servers, %d tools, release %+v; want 6 servers, 26 tools", rep.Verified, rep.Servers, rep.Tools, rep.Release)
 	}
 
+	// A rerun on the same folder resumes: nothing is run again.
+	if sum, err := Run(context.Background(), opt); err != nil || sum.Resumed != 17 || sum.Probed != 0 || sum.Reachable != 6 {
+		t.Fatalf("resumed crawl: %+v, %v", sum, err)
+	}
+
 	// A second crawl into a new folder finds every package in the cache.
 	before := fetched.Load()
 	opt.Out = t.TempDir()
@@ -321,5 +326,34 @@ func TestPackageCandidates(t *testing.T) {
 		if err != nil || cands[0].Package == nil || cands[0].Package.ID() != tc.id {
 			t.Errorf("%s: %+v, %v", tc.in, cands, err)
 		}
+	}
+}
+
+// TestPackageCacheEviction: the cache drops the least recently used
+// packages not in use until it fits its bound.
+func TestPackageCacheEviction(t *testing.T) {
+	dir := t.TempDir()
+	c := &npmCache{dir: dir, max: 250, inUse: map[string]int{"busy": 1}}
+	for i, key := range []string{"busy", "old", "mid", "new"} {
+		if err := os.MkdirAll(filepath.Join(dir, key), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mark := filepath.Join(dir, key, completeFile)
+		if err := os.WriteFile(mark, []byte(`{"main": "x", "size": 100}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Unix(int64(1000+i), 0)
+		os.Chtimes(mark, when, when)
+	}
+	os.MkdirAll(filepath.Join(dir, ".install-123"), 0o755)
+	c.cleanStale()
+	c.evict()
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := []string{"busy", "new"}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v", left, want)
 	}
 }

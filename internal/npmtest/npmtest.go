@@ -178,4 +178,3 @@ func Use(t testing.TB, url string) {
 		t.Setenv("npm_config_"+c, rc)
 	}
 }
-
