@@ -15,14 +15,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -84,6 +83,9 @@ type Sandbox struct {
 // /bin/true in a sandbox, that bwrap can make its namespaces here (it
 // cannot in some containers). The error says what is missing.
 func Find(ctx context.Context) (*Sandbox, error) {
+	if runtime.GOOS != "linux" {
+		return nil, fmt.Errorf("sandbox: bubblewrap runs only on Linux; packaged servers run only in a sandbox")
+	}
 	s := &Sandbox{}
 	for _, t := range []struct {
 		name string
@@ -199,11 +201,7 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	args = append(args, spec.Args...)
 	c := exec.CommandContext(ctx, s.bwrap, args...)
 	c.Env = []string{}
-	// Its own process group, so that the kill reaches bwrap's helper
-	// too; bwrap's init in the PID namespace dies with it
-	// (--die-with-parent), and the kernel then kills every process of
-	// the namespace, however far it wandered from its parent.
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	setProcAttr(c)
 	c.Cancel = func() error { return killTree(c) }
 	c.WaitDelay = 5 * time.Second
 	return &Cmd{Cmd: c, uid: spec.UID}
@@ -216,32 +214,6 @@ func hasKey(env []string, key string) bool {
 		}
 	}
 	return false
-}
-
-// killTree kills the init of the sandbox's PID namespace, bwrap's child:
-// the kernel then kills every process of the namespace, and the init's
-// exit (so bwrap's, so Wait) completes only once they are all gone. Before
-// the namespace exists, or after, bwrap's process group is killed instead.
-func killTree(c *exec.Cmd) error {
-	if c.Process == nil {
-		return nil
-	}
-	pid := strconv.Itoa(c.Process.Pid)
-	b, _ := os.ReadFile(filepath.Join("/proc", pid, "task", pid, "children"))
-	killed := false
-	for _, f := range strings.Fields(string(b)) {
-		if child, err := strconv.Atoi(f); err == nil && syscall.Kill(child, syscall.SIGKILL) == nil {
-			killed = true
-		}
-	}
-	if killed {
-		return nil
-	}
-	err := syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
 }
 
 // Start starts the program.
@@ -274,7 +246,7 @@ func (c *Cmd) reap() {
 			return
 		}
 		for _, pid := range left {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killPID(pid)
 		}
 		// SIGKILL is delivered at once but a process takes a moment to
 		// end; look again shortly.
