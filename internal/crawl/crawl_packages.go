@@ -141,4 +141,4 @@ func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt Packa
 
 // SandboxUID is the user id the packaged servers of slot run as; a test
 // checks no process of it is left.
-func SandboxUID(slot int) int { return sandbox.FirstUID + slot }
+func SandboxUID(slot int) int { return sandbox.SlotUID(slot) }

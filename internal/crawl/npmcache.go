@@ -291,11 +291,13 @@ func (c *npmCache) evict() {
 }
 
 // cleanStale removes the temporary folders of installs an earlier crawl
-// did not finish.
-func (c *npmCache) cleanStale() {
+// did not finish: those last changed before, long enough ago that no
+// install sharing the cache can still be writing them.
+func (c *npmCache) cleanStale(before time.Time) {
 	ents, _ := os.ReadDir(c.dir)
 	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".install-") {
+		info, err := e.Info()
+		if err == nil && strings.HasPrefix(e.Name(), ".install-") && info.ModTime().Before(before) {
 			_ = os.RemoveAll(filepath.Join(c.dir, e.Name()))
 		}
 	}

@@ -346,14 +346,17 @@ func TestPackageCacheEviction(t *testing.T) {
 		os.Chtimes(mark, when, when)
 	}
 	os.MkdirAll(filepath.Join(dir, ".install-123"), 0o755)
-	c.cleanStale()
+	os.MkdirAll(filepath.Join(dir, ".install-456"), 0o755)
+	old := time.Unix(500, 0)
+	os.Chtimes(filepath.Join(dir, ".install-123"), old, old)
+	c.cleanStale(time.Unix(900, 0))
 	c.evict()
 	var left []string
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		left = append(left, e.Name())
 	}
-	if want := []string{"busy", "new"}; !slices.Equal(left, want) {
+	if want := []string{".install-456", "busy", "new"}; !slices.Equal(left, want) {
 		t.Errorf("left %v, want %v", left, want)
 	}
 }

@@ -44,6 +44,9 @@ type PackageOptions struct {
 
 func (o *PackageOptions) defaults() error {
 	defaults.Set(&o.Concurrency, DefaultPackageConcurrency)
+	if o.Concurrency > sandbox.MaxSlots {
+		return fmt.Errorf("package concurrency %d: at most %d sandboxes run at once", o.Concurrency, sandbox.MaxSlots)
+	}
 	defaults.Set(&o.CacheMax, DefaultPackageCacheMax)
 	defaults.Set(&o.PackageMax, DefaultPackageMax)
 	defaults.Set(&o.InstallTimeout, DefaultInstallTimeout)
@@ -123,7 +126,7 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 	if err := os.MkdirAll(opt.Cache, 0o755); err != nil {
 		return nil, fmt.Errorf("package cache: %w", err)
 	}
-	pr.cache.cleanStale()
+	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
 	return pr, nil
 }
 
@@ -160,7 +163,7 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 	}
 	defer pr.cache.release(in.key)
 	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
-	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), UID: sandbox.FirstUID + slot, Limits: pr.limits,
+	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), UID: sandbox.SlotUID(slot), Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
 	r := pr.p.probeCommand(ctx, func(ctx context.Context) *sandbox.Cmd { return pr.sb.Command(ctx, spec) })
 	if missing := pkg.missingConfig(); len(missing) > 0 && !r.Initialized && r.ErrorKind != "" {

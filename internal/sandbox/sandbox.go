@@ -99,7 +99,7 @@ func Find(ctx context.Context) (*Sandbox, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	c := s.Command(ctx, Spec{Args: []string{"/usr/bin/true"}, UID: FirstUID})
+	c := s.Command(ctx, Spec{Args: []string{"true"}})
 	var stderr bytes.Buffer
 	c.Cmd.Stderr = &stderr
 	if err := c.Run(); err != nil {
@@ -108,9 +108,20 @@ func Find(ctx context.Context) (*Sandbox, error) {
 	return s, nil
 }
 
-// FirstUID is the user id of the first sandbox slot; slot i runs as
-// FirstUID+i, so that the process limit of one slot is not shared.
-const FirstUID = 60100
+// MaxSlots is the most sandboxes one process runs at once.
+const MaxSlots = 64
+
+// firstUID is the lowest user id a sandbox runs as.
+const firstUID = 100000
+
+// SlotUID is the user id sandbox slot slot (0 to MaxSlots-1) of this
+// process runs as: its own, so that the process limit of one slot is not
+// shared and the processes left behind by one sandbox are told from every
+// other's, even those of another crawl or scan on the machine (the ids
+// are spread by process id).
+func SlotUID(slot int) int {
+	return firstUID + (os.Getpid()%10000)*MaxSlots + slot
+}
 
 // Mount is a host folder shown read-only in the sandbox.
 type Mount struct {
@@ -129,7 +140,8 @@ type Spec struct {
 	Mounts []Mount
 	// Dir is the working folder inside the sandbox; empty means Home.
 	Dir string
-	// UID is the user and group id the program runs as; 0 means FirstUID.
+	// UID is the user and group id the program runs as; 0 means
+	// SlotUID(0).
 	// It must be the sandbox's alone while it runs: Wait kills every
 	// process of it.
 	UID int
@@ -150,7 +162,7 @@ type Cmd struct {
 func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	spec.Limits.defaults()
 	if spec.UID <= 0 {
-		spec.UID = FirstUID
+		spec.UID = SlotUID(0)
 	}
 	if spec.Dir == "" {
 		spec.Dir = Home

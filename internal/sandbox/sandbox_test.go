@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,7 +54,7 @@ func TestSandboxConfines(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("SANDBOX_TEST_SECRET", "leak")
-	const uid = FirstUID + 7
+	uid := SlotUID(7)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := s.Command(ctx, Spec{Args: []string{node, "/pkg/p.js", secret}, Mounts: []Mount{{pkg, "/pkg"}}, UID: uid})
@@ -65,7 +66,7 @@ func TestSandboxConfines(t *testing.T) {
 	got := stdout.String()
 	for _, want := range []string{
 		"read-secret ENOENT", "write-outside EROFS", "write-home ok",
-		"env HOME,PATH,PWD\n", "uid 60107", "net ENETUNREACH",
+		"env HOME,PATH,PWD\n", fmt.Sprintf("uid %d", uid), "net ENETUNREACH",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in the output:\n%s", want, got)
@@ -108,7 +109,7 @@ func TestSandboxLimits(t *testing.T) {
 // children, when the context ends.
 func TestSandboxKilledOnCancel(t *testing.T) {
 	s, node := need(t)
-	const uid = FirstUID + 8
+	uid := SlotUID(8)
 	ctx, cancel := context.WithCancel(context.Background())
 	c := s.Command(ctx, Spec{Args: []string{node, "-e",
 		`require("child_process").spawn(process.execPath,["-e","setInterval(()=>{},1000)"],{detached:true,stdio:"ignore"});console.log("up");setInterval(()=>{},1000)`}, UID: uid})
