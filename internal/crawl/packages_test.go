@@ -360,3 +360,49 @@ func TestPackageCacheEviction(t *testing.T) {
 		t.Errorf("left %v, want %v", left, want)
 	}
 }
+
+// TestRegistryPackages: every package of the latest active entry becomes a
+// candidate beside its remotes, with the entry's provenance; a duplicate
+// coordinate is kept once and an incomplete package is counted, not kept.
+func TestRegistryPackages(t *testing.T) {
+	entries := []map[string]any{
+		pkgEntry("io.test/both", []map[string]any{{"type": "streamable-http", "url": "https://example.org/mcp"}},
+			npmPkg("@s/both", "1.2.3", map[string]any{
+				"environmentVariables": []map[string]any{{"name": "TOKEN", "isRequired": true, "isSecret": true}, {"name": "MODE", "default": "x"}},
+				"runtimeArguments":     []map[string]any{{"type": "named", "name": "-y"}},
+			}),
+			map[string]any{"registryType": "pypi", "identifier": "both-py", "version": "0.1", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/again", nil, npmPkg("@s/both", "1.2.3", nil), map[string]any{"registryType": "npm", "identifier": "no-version"}),
+		pkgEntry("io.test/none", nil),
+	}
+	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cands {
+		got = append(got, string(c.Record))
+	}
+	want := []string{
+		`{"url": "https://example.org/mcp", "transport": "streamable-http", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+		`{"package": "npm:@s/both@1.2.3", "registry_type": "npm", "identifier": "@s/both", "package_version": "1.2.3", "transport": "stdio", "runtime_hint": "npx", "runtime_arguments": [{"type": "named", "name": "-y"}], "environment_variables": [{"name": "TOKEN", "required": true, "secret": true}, {"name": "MODE", "default": "x"}], "registry_base_url": "https://registry.npmjs.org", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+		`{"package": "pypi:both-py@0.1", "registry_type": "pypi", "identifier": "both-py", "package_version": "0.1", "transport": "stdio", "runtime_hint": "uvx", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("candidates\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantSkipped := map[string]int{skipPackageDuplicate: 1, skipPackageIncomplete: 1, skipNoRemotes: 1}
+	if st.Packages != 4 || st.Kept != 3 || !maps.Equal(st.Skipped, wantSkipped) {
+		t.Errorf("stats %+v, want 4 packages, 3 kept, skipped %v", st, wantSkipped)
+	}
+	// The lines read back as the same packages.
+	var b strings.Builder
+	for _, l := range got {
+		b.WriteString(l + "\n")
+	}
+	back, err := ParseCandidates(strings.NewReader(b.String()), "candidates")
+	if err != nil || len(back) != 3 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
+		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
