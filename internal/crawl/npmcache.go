@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,9 +73,23 @@ func (c *npmCache) key(p *Package) string {
 	return "npm-" + name + "-" + hex.EncodeToString(h[:8])
 }
 
+// npmName is an npm package name, scoped or not (old names may hold
+// capitals), and npmVersion an exact version: nothing npm would read as a
+// path, a URL, a git remote, a tag or a range.
+var (
+	npmName    = regexp.MustCompile(`^(@[A-Za-z0-9~-][A-Za-z0-9._~-]*/)?[A-Za-z0-9~-][A-Za-z0-9._~-]*$`)
+	npmVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`)
+)
+
 // acquire installs p (or finds it installed) and holds it in the cache
 // until release.
 func (c *npmCache) acquire(ctx context.Context, p *Package) (installed, error) {
+	if !npmName.MatchString(p.Identifier) || len(p.Identifier) > 214 {
+		return installed{}, &installError{fmt.Errorf("%q is not an npm package name", p.Identifier)}
+	}
+	if !npmVersion.MatchString(p.Version) {
+		return installed{}, &installError{fmt.Errorf("%q is not an exact npm version", p.Version)}
+	}
 	key := c.key(p)
 	c.mu.Lock()
 	if c.flight == nil {

@@ -3,6 +3,7 @@ package crawl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -404,5 +405,21 @@ func TestRegistryPackages(t *testing.T) {
 	back, err := ParseCandidates(strings.NewReader(b.String()), "candidates")
 	if err != nil || len(back) != 3 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
 		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
+
+// TestNPMCoordinates: only a package name and an exact version reach npm,
+// never a path, URL, git remote, tag or range.
+func TestNPMCoordinates(t *testing.T) {
+	c := &npmCache{dir: t.TempDir(), npm: "/nonexistent/npm"}
+	for _, tc := range []struct{ id, version string }{
+		{"../../etc", "1.0.0"}, {"file:/etc", "1.0.0"}, {"git+https://example.org/x.git", "1.0.0"},
+		{"@scope/../x", "1.0.0"}, {"x", "latest"}, {"x", "^1.0.0"}, {"x", "1.0.0 || 2"}, {"x", "1.0.0/../../y"},
+	} {
+		_, err := c.acquire(context.Background(), &Package{RegistryType: RegistryNPM, Identifier: tc.id, Version: tc.version})
+		var ie *installError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not an") {
+			t.Errorf("%s@%s: %v, want a refusal before npm runs", tc.id, tc.version, err)
+		}
 	}
 }
