@@ -17,10 +17,8 @@ const JournalFile = "crawl.journal.jsonl"
 // to ToolsCapability are set whenever initialize succeeded, reachable or
 // not: they are what the server said of itself.
 type ServerRecord struct {
-	ServerID string `json:"server_id"`
-	URL      string `json:"url"`
-	// Package is the coordinate of a packaged server (URL is then empty).
-	Package         string          `json:"package,omitempty"`
+	ServerID        string          `json:"server_id"`
+	URL             string          `json:"url"`
 	Reachable       bool            `json:"reachable"`
 	Transport       string          `json:"transport,omitempty"`
 	ProtocolVersion string          `json:"protocol_version,omitempty"`
@@ -35,6 +33,8 @@ type ServerRecord struct {
 	// ResourceMetadata is the protected resource metadata URL an
 	// auth_required server named in its WWW-Authenticate challenge.
 	ResourceMetadata string `json:"resource_metadata,omitempty"`
+	// Package is the coordinate of a packaged server; URL is then empty.
+	Package string `json:"package,omitempty"`
 }
 
 // entry is one line of the journal: a finished candidate.
