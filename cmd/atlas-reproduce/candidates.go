@@ -48,7 +48,7 @@ func (f *registryFlags) fetch(ctx context.Context, w io.Writer) ([]crawl.Candida
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "registry: %d pages, %d entries, %d names, %d remotes: %d candidates\n", st.Pages, st.Entries, st.Names, st.Remotes, st.Kept)
+	fmt.Fprintf(w, "registry: %d pages, %d entries, %d names, %d remotes, %d packages: %d candidates\n", st.Pages, st.Entries, st.Names, st.Remotes, st.Packages, st.Kept)
 	reasons := make([]string, 0, len(st.Skipped))
 	for r := range st.Skipped {
 		reasons = append(reasons, r)
@@ -76,7 +76,7 @@ func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if len(cands) == 0 {
-		return fmt.Errorf("candidates: the registry lists no crawlable remote; %s not written", *out)
+		return fmt.Errorf("candidates: the registry lists no crawlable remote or package; %s not written", *out)
 	}
 	return crawl.WriteCandidates(*out, cands)
 }

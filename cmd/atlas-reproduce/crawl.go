@@ -36,8 +36,8 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private]")
-	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" (the layout of candidates_remotes.jsonl), or one URL per line")
+	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
+	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of candidates_remotes.jsonl), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
 	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
@@ -49,6 +49,8 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	pf.register(fs)
 	var rf registryFlags
 	rf.register(fs)
+	var pkf packageFlags
+	pkf.register(fs, true)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,7 +72,11 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		// are decoded are held near it by the runtime's soft limit.
 		debug.SetMemoryLimit(crawl.SoftLimitFactor * *maxMemory)
 	}
-	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
+	pko, err := pkf.options()
+	if err != nil {
+		return err
+	}
+	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
 		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
@@ -81,7 +87,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		if len(list) == 0 {
-			return fmt.Errorf("crawl: the registry lists no crawlable remote")
+			return fmt.Errorf("crawl: the registry lists no crawlable remote or package")
 		}
 		opt.CandidateList = list
 		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
@@ -97,4 +103,26 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	return nil
+}
+
+// packageFlags are the options of packaged servers crawl and scan share.
+type packageFlags struct {
+	concurrency int
+	cache       string
+	cacheMax    int64
+}
+
+func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
+	if crawling {
+		fs.IntVar(&f.concurrency, "package-concurrency", crawl.DefaultPackageConcurrency, "packaged servers installed or run at once, each in its own sandbox")
+	}
+	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
+	fs.Int64Var(&f.cacheMax, "package-cache-max", crawl.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
+}
+
+func (f *packageFlags) options() (crawl.PackageOptions, error) {
+	if f.concurrency < 0 || f.cacheMax <= 0 {
+		return crawl.PackageOptions{}, usageError{"--package-concurrency and --package-cache-max must be positive"}
+	}
+	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax}, nil
 }

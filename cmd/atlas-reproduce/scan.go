@@ -12,7 +12,9 @@ import (
 )
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] URL\n\n"+
+	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION)\n\n"+
+		"A package coordinate is installed (scripts off) and run over stdio in the sandbox the\n"+
+		"crawl uses (bubblewrap), never bare.\n"+
 		"With --lock, the first run writes the server's tools, their definition hashes and\n"+
 		"labels to FILE; a later run compares the server with FILE, prints what changed on\n"+
 		"standard error, and exits 1 when a tool changed, appeared or vanished.")
@@ -20,11 +22,13 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	lockPath := fs.String("lock", "", "pin the server's tools in `FILE`, or compare them with it when it exists")
 	var pf probeFlags
 	pf.register(fs)
+	var pkf packageFlags
+	pkf.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{"scan takes one URL"}
+		return usageError{"scan takes one URL or package coordinate"}
 	}
 	target := fs.Arg(0)
 	if *format != "json" && *format != "sarif" {
@@ -36,8 +40,21 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// The user names the one server: a local one is a fair target.
 	po.AllowAddr = crawl.AnyAddr
-	id, r, err := crawl.Scan(ctx, target, po)
-	if err != nil {
+	var id string
+	var r crawl.Result
+	if crawl.IsPackageCoordinate(target) {
+		if _, err := crawl.ParsePackageID(target); err != nil {
+			return usageError{err.Error()}
+		}
+		pko, err := pkf.options()
+		if err != nil {
+			return err
+		}
+		// No sandbox is a failure of the machine, not of the usage.
+		if id, r, err = crawl.ScanPackage(ctx, target, po, pko); err != nil {
+			return err
+		}
+	} else if id, r, err = crawl.Scan(ctx, target, po); err != nil {
 		return usageError{fmt.Sprintf("%s: %v", target, err)}
 	}
 	if ctx.Err() != nil {

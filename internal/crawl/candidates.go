@@ -21,14 +21,18 @@ type Candidate struct {
 	// object as given (surrounding whitespace trimmed), or {"url": ...}
 	// for a bare URL.
 	Record []byte
+	// Package, when not nil, is a packaged server (a line with a
+	// "package" coordinate, or a bare one); URL is then empty.
+	Package *Package
 }
 
 // maxCandidateLine bounds one line of a candidates list.
 const maxCandidateLine = 1 << 20
 
 // ReadCandidates reads a candidates list: JSON Lines in the layout of
-// candidates_remotes.jsonl (an object with a string "url"), or one bare URL
-// per line. Blank lines and lines starting with '#' are skipped. A line that
+// candidates_remotes.jsonl (an object with a string "url", or with a
+// "package" coordinate and the package's fields), or one bare URL or
+// package coordinate (npm:NAME@VERSION) per line. Blank lines and lines starting with '#' are skipped. A line that
 // is neither is an error naming the file and line.
 func ReadCandidates(file string) ([]Candidate, error) {
 	f, err := os.Open(file)
@@ -52,10 +56,26 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 			continue
 		}
 		c := Candidate{Line: n}
+		if pkg, err := ParsePackageID(string(line)); err == nil {
+			c.Package = pkg
+			c.Record = append(appendJSONString([]byte(`{"package": `), pkg.ID()), '}')
+			out = append(out, c)
+			continue
+		}
 		if line[0] == '{' {
 			var rec map[string]json.RawMessage
 			if err := json.Unmarshal(line, &rec); err != nil {
 				return nil, fmt.Errorf("%s:%d: not a JSON object: %w", src, n, err)
+			}
+			if _, ok := rec["package"]; ok && rec["url"] == nil {
+				pkg, err := parsePackageRecord(line)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %w", src, n, err)
+				}
+				c.Package = pkg
+				c.Record = append([]byte(nil), line...)
+				out = append(out, c)
+				continue
 			}
 			if err := json.Unmarshal(rec["url"], &c.URL); err != nil || c.URL == "" {
 				return nil, fmt.Errorf("%s:%d: no string \"url\" in the record", src, n)

@@ -52,6 +52,9 @@ type Options struct {
 	Concurrency, PerHost int
 	// Probe bounds each server.
 	Probe ProbeOptions
+	// Packages configure the install and sandboxed run of packaged
+	// servers (see PackageOptions).
+	Packages PackageOptions
 	// AllowPrivate connects to every address (Probe.AllowAddr = AnyAddr)
 	// and says so in release.json.
 	AllowPrivate bool
@@ -95,12 +98,20 @@ type target struct {
 	url    string   // as the list gives it
 	u      *url.URL // nil when the URL is refused
 	urlErr error
+	pkg    *Package // a packaged server; id is its coordinate
 }
 
 func targets(cands []Candidate) []target {
 	seen := map[string]bool{}
 	var ts []target
 	for _, c := range cands {
+		if c.Package != nil {
+			if id := c.Package.ID(); !seen[id] {
+				seen[id] = true
+				ts = append(ts, target{id: id, pkg: c.Package})
+			}
+			continue
+		}
 		id, u, err := Normalise(c.URL)
 		if err != nil {
 			id = c.URL
@@ -124,6 +135,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	defaults.Set(&opt.Concurrency, DefaultConcurrency)
 	defaults.Set(&opt.PerHost, DefaultPerHost)
 	defaults.Set(&opt.MaxMemory, DefaultMaxMemory)
+	defaults.Set(&opt.Packages.Concurrency, DefaultPackageConcurrency)
 	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
 		opt.Probe.AllowAddr = AnyAddr
 	}
@@ -134,6 +146,11 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	ts := targets(cands)
+	if !hasPackages(ts) {
+		// release.json names the packages' concurrency only where
+		// packages were crawled.
+		opt.Packages.Concurrency = 0
+	}
 	// The set's lock is the crawl's: a second crawl on the same folder
 	// would corrupt the journal, so it stops at once, naming this one.
 	set, err := outset.Open(opt.Out)
@@ -148,15 +165,35 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	defer j.close()
 
 	sum := &Summary{Candidates: len(cands), Servers: len(ts)}
-	var todo []int
+	var todo, pkgTodo []int
 	for i, t := range ts {
 		if _, ok := j.done[t.id]; ok {
 			sum.Resumed++
+		} else if t.pkg != nil {
+			pkgTodo = append(pkgTodo, i)
 		} else if t.u != nil {
 			todo = append(todo, i)
 		}
 	}
-	if err := probeAll(ctx, opt, ts, todo, j, sum); err != nil {
+	// A package that would run without a sandbox stops the crawl here,
+	// before anything is probed.
+	pr, err := preparePackages(ctx, &opt, ts, pkgTodo)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
+	b := newBar(opt.Progress, len(ts))
+	for _, t := range ts {
+		if s, ok := j.done[t.id]; ok {
+			b.add(s.reachable)
+		}
+	}
+	err = probeAll(ctx, opt, ts, todo, j, sum, b)
+	if err == nil {
+		err = probePackages(ctx, opt, pr, ts, pkgTodo, j, sum, b)
+	}
+	b.finish()
+	if err != nil {
 		return nil, err
 	}
 	sum.MemoryPeak = opt.Probe.Budget.Peak()
@@ -242,16 +279,12 @@ func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string
 // probeAll probes the targets of todo on a bounded pool and journals each
 // result as it arrives. A probe cut short by ctx is not journalled: its
 // server was not found unreachable, the crawl was stopped.
-func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary) error {
+func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary, pb *bar) error {
+	if len(todo) == 0 {
+		return nil
+	}
 	p := NewProber(opt.Probe)
 	defer p.Close()
-	bar := newBar(opt.Progress, len(ts))
-	defer bar.finish()
-	for _, t := range ts {
-		if s, ok := j.done[t.id]; ok {
-			bar.add(s.reachable)
-		}
-	}
 
 	g, gctx := errgroup.WithContext(ctx)
 	// The journal's failure stops the probes at once, while the journal
@@ -302,7 +335,7 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 			pr.r.Release()
 			if err == nil {
 				sum.Probed++
-				bar.add(pr.e.Server.Reachable)
+				pb.add(pr.e.Server.Reachable)
 			}
 		}
 		return err
@@ -325,6 +358,9 @@ func newEntry(t *target, r *Result) *entry {
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
 	}}
+	if t.pkg != nil {
+		e.Server.Package = t.id
+	}
 	e.Server.SupportedVersions = r.SupportedVersions
 	if r.Initialized || r.ProtocolVersion != "" {
 		// A handshake that failed after initialize was answered keeps

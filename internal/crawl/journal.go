@@ -47,6 +47,8 @@ type ServerRecord struct {
 	// RPCError is the JSON-RPC error the server answered it with.
 	FailedStep string    `json:"failed_step,omitempty"`
 	RPCError   *RPCError `json:"rpc_error,omitempty"`
+	// Package is the coordinate of a packaged server; URL is then empty.
+	Package string `json:"package,omitempty"`
 }
 
 // entry is one line of the journal: a finished candidate.

@@ -37,7 +37,7 @@ const (
 	skipNotHTTP          = "not an http(s) URL"
 	skipDuplicate        = "same normalised URL as an earlier remote"
 	skipStatusPrefix     = "status "
-	skipNoRemotes        = "no remotes (packages only)"
+	skipNoRemotes        = "neither remotes nor packages"
 	// defaultRetryAfterNoHint is the pause after a 429 or 503 that gives
 	// no usable Retry-After.
 	defaultRetryAfterNoHint = 5 * time.Second
@@ -66,9 +66,9 @@ type RegistryOptions struct {
 // RegistryStats count what a read of the registry kept and skipped.
 type RegistryStats struct {
 	// Pages read; Entries listed (every version of every name); Names
-	// distinct; Remotes of the latest versions looked at; Kept the
-	// candidates written.
-	Pages, Entries, Names, Remotes, Kept int
+	// distinct; Remotes and Packages of the latest versions looked at;
+	// Kept the candidates written.
+	Pages, Entries, Names, Remotes, Packages, Kept int
 	// Skipped counts servers and remotes left out, by reason.
 	Skipped map[string]int
 }
@@ -76,9 +76,10 @@ type RegistryStats struct {
 // registryEntry is one item of the list API's "servers".
 type registryEntry struct {
 	Server struct {
-		Name    string           `json:"name"`
-		Version string           `json:"version"`
-		Remotes []registryRemote `json:"remotes"`
+		Name     string            `json:"name"`
+		Version  string            `json:"version"`
+		Remotes  []registryRemote  `json:"remotes"`
+		Packages []registryPackage `json:"packages"`
 	} `json:"server"`
 	Meta map[string]json.RawMessage `json:"_meta"`
 	// order is the entry's place in the listing.
@@ -226,7 +227,7 @@ func registryCandidates(registry string, names []string, latest map[string]*regi
 			st.Skipped[skipStatusPrefix+s]++
 			continue
 		}
-		if len(e.Server.Remotes) == 0 {
+		if len(e.Server.Remotes) == 0 && len(e.Server.Packages) == 0 {
 			st.Skipped[skipNoRemotes]++
 			continue
 		}
@@ -266,6 +267,7 @@ func registryCandidates(registry string, names []string, latest map[string]*regi
 				Record: registryRecord(u, transport, registry, e.Server.Name, e.Server.Version, required)})
 			st.Kept++
 		}
+		out = appendPackageCandidates(out, registry, e, seen, st)
 	}
 	return out
 }

@@ -50,6 +50,7 @@ func (opt *Options) release(start time.Time, src release.Source, sum *Summary) *
 			Concurrency: opt.Concurrency, PerHost: opt.PerHost, Timeout: opt.Probe.Timeout.String(),
 			MaxTools: opt.Probe.MaxTools, MaxBytes: opt.Probe.MaxBytes, MaxPages: opt.Probe.MaxPages,
 			MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
+			PackageConcurrency: opt.Packages.Concurrency,
 		},
 		Client:     release.Client{ProtocolVersion: RequestedVersion, ProtocolVersions: ProtocolVersions(), ClientInfo: info, Capabilities: caps},
 		Candidates: src,

@@ -61,6 +61,8 @@ type Options struct {
 	MaxMemory    int64  `json:"max_memory"`
 	AllowPrivate bool   `json:"allow_private"`
 	OmitElapsed  bool   `json:"omit_elapsed"`
+	// PackageConcurrency is the packaged servers run at once.
+	PackageConcurrency int `json:"package_concurrency,omitempty"`
 }
 
 // Client is the client side of initialize.

@@ -1,0 +1,144 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
+)
+
+func hasPackages(ts []target) bool {
+	for _, t := range ts {
+		if t.pkg != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// packageTargets are the packages among the targets of todo.
+func packageTargets(ts []target, todo []int) []*Package {
+	var out []*Package
+	for _, i := range todo {
+		out = append(out, ts[i].pkg)
+	}
+	return out
+}
+
+// probePackages runs the packaged servers of todo on a pool of
+// opt.Packages.Concurrency sandbox slots (each its own user id) and
+// journals each result as it arrives, as probeAll does for remotes. A
+// probe cut short by ctx is not journalled.
+func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []target, todo []int, j *journal, sum *Summary, b *bar) error {
+	if len(todo) == 0 {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	gctx, stopProbes := context.WithCancelCause(gctx)
+	defer stopProbes(nil)
+	work := make(chan int)
+	results := make(chan probed, opt.Packages.Concurrency)
+	g.Go(func() error {
+		defer close(work)
+		for _, i := range todo {
+			select {
+			case work <- i:
+			case <-gctx.Done():
+				return nil
+			}
+		}
+		return nil
+	})
+	workers, wctx := errgroup.WithContext(gctx)
+	for slot := range opt.Packages.Concurrency {
+		workers.Go(func() error {
+			for i := range work {
+				t := &ts[i]
+				r := pr.probe(wctx, slot, t.pkg)
+				if wctx.Err() != nil {
+					r.Release()
+					return nil
+				}
+				select {
+				case results <- probed{newEntry(t, &r), &r}:
+				case <-wctx.Done():
+					r.Release()
+					return nil
+				}
+			}
+			return nil
+		})
+	}
+	go func() { _ = workers.Wait(); close(results) }()
+	g.Go(func() error {
+		var err error
+		for pr := range results {
+			if err == nil {
+				if err = j.append(pr.e); err != nil {
+					stopProbes(err)
+				}
+			}
+			pr.r.Release()
+			if err == nil {
+				sum.Probed++
+				b.add(pr.e.Server.Reachable)
+			}
+		}
+		return err
+	})
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// preparePackages makes the runner of the packages of todo, with a prober
+// of its own; it fails when a runnable package has no sandbox.
+func preparePackages(ctx context.Context, opt *Options, ts []target, todo []int) (*packageRunner, error) {
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	p := NewProber(opt.Probe)
+	pr, err := newPackageRunner(ctx, p, &opt.Packages, packageTargets(ts, todo))
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return pr, nil
+}
+
+// close releases the runner's prober; a nil runner has none.
+func (pr *packageRunner) close() {
+	if pr != nil {
+		pr.p.Close()
+	}
+}
+
+// ScanPackage installs and runs the one packaged server coord names
+// (npm:NAME@VERSION) in the sandbox, as a crawl would: the client of the
+// crawl, for the scan command. Only a coordinate that cannot be run, or a
+// machine without a sandbox, is an error.
+func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt PackageOptions) (string, Result, error) {
+	pkg, err := ParsePackageID(coord)
+	if err != nil {
+		return "", Result{}, err
+	}
+	opt.defaults()
+	p := NewProber(opt)
+	defer p.Close()
+	pr, err := newPackageRunner(ctx, p, &popt, []*Package{pkg})
+	if err != nil {
+		return "", Result{}, err
+	}
+	if pr.noNPM != "" {
+		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
+	}
+	return pkg.ID(), pr.probe(ctx, 0, pkg), nil
+}
+
+// SandboxUID is the user id the packaged servers of slot run as; a test
+// checks no process of it is left.
+func SandboxUID(slot int) int { return sandbox.SlotUID(slot) }

@@ -1,0 +1,203 @@
+package crawl
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Registry types of a package, as server.json names them.
+const (
+	RegistryNPM   = "npm"
+	RegistryPyPI  = "pypi"
+	RegistryOCI   = "oci"
+	RegistryNuGet = "nuget"
+	RegistryMCPB  = "mcpb"
+)
+
+// TransportStdio is the transport of a packaged server run as a process.
+const TransportStdio = "stdio"
+
+// Error kinds of a packaged server.
+const (
+	KindNoRuntime   = "no_runtime"   // no runner on this machine for its registry type or transport
+	KindInstall     = "install"      // the package could not be installed
+	KindExited      = "exited"       // the process ended before the listing was done
+	KindNeedsConfig = "needs_config" // required variables or arguments without default, and it did not start without them
+)
+
+// Package is a packaged server of a registry entry: how to fetch it and
+// how to run it. Its fields are server.json's, in the census files' names.
+type Package struct {
+	RegistryType     string     `json:"registry_type"`
+	Identifier       string     `json:"identifier"`
+	Version          string     `json:"package_version"`
+	Transport        string     `json:"transport"`
+	RuntimeHint      string     `json:"runtime_hint,omitempty"`
+	RuntimeArguments []Argument `json:"runtime_arguments,omitempty"`
+	PackageArguments []Argument `json:"package_arguments,omitempty"`
+	Env              []EnvVar   `json:"environment_variables,omitempty"`
+	// RegistryBaseURL is where the entry says the package lives. It is
+	// recorded, never fetched from: packages come from the registry the
+	// package manager is configured with.
+	RegistryBaseURL string `json:"registry_base_url,omitempty"`
+}
+
+// Argument is one runtime or package argument: positional (Value) or
+// named (Name, and Value when it takes one).
+type Argument struct {
+	Type     string  `json:"type"`
+	Name     string  `json:"name,omitempty"`
+	Value    string  `json:"value,omitempty"`
+	Default  *string `json:"default,omitempty"`
+	Required bool    `json:"required,omitempty"`
+}
+
+// EnvVar is an environment variable the server reads.
+type EnvVar struct {
+	Name     string  `json:"name"`
+	Required bool    `json:"required,omitempty"`
+	Secret   bool    `json:"secret,omitempty"`
+	Default  *string `json:"default,omitempty"`
+}
+
+// ID is the package's census server id: type:identifier@version, e.g.
+// npm:@scope/name@1.2.3.
+func (p *Package) ID() string {
+	return p.RegistryType + ":" + p.Identifier + "@" + p.Version
+}
+
+// ParsePackageID reads a package coordinate, type:identifier@version (the
+// version after the last @ that is not the first character of the
+// identifier, so that npm scopes read right).
+func ParsePackageID(s string) (*Package, error) {
+	typ, rest, ok := strings.Cut(s, ":")
+	switch {
+	case !ok || !knownRegistryType(typ):
+		return nil, fmt.Errorf("%q: not a package coordinate (want npm:NAME@VERSION; types npm, pypi, oci, nuget, mcpb)", s)
+	}
+	at := strings.LastIndex(rest, "@")
+	if at <= 0 || at == len(rest)-1 {
+		return nil, fmt.Errorf("%q: a package coordinate needs an exact version (%s:NAME@VERSION)", s, typ)
+	}
+	return &Package{RegistryType: typ, Identifier: rest[:at], Version: rest[at+1:], Transport: TransportStdio}, nil
+}
+
+// IsPackageCoordinate says s names a package (type:...), well formed or
+// not, rather than a URL.
+func IsPackageCoordinate(s string) bool {
+	typ, _, ok := strings.Cut(s, ":")
+	return ok && knownRegistryType(typ)
+}
+
+func knownRegistryType(t string) bool {
+	switch t {
+	case RegistryNPM, RegistryPyPI, RegistryOCI, RegistryNuGet, RegistryMCPB:
+		return true
+	}
+	return false
+}
+
+// missingConfig names the required variables and arguments that have no
+// default: the server may need them to start, and none is invented.
+func (p *Package) missingConfig() []string {
+	var out []string
+	for _, e := range p.Env {
+		if e.Required && e.Default == nil {
+			out = append(out, e.Name)
+		}
+	}
+	for _, a := range p.PackageArguments {
+		if a.Required && a.Value == "" && a.Default == nil {
+			name := a.Name
+			if name == "" {
+				name = "positional argument"
+			}
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parsePackageRecord reads the package fields of a candidates line that
+// names a package.
+func parsePackageRecord(line []byte) (*Package, error) {
+	var p Package
+	if err := json.Unmarshal(line, &p); err != nil {
+		return nil, err
+	}
+	var id struct {
+		Package string `json:"package"`
+	}
+	_ = json.Unmarshal(line, &id)
+	if p.RegistryType == "" && p.Identifier == "" {
+		// A record with only the coordinate.
+		q, err := ParsePackageID(id.Package)
+		if err != nil {
+			return nil, err
+		}
+		return q, nil
+	}
+	if p.Transport == "" {
+		p.Transport = TransportStdio
+	}
+	if p.ID() != id.Package {
+		return nil, fmt.Errorf("\"package\" %q does not match registry_type, identifier and package_version (%s)", id.Package, p.ID())
+	}
+	return &p, nil
+}
+
+// packageRecord is a candidates line of a package, in Python's json.dumps
+// layout: the coordinate first, then the package's fields, then the
+// provenance of a registry entry.
+func packageRecord(p *Package, registry, name, version string) []byte {
+	b := appendJSONString([]byte(`{"package": `), p.ID())
+	var fields bytes.Buffer
+	enc := json.NewEncoder(&fields)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(p) // plain fields; it does not fail
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(fields.Bytes(), &m)
+	for _, k := range []string{"registry_type", "identifier", "package_version", "transport", "runtime_hint",
+		"runtime_arguments", "package_arguments", "environment_variables", "registry_base_url"} {
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		b = append(b, `, "`+k+`": `...)
+		b = appendPyJSON(b, v)
+	}
+	for _, kv := range [][2]string{{"registry", registry}, {"name", name}, {"version", version}} {
+		b = append(b, `, "`+kv[0]+`": `...)
+		b = appendJSONString(b, kv[1])
+	}
+	return append(b, '}')
+}
+
+// appendPyJSON re-spaces compact JSON the way Python's json.dumps writes
+// it (", " and ": "), outside strings.
+func appendPyJSON(b []byte, v json.RawMessage) []byte {
+	inString, escaped := false, false
+	for _, c := range v {
+		b = append(b, c)
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ',' || c == ':':
+			b = append(b, ' ')
+		}
+	}
+	return b
+}

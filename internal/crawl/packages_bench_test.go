@@ -1,0 +1,66 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
+)
+
+// BenchmarkCrawlPackages crawls 20 tiny npm servers (the test servers, no
+// dependencies) from the loopback npm registry at the default package
+// concurrency: cold, each iteration with an empty cache (npm install and
+// run), and warm, with every package installed (run only). It reports
+// packages probed per minute, the cache's bytes per package, and the peak
+// RSS of the test process (crawl, registry and harness) and of its largest
+// child (npm, node or bwrap).
+func BenchmarkCrawlPackages(b *testing.B) {
+	npmtest.NeedSandbox(b)
+	const n = 20
+	var pkgs []npmtest.Package
+	var cands []Candidate
+	for i := range n {
+		p := npmtest.Package{Name: fmt.Sprintf("tiny-bench-%02d", i), Version: "1.0.0", Prelude: "serve();"}
+		pkgs = append(pkgs, p)
+		cands = append(cands, Candidate{Line: i + 1, Package: &Package{RegistryType: RegistryNPM, Identifier: p.Name, Version: p.Version, Transport: TransportStdio},
+			Record: []byte(fmt.Sprintf(`{"package": "npm:%s@1.0.0"}`, p.Name))})
+	}
+	url, _ := npmtest.Registry(b, pkgs)
+	npmtest.Use(b, url)
+	crawlOnce := func(b *testing.B, cache string) {
+		sum, err := Run(context.Background(), Options{CandidateList: cands, Out: b.TempDir(), OmitElapsed: true,
+			Probe: ProbeOptions{Timeout: time.Minute}, Packages: PackageOptions{Cache: cache}})
+		if err != nil || sum.Reachable != n {
+			b.Fatalf("%+v %v", sum, err)
+		}
+	}
+	report := func(b *testing.B, cache string) {
+		b.ReportMetric(float64(n*b.N)/b.Elapsed().Minutes(), "packages/min")
+		size, _ := dirSize(cache)
+		b.ReportMetric(float64(size)/n, "cache-B/package")
+		var self, children syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)
+		b.ReportMetric(float64(self.Maxrss)/1024, "peak-RSS-MiB")
+		b.ReportMetric(float64(children.Maxrss)/1024, "child-peak-RSS-MiB")
+	}
+	b.Run("cold", func(b *testing.B) {
+		var cache string
+		for b.Loop() {
+			cache = b.TempDir()
+			crawlOnce(b, cache)
+		}
+		report(b, cache)
+	})
+	b.Run("warm", func(b *testing.B) {
+		cache := b.TempDir()
+		crawlOnce(b, cache)
+		for b.Loop() {
+			crawlOnce(b, cache)
+		}
+		report(b, cache)
+	})
+}

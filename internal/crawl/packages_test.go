@@ -1,0 +1,425 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
+)
+
+// hostile is the census of packages the crawl test serves: a good one,
+// and one for each way a stranger's package can misbehave.
+type hostile struct {
+	netPort  int
+	secret   string // a file standing in for ~/.ssh/id_rsa
+	outside  string // a file no package may create
+	scripted string // the file the install scripts would create
+}
+
+func (h hostile) packages() []npmtest.Package {
+	writeMark := fmt.Sprintf(`node -e "require('fs').writeFileSync('%s','ran')"`, h.scripted)
+	return []npmtest.Package{
+		{Name: "@tiny/good", Version: "1.0.0", Prelude: `notes.push("mode_" + process.env.MODE, "leak_" + (process.env.SANDBOX_LEAK || "none"), "argv_" + process.argv.slice(2).join("_")); serve();`},
+		{Name: "tiny-net", Version: "1.0.0", Prelude: fmt.Sprintf(`const s = require("net").connect({host: "127.0.0.1", port: %d});
+s.on("connect", () => { notes.push("net_connected"); serve(); });
+s.on("error", (e) => { notes.push("net_" + e.code); serve(); });`, h.netPort)},
+		{Name: "tiny-files", Version: "1.0.0", Prelude: fmt.Sprintf(`const fs = require("fs");
+for (const [n, f] of [["ssh", () => fs.readFileSync(%q)], ["homessh", () => fs.readdirSync(require("os").homedir() + "/.ssh")], ["write", () => fs.writeFileSync(%q, "x")], ["pkgwrite", () => fs.writeFileSync(__filename, "x")]]) {
+  try { f(); notes.push(n + "_ok"); } catch (e) { notes.push(n + "_" + e.code); }
+}
+serve();`, h.secret, h.outside)},
+		{Name: "tiny-child", Version: "1.0.0", Prelude: `require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {detached: true, stdio: "ignore"}).unref(); serve();`},
+		{Name: "tiny-scripts", Version: "1.0.0", Prelude: `serve();`,
+			Scripts: map[string]string{"preinstall": writeMark, "install": writeMark, "postinstall": writeMark, "prepare": writeMark}},
+		{Name: "tiny-garbage", Version: "1.0.0", Prelude: `process.stdout.write("this is not JSON\n"); serve();`},
+		{Name: "tiny-silent", Version: "1.0.0", Prelude: `process.stdin.resume();`},
+		{Name: "tiny-flood", Version: "1.0.0", Prelude: `process.stdout.write('{"jsonrpc": "2.0", "id": 1, "result": {"x": "'); const b = Buffer.alloc(1 << 20, 120); let n = 0;
+(function w() { while (n < 1024) { n++; if (!process.stdout.write(b)) { process.stdout.once("drain", w); return; } } })();`},
+		{Name: "tiny-crash", Version: "1.0.0", Prelude: `console.error("boom"); process.exit(3);`},
+		{Name: "tiny-config", Version: "1.0.0", Prelude: `if (!process.env.API_KEY) { console.error("API_KEY is not set"); process.exit(1); } serve();`},
+	}
+}
+
+// pkgEntry is a registry entry with packages.
+func pkgEntry(name string, remotes []map[string]any, pkgs ...map[string]any) map[string]any {
+	e := regEntry(name, "1.0.0", "active", true, "2026-01-01T00:00:00Z", remotes...)
+	e["server"].(map[string]any)["packages"] = pkgs
+	return e
+}
+
+func npmPkg(id, version string, extra map[string]any) map[string]any {
+	p := map[string]any{"registryType": "npm", "registryBaseUrl": "https://registry.npmjs.org", "identifier": id, "version": version,
+		"runtimeHint": "npx", "transport": map[string]any{"type": "stdio"}}
+	maps.Copy(p, extra)
+	return p
+}
+
+// crawlTimeout bounds each test server's exchange: the silent one costs it.
+const crawlTimeout = 8 * time.Second
+
+func TestCrawlPackages(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	listener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var connections atomic.Int64
+	go func() {
+		for {
+			c, err := listener.Accept()
+			if err != nil {
+				return
+			}
+			connections.Add(1)
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { listener.Close() })
+	dir := t.TempDir()
+	h := hostile{netPort: listener.Addr().(*net.TCPAddr).Port, secret: filepath.Join(dir, "ssh", "id_rsa"),
+		outside: filepath.Join(dir, "outside"), scripted: filepath.Join(dir, "scripts-ran")}
+	os.MkdirAll(filepath.Dir(h.secret), 0o700)
+	if err := os.WriteFile(h.secret, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	npmURL, fetched := npmtest.Registry(t, h.packages())
+	npmtest.Use(t, npmURL)
+	t.Setenv("SANDBOX_LEAK", "the crawl's own environment")
+	t.Setenv("API_KEY", "a secret of the user's") // never handed on
+
+	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	mode := "fast"
+	entries := []map[string]any{
+		pkgEntry("io.test/good", []map[string]any{{"type": "streamable-http", "url": remote.URL}},
+			npmPkg("@tiny/good", "1.0.0", map[string]any{
+				"environmentVariables": []map[string]any{{"name": "MODE", "default": mode}, {"name": "OPTIONAL_TOKEN", "isSecret": true}},
+				"packageArguments":     []map[string]any{{"type": "positional", "value": "serve"}, {"type": "named", "name": "--level", "default": "3"}},
+			})),
+	}
+	for _, p := range h.packages()[1:] {
+		extra := map[string]any{}
+		if p.Name == "tiny-config" {
+			extra["environmentVariables"] = []map[string]any{{"name": "API_KEY", "isRequired": true, "isSecret": true}}
+		}
+		entries = append(entries, pkgEntry("io.test/"+p.Name, nil, npmPkg(p.Name, p.Version, extra)))
+	}
+	entries = append(entries,
+		pkgEntry("io.test/missing", nil, npmPkg("tiny-missing", "9.9.9", nil)),
+		pkgEntry("io.test/py", nil, map[string]any{"registryType": "pypi", "identifier": "tiny-py", "version": "1.0", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/oci", nil, map[string]any{"registryType": "oci", "identifier": "docker.io/tiny/oci", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/nuget", nil, map[string]any{"registryType": "nuget", "identifier": "Tiny.Nuget", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": "https://example.org/tiny.mcpb", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/http-pkg", nil, npmPkg("tiny-http", "1.0.0", map[string]any{"transport": map[string]any{"type": "streamable-http", "url": "http://localhost:8080/mcp"}})),
+	)
+	reg := serve(t, &standInRegistry{entries: entries, pageSize: 5})
+	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Kept != 17 || st.Packages != 16 || len(cands) != 17 {
+		t.Fatalf("registry: kept %d of %d packages, %d candidates; want 17 of 16, 17: %+v", st.Kept, st.Packages, len(cands), st)
+	}
+	if cands[0].URL == "" || cands[1].Package == nil || cands[1].Package.ID() != "npm:@tiny/good@1.0.0" {
+		t.Fatalf("the remote and the package of one entry: %+v %+v", cands[0], cands[1])
+	}
+
+	cache := t.TempDir()
+	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
+		Probe:    ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
+		Packages: PackageOptions{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}}}
+	sum, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKinds := map[string]int{
+		KindTimeout: 1, KindTooManyBytes: 1, KindInvalidJSON: 1, KindExited: 1, KindNeedsConfig: 1,
+		KindInstall: 1, KindNoRuntime: 5,
+	}
+	if sum.Reachable != 6 || sum.Servers != 17 || !maps.Equal(sum.UnreachableByKind, wantKinds) {
+		t.Errorf("reachable %d of %d servers, unreachable by kind %v; want 6 of 17, %v", sum.Reachable, sum.Servers, sum.UnreachableByKind, wantKinds)
+	}
+	servers := readServers(t, opt.Out)
+	want := map[string][]string{
+		"npm:@tiny/good@1.0.0":       {"read_file", "run", "noop", "mode_fast", "leak_none", "argv_serve_--level_3"},
+		"npm:tiny-net@1.0.0":         {"read_file", "run", "noop", "net_ECONNREFUSED"},
+		"npm:tiny-files@1.0.0":       {"read_file", "run", "noop", "ssh_ENOENT", "homessh_ENOENT", "write_ENOENT", "pkgwrite_EROFS"},
+		"npm:tiny-child@1.0.0":       {"read_file", "run", "noop"},
+		"npm:tiny-scripts@1.0.0":     {"read_file", "run", "noop"},
+		"npm:tiny-silent@1.0.0":      nil,
+		"npm:tiny-config@1.0.0":      nil,
+		"npm:tiny-missing@9.9.9":     nil,
+		"pypi:tiny-py@1.0":           nil,
+		"npm:tiny-garbage@1.0.0":     nil,
+		"npm:tiny-flood@1.0.0":       nil,
+		"npm:tiny-crash@1.0.0":       nil,
+		"npm:tiny-http@1.0.0":        nil,
+		"nuget:Tiny.Nuget@1.0":       nil,
+		"oci:docker.io/tiny/oci@1.0": nil,
+	}
+	for id, names := range want {
+		s, ok := servers[id]
+		if !ok {
+			t.Errorf("%s: no record", id)
+			continue
+		}
+		if names == nil {
+			continue
+		}
+		if !s.Reachable || !slices.Equal(s.tools, names) || s.Transport != TransportStdio || s.Package != id {
+			t.Errorf("%s: reachable %v over %q, tools %v; want %v (%s: %s)", id, s.Reachable, s.Transport, s.tools, names, s.ErrorKind, s.Error)
+		}
+	}
+	if s := servers["npm:tiny-config@1.0.0"]; !strings.Contains(s.Error, "API_KEY") || !strings.Contains(s.Error, "exited") {
+		t.Errorf("needs_config record: %s", s.Error)
+	}
+	if s := servers["npm:tiny-crash@1.0.0"]; !strings.Contains(s.Error, "boom") {
+		t.Errorf("exited record keeps no stderr: %s", s.Error)
+	}
+	if n := connections.Load(); n != 0 {
+		t.Errorf("a sandboxed package reached the host's loopback %d times", n)
+	}
+	for _, f := range []string{h.outside, h.scripted} {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s exists: a package wrote outside its sandbox, or an install script ran", f)
+		}
+	}
+	for slot := range DefaultPackageConcurrency {
+		if left := sandbox.ProcessesOf(SandboxUID(slot)); len(left) > 0 {
+			t.Errorf("slot %d: processes left behind: %v", slot, left)
+		}
+	}
+
+	// The release runs through run with exact counts: 3 tools of the
+	// remote, and the packages' tools above.
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(opt.Out, SumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := pipeline.Run(context.Background(), pipeline.Options{Data: opt.Out, Out: t.TempDir(), Manifest: m, ManifestName: SumsFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Verified || rep.Servers != 6 || rep.Tools != 3+6+4+7+3+3 || rep.Release == nil || rep.Release.Counts.UnreachableByKind[KindNoRuntime] != 5 {
+		t.Errorf("run: verified %v, %d servers, %d tools, release %+v; want 6 servers, 26 tools", rep.Verified, rep.Servers, rep.Tools, rep.Release)
+	}
+
+	// A rerun on the same folder resumes: nothing is run again.
+	if sum, err := Run(context.Background(), opt); err != nil || sum.Resumed != 17 || sum.Probed != 0 || sum.Reachable != 6 {
+		t.Fatalf("resumed crawl: %+v, %v", sum, err)
+	}
+
+	// A second crawl into a new folder finds every package in the cache.
+	before := fetched.Load()
+	opt.Out = t.TempDir()
+	opt.CandidateList = cands[:2]
+	if sum, err := Run(context.Background(), opt); err != nil || sum.Reachable != 2 {
+		t.Fatalf("warm crawl: %+v, %v", sum, err)
+	}
+	if fetched.Load() != before {
+		t.Errorf("the warm crawl fetched %d tarballs again", fetched.Load()-before)
+	}
+}
+
+// serverLine is a servers.jsonl.gz record with the names of its tools.
+type serverLine struct {
+	ServerRecord
+	tools []string
+}
+
+func readServers(t *testing.T, out string) map[string]serverLine {
+	t.Helper()
+	files := readAll(t, out)
+	got := map[string]serverLine{}
+	for _, l := range gunzipLines(t, files["servers.jsonl.gz"]) {
+		var s ServerRecord
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatal(err)
+		}
+		got[s.ServerID] = serverLine{ServerRecord: s}
+	}
+	for _, l := range gunzipLines(t, files["server_tools.jsonl.gz"]) {
+		var r struct {
+			ServerID string `json:"server_id"`
+			Tools    []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		s := got[r.ServerID]
+		for _, tool := range r.Tools {
+			s.tools = append(s.tools, tool.Name)
+		}
+		got[r.ServerID] = s
+	}
+	return got
+}
+
+// TestCrawlPackagesWithoutSandbox: with no bwrap on PATH, a crawl with an
+// npm package refuses to start, saying what to install, and runs nothing.
+func TestCrawlPackagesWithoutSandbox(t *testing.T) {
+	testenv.Need(t, "node", "a runtime must exist for the sandbox to be what is missing")
+	node, _ := filepath.EvalSymlinks(testenv.Need(t, "node", ""))
+	npm := testenv.Need(t, "npm", "")
+	bin := t.TempDir()
+	for _, tool := range []string{node, npm} {
+		if err := os.Symlink(tool, filepath.Join(bin, filepath.Base(tool))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	cands, err := ParseCandidates(strings.NewReader("npm:tiny-good@1.0.0\npypi:tiny@1.0\n"), "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, err = Run(context.Background(), Options{CandidateList: cands, Out: out, Packages: PackageOptions{Cache: t.TempDir()}})
+	if err == nil || !strings.Contains(err.Error(), "bwrap") || !strings.Contains(err.Error(), "apt-get install") {
+		t.Fatalf("err = %v, want a refusal naming bwrap and how to install it", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, hashverify.ServersFile)); err == nil {
+		t.Error("a release was written")
+	}
+}
+
+// TestPackageCandidates: package lines read back as written, and bad
+// coordinates are errors naming the line.
+func TestPackageCandidates(t *testing.T) {
+	p := &Package{RegistryType: "npm", Identifier: "@s/n", Version: "1.2.3", Transport: "stdio", RuntimeHint: "npx",
+		Env: []EnvVar{{Name: "K", Required: true, Secret: true}}}
+	rec := packageRecord(p, "https://r", "io.x/n", "1.0")
+	want := `{"package": "npm:@s/n@1.2.3", "registry_type": "npm", "identifier": "@s/n", "package_version": "1.2.3", "transport": "stdio", "runtime_hint": "npx", "environment_variables": [{"name": "K", "required": true, "secret": true}], "registry": "https://r", "name": "io.x/n", "version": "1.0"}`
+	if string(rec) != want {
+		t.Errorf("record\n%s\nwant\n%s", rec, want)
+	}
+	for _, tc := range []struct {
+		in, id, err string
+	}{
+		{string(rec), "npm:@s/n@1.2.3", ""},
+		{"npm:@s/n@1.2.3", "npm:@s/n@1.2.3", ""},
+		{`{"package": "pypi:x@1"}`, "pypi:x@1", ""},
+		{`{"package": "npm:@s/n"}`, "", "exact version"},
+		{`{"package": "npm:a@1", "registry_type": "npm", "identifier": "b", "package_version": "1"}`, "", "does not match"},
+	} {
+		cands, err := ParseCandidates(strings.NewReader(tc.in+"\n"), "list")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "list:1") {
+				t.Errorf("%s: err %v, want %q at list:1", tc.in, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || cands[0].Package == nil || cands[0].Package.ID() != tc.id {
+			t.Errorf("%s: %+v, %v", tc.in, cands, err)
+		}
+	}
+}
+
+// TestPackageCacheEviction: the cache drops the least recently used
+// packages not in use until it fits its bound.
+func TestPackageCacheEviction(t *testing.T) {
+	dir := t.TempDir()
+	c := &npmCache{dir: dir, max: 250, inUse: map[string]int{"busy": 1}}
+	for i, key := range []string{"busy", "old", "mid", "new"} {
+		if err := os.MkdirAll(filepath.Join(dir, key), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		mark := filepath.Join(dir, key, completeFile)
+		if err := os.WriteFile(mark, []byte(`{"main": "x", "size": 100}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Unix(int64(1000+i), 0)
+		os.Chtimes(mark, when, when)
+	}
+	os.MkdirAll(filepath.Join(dir, ".install-123"), 0o755)
+	os.MkdirAll(filepath.Join(dir, ".install-456"), 0o755)
+	old := time.Unix(500, 0)
+	os.Chtimes(filepath.Join(dir, ".install-123"), old, old)
+	c.cleanStale(time.Unix(900, 0))
+	c.evict()
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if want := []string{".install-456", "busy", "new"}; !slices.Equal(left, want) {
+		t.Errorf("left %v, want %v", left, want)
+	}
+}
+
+// TestRegistryPackages: every package of the latest active entry becomes a
+// candidate beside its remotes, with the entry's provenance; a duplicate
+// coordinate is kept once and an incomplete package is counted, not kept.
+func TestRegistryPackages(t *testing.T) {
+	entries := []map[string]any{
+		pkgEntry("io.test/both", []map[string]any{{"type": "streamable-http", "url": "https://example.org/mcp"}},
+			npmPkg("@s/both", "1.2.3", map[string]any{
+				"environmentVariables": []map[string]any{{"name": "TOKEN", "isRequired": true, "isSecret": true}, {"name": "MODE", "default": "x"}},
+				"runtimeArguments":     []map[string]any{{"type": "named", "name": "-y"}},
+			}),
+			map[string]any{"registryType": "pypi", "identifier": "both-py", "version": "0.1", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/again", nil, npmPkg("@s/both", "1.2.3", nil), map[string]any{"registryType": "npm", "identifier": "no-version"}),
+		pkgEntry("io.test/none", nil),
+	}
+	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cands {
+		got = append(got, string(c.Record))
+	}
+	want := []string{
+		`{"url": "https://example.org/mcp", "transport": "streamable-http", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+		`{"package": "npm:@s/both@1.2.3", "registry_type": "npm", "identifier": "@s/both", "package_version": "1.2.3", "transport": "stdio", "runtime_hint": "npx", "runtime_arguments": [{"type": "named", "name": "-y"}], "environment_variables": [{"name": "TOKEN", "required": true, "secret": true}, {"name": "MODE", "default": "x"}], "registry_base_url": "https://registry.npmjs.org", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+		`{"package": "pypi:both-py@0.1", "registry_type": "pypi", "identifier": "both-py", "package_version": "0.1", "transport": "stdio", "runtime_hint": "uvx", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("candidates\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantSkipped := map[string]int{skipPackageDuplicate: 1, skipPackageIncomplete: 1, skipNoRemotes: 1}
+	if st.Packages != 4 || st.Kept != 3 || !maps.Equal(st.Skipped, wantSkipped) {
+		t.Errorf("stats %+v, want 4 packages, 3 kept, skipped %v", st, wantSkipped)
+	}
+	// The lines read back as the same packages.
+	var b strings.Builder
+	for _, l := range got {
+		b.WriteString(l + "\n")
+	}
+	back, err := ParseCandidates(strings.NewReader(b.String()), "candidates")
+	if err != nil || len(back) != 3 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
+		t.Errorf("read back: %+v, %v", back, err)
+	}
+}
+
+// TestNPMCoordinates: only a package name and an exact version reach npm,
+// never a path, URL, git remote, tag or range.
+func TestNPMCoordinates(t *testing.T) {
+	c := &npmCache{dir: t.TempDir(), npm: "/nonexistent/npm"}
+	for _, tc := range []struct{ id, version string }{
+		{"../../etc", "1.0.0"}, {"file:/etc", "1.0.0"}, {"git+https://example.org/x.git", "1.0.0"},
+		{"@scope/../x", "1.0.0"}, {"x", "latest"}, {"x", "^1.0.0"}, {"x", "1.0.0 || 2"}, {"x", "1.0.0/../../y"},
+	} {
+		_, err := c.acquire(context.Background(), &Package{RegistryType: RegistryNPM, Identifier: tc.id, Version: tc.version})
+		var ie *installError
+		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not an") {
+			t.Errorf("%s@%s: %v, want a refusal before npm runs", tc.id, tc.version, err)
+		}
+	}
+}

@@ -1,0 +1,305 @@
+package crawl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
+)
+
+// DefaultPackageConcurrency suits a machine of two cores: each packaged
+// server is a node process that spends its first second compiling.
+const DefaultPackageConcurrency = 2
+
+// PackageOptions configure how packaged servers are installed and run.
+type PackageOptions struct {
+	// Concurrency bounds the packaged servers installed or running at
+	// once.
+	Concurrency int
+	// Cache is the folder of installed packages; empty means
+	// atlas-reproduce/packages under the user's cache folder.
+	Cache string
+	// CacheMax bounds the cache's disk use, PackageMax one package's.
+	CacheMax, PackageMax int64
+	// InstallTimeout bounds one install.
+	InstallTimeout time.Duration
+	// Limits bound each sandboxed server (CPU, memory, processes, files).
+	Limits sandbox.Limits
+	// Sandbox runs the servers; nil means sandbox.Find's. Without one,
+	// a crawl with a runnable package refuses to start.
+	Sandbox *sandbox.Sandbox
+}
+
+func (o *PackageOptions) defaults() error {
+	defaults.Set(&o.Concurrency, DefaultPackageConcurrency)
+	if o.Concurrency > sandbox.MaxSlots {
+		return fmt.Errorf("package concurrency %d: at most %d sandboxes run at once", o.Concurrency, sandbox.MaxSlots)
+	}
+	defaults.Set(&o.CacheMax, DefaultPackageCacheMax)
+	defaults.Set(&o.PackageMax, DefaultPackageMax)
+	defaults.Set(&o.InstallTimeout, DefaultInstallTimeout)
+	if o.Cache == "" {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("package cache: %w (give one with --package-cache)", err)
+		}
+		o.Cache = filepath.Join(d, "atlas-reproduce", "packages")
+	}
+	return nil
+}
+
+// packageRunner installs and runs packaged servers: the registry types
+// with a runner on this machine (npm, with node) in the sandbox, the
+// others as records of kind no_runtime.
+type packageRunner struct {
+	p     *Prober
+	sb    *sandbox.Sandbox
+	cache *npmCache
+	node  string
+	// nodeMount shows node's installation in the sandbox when it lives
+	// outside /usr.
+	nodeMount []sandbox.Mount
+	limits    sandbox.Limits
+	noNPM     string // why npm packages cannot run here, or ""
+}
+
+// runnable says the package needs the sandbox: a type this crawl runs.
+func runnable(p *Package) bool {
+	return p.RegistryType == RegistryNPM && p.Transport == TransportStdio
+}
+
+// newPackageRunner prepares the runner for pkgs; it fails only when a
+// runnable package has no sandbox to run in.
+func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs []*Package) (*packageRunner, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	pr := &packageRunner{p: p, limits: opt.Limits}
+	n := 0
+	for _, pkg := range pkgs {
+		if runnable(pkg) {
+			n++
+		}
+	}
+	if n == 0 {
+		return pr, nil
+	}
+	npm, nerr := exec.LookPath("npm")
+	node, derr := exec.LookPath("node")
+	if nerr != nil || derr != nil {
+		// No runtime is a fact of the machine, recorded per server as
+		// for the types with no runner: nothing would run bare.
+		pr.noNPM = "npm and node are needed to run npm packages, and this machine lacks one"
+		return pr, nil
+	}
+	pr.sb = opt.Sandbox
+	if pr.sb == nil {
+		sb, err := sandbox.Find(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("crawl: %d npm package candidates, and packaged servers run only in a sandbox: %w", n, err)
+		}
+		pr.sb = sb
+	}
+	real, err := filepath.EvalSymlinks(node)
+	if err != nil {
+		return nil, err
+	}
+	pr.node = real
+	if !strings.HasPrefix(real, "/usr/") {
+		// node/bin/node: show the whole installation, read-only.
+		root := filepath.Dir(filepath.Dir(real))
+		pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
+	}
+	pr.cache = &npmCache{dir: opt.Cache, npm: npm, max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
+	if err := os.MkdirAll(opt.Cache, 0o755); err != nil {
+		return nil, fmt.Errorf("package cache: %w", err)
+	}
+	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
+	return pr, nil
+}
+
+// probe installs and runs one packaged server as sandbox slot slot, and
+// lists its tools as Probe does a remote's. Its failures are records.
+func (pr *packageRunner) probe(ctx context.Context, slot int, pkg *Package) Result {
+	start := time.Now()
+	r := pr.run(ctx, slot, pkg)
+	r.Elapsed = time.Since(start)
+	return r
+}
+
+func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result {
+	switch {
+	case pkg.RegistryType != RegistryNPM:
+		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
+			Error: fmt.Sprintf("no runner for %s packages on this machine", pkg.RegistryType)}
+	case pkg.Transport != TransportStdio:
+		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
+			Error: fmt.Sprintf("no runner for packaged servers over %q (stdio only)", pkg.Transport)}
+	case pr.noNPM != "":
+		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime, Error: pr.noNPM}
+	}
+	in, err := pr.cache.acquire(ctx, pkg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
+		}
+		var ie *installError
+		if errors.As(err, &ie) {
+			return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}
+		}
+		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "package cache: " + err.Error()}
+	}
+	defer pr.cache.release(in.key)
+	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
+	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), UID: sandbox.SlotUID(slot), Limits: pr.limits,
+		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
+	r := pr.p.probeCommand(ctx, func(ctx context.Context) *sandbox.Cmd { return pr.sb.Command(ctx, spec) })
+	if missing := pkg.missingConfig(); len(missing) > 0 && !r.Initialized && r.ErrorKind != "" {
+		r.Error = fmt.Sprintf("needs configuration (%s: required, no default; none is invented) and did not start without: %s: %s",
+			strings.Join(missing, ", "), r.ErrorKind, r.Error)
+		r.ErrorKind = KindNeedsConfig
+	}
+	return r
+}
+
+// pkgMount is where the installed package is seen in the sandbox.
+const pkgMount = "/pkg"
+
+// packageArgs are the package arguments with their values or defaults;
+// one without either is left out. Runtime arguments are the runtime
+// hint's (npx's), and node needs none of them.
+func packageArgs(p *Package) []string {
+	var out []string
+	for _, a := range p.PackageArguments {
+		v := a.Value
+		if v == "" && a.Default != nil {
+			v = *a.Default
+		}
+		switch {
+		case a.Type == "named" && a.Name != "":
+			out = append(out, a.Name)
+			if v != "" {
+				out = append(out, v)
+			}
+		case v != "":
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// packageEnv is the server's environment: the defaults its entry
+// publishes, nothing of the crawl's own.
+func packageEnv(p *Package) []string {
+	var out []string
+	for _, e := range p.Env {
+		if e.Default != nil && e.Name != "" && !strings.ContainsAny(e.Name, "=\x00") {
+			out = append(out, e.Name+"="+*e.Default)
+		}
+	}
+	return out
+}
+
+// stderrKeep bounds what is kept of a server's standard error for its
+// record.
+const stderrKeep = 2 << 10
+
+// probeCommand runs the program start returns and speaks MCP to it over
+// its standard input and output, through the SDK's newline-delimited
+// JSON transport, with the bounds of Probe: one deadline for the whole
+// exchange, the byte cap and memory budget on everything it prints, the
+// same capture of raw tools and the same error kinds, plus exited for a
+// program that ends before the listing is done. The program is killed,
+// with its whole process tree, when the listing is done or fails.
+func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *sandbox.Cmd) (r Result) {
+	ctx, cancel := withProbeDeadline(ctx, p.opt.Timeout)
+	defer cancel()
+	defer func() {
+		if v := recover(); v != nil {
+			r.Release()
+			r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v)}
+		}
+	}()
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return Result{ErrorKind: KindProtocol, Error: err.Error()}
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stdinR.Close()
+		stdinW.Close()
+		return Result{ErrorKind: KindProtocol, Error: err.Error()}
+	}
+	cmd := start(ctx)
+	var stderr bytes.Buffer
+	cmd.Cmd.Stdin, cmd.Cmd.Stdout, cmd.Cmd.Stderr = stdinR, stdoutW, &limitedBuffer{b: &stderr, max: stderrKeep}
+	err = cmd.Start()
+	// The child has its ends now; only it may hold them, so that its
+	// exit is an end of file here.
+	stdinR.Close()
+	stdoutW.Close()
+	if err != nil {
+		stdinW.Close()
+		stdoutR.Close()
+		return Result{Transport: TransportStdio, ErrorKind: KindExited, Error: "starting the sandbox: " + err.Error()}
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	var once sync.Once
+	kill := func() { once.Do(cmd.Kill) }
+	stopKill := context.AfterFunc(ctx, kill)
+	defer func() {
+		stopKill()
+		kill()
+		<-exited
+	}()
+
+	hs := &httpState{ctx: ctx, p: p, mem: p.opt.Budget.newAccount()}
+	out := &countedBody{rc: stdoutR, hs: hs, done: func() {}}
+	r = p.session(ctx, hs, &mcp.IOTransport{Reader: out, Writer: stdinW, MaxLineLength: p.maxEventSize()}, TransportStdio)
+	out.Close()
+	stdinW.Close()
+	if r.Reachable || (r.ErrorKind != KindProtocol && r.ErrorKind != KindConnect) {
+		// A kind decided where the failure was met stands.
+		return r
+	}
+	// A connection that ended is most often the program's end: give it a
+	// moment to be reaped, so that its exit is what the record says.
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-exited:
+		r.ErrorKind = KindExited
+		r.Error = fmt.Sprintf("%s; the server exited (%s)", r.Error, exitText(waitErr))
+		if s := strings.TrimSpace(stderr.String()); s != "" {
+			r.Error += "; stderr: " + firstLines(s, 5)
+		}
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return r
+}
+
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ProcessState.String()
+	}
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}

@@ -1,0 +1,180 @@
+// Package npmtest serves npm packages of tiny MCP servers over stdio from a
+// loopback npm registry (packuments and tarballs built in the test), for the
+// tests of packaged servers.
+package npmtest
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+)
+
+// ServerJS is a tiny MCP server over stdio with no dependencies: plain
+// JSON-RPC, one message a line, tools/list two tools a page. The prelude
+// runs first and calls serve() when the server should answer; notes are
+// served as extra tools, so that what the prelude saw shows in the census.
+const ServerJS = `#!/usr/bin/env node
+"use strict";
+const readline = require("readline");
+const notes = [];
+const TOOLS = %s;
+function serve() {
+  const rl = readline.createInterface({input: process.stdin});
+  rl.on("line", (line) => {
+    let msg;
+    try { msg = JSON.parse(line); } catch (e) { return; }
+    if (msg.id === undefined || msg.id === null) return;
+    let result;
+    if (msg.method === "initialize") {
+      result = {protocolVersion: msg.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: "tiny", version: "1.0.0"}};
+    } else if (msg.method === "tools/list") {
+      const all = TOOLS.concat(notes.map((n) => ({name: n, inputSchema: {type: "object"}})));
+      const start = msg.params && msg.params.cursor ? Number(msg.params.cursor) : 0;
+      result = {tools: all.slice(start, start + 2)};
+      if (start + 2 < all.length) result.nextCursor = String(start + 2);
+    } else {
+      process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: msg.id, error: {code: -32601, message: "no such method"}}) + "\n");
+      return;
+    }
+    process.stdout.write(JSON.stringify({jsonrpc: "2.0", id: msg.id, result}) + "\n");
+  });
+}
+%s
+`
+
+// ThreeTools are the tools every test server serves, one of each kind the
+// labeller tells apart.
+const ThreeTools = `[
+  {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"file_path": {"type": "string", "description": "path of the file"}}, "required": ["file_path"]}},
+  {"name": "run", "inputSchema": {"type": "object", "properties": {"command": {"type": "string", "description": "shell command to run"}}}},
+  {"name": "noop", "inputSchema": {"type": "object"}}
+]`
+
+// Package is one npm package of the loopback npm registry: a tiny MCP
+// server over stdio (see ServerJS).
+type Package struct {
+	// Name and Version are the package's; Prelude is the JavaScript run
+	// before the server serves (it calls serve() to start); Scripts are
+	// package.json's lifecycle scripts.
+	Name, Version, Prelude string
+	Scripts                map[string]string
+}
+
+// tarball is the package's .tgz: package/package.json and
+// package/server.js, as npm pack lays them out.
+func (p Package) tarball(t testing.TB) []byte {
+	t.Helper()
+	if p.Scripts == nil {
+		p.Scripts = map[string]string{}
+	}
+	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
+	pj, _ := json.Marshal(map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts})
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct {
+		name string
+		body []byte
+		mode int64
+	}{{"package/package.json", pj, 0o644}, {"package/server.js", []byte(fmt.Sprintf(ServerJS, ThreeTools, p.Prelude)), 0o755}} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Write(f.body)
+	}
+	tw.Close()
+	gz.Close()
+	return buf.Bytes()
+}
+
+// Registry serves packuments and tarballs of pkgs on loopback, as the
+// npm registry does, and says how many tarballs were fetched.
+func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
+	t.Helper()
+	tarballs := map[string][]byte{}
+	packuments := map[string]map[string]any{}
+	var fetched atomic.Int64
+	srv := httptest.NewServer(nil)
+	t.Cleanup(srv.Close)
+	for _, p := range pkgs {
+		tgz := p.tarball(t)
+		file := strings.NewReplacer("@", "", "/", "-").Replace(p.Name) + "-" + p.Version + ".tgz"
+		tarballs[file] = tgz
+		s1 := sha1.Sum(tgz)
+		s512 := sha512.Sum512(tgz)
+		base := p.Name[strings.LastIndex(p.Name, "/")+1:]
+		if p.Scripts == nil {
+			p.Scripts = map[string]string{}
+		}
+		doc := packuments[p.Name]
+		if doc == nil {
+			doc = map[string]any{"name": p.Name, "dist-tags": map[string]string{"latest": p.Version}, "versions": map[string]any{}}
+			packuments[p.Name] = doc
+		}
+		doc["versions"].(map[string]any)[p.Version] = map[string]any{
+			"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts,
+			"dist": map[string]string{"tarball": srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
+				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
+		}
+	}
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if file, ok := strings.CutPrefix(r.URL.Path, "/tarballs/"); ok {
+			b, found := tarballs[file]
+			if !found {
+				http.NotFound(w, r)
+				return
+			}
+			fetched.Add(1)
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write(b)
+			return
+		}
+		doc, found := packuments[strings.TrimPrefix(r.URL.Path, "/")]
+		if !found {
+			http.Error(w, `{"error":"Not found"}`, http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(doc)
+	})
+	return srv.URL + "/", &fetched
+}
+
+// NeedSandbox skips (fails with CI=true) without bwrap, node or npm.
+func NeedSandbox(t testing.TB) {
+	t.Helper()
+	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
+	testenv.Need(t, "node", "the runtime of the npm test servers")
+	testenv.Need(t, "npm", "the installer of the npm test servers")
+}
+
+// Use points npm at the loopback registry and nothing else of
+// the machine's configuration.
+func Use(t testing.TB, url string) {
+	t.Helper()
+	d := t.TempDir()
+	t.Setenv("npm_config_registry", url)
+	for _, c := range []string{"userconfig", "globalconfig"} {
+		rc := filepath.Join(d, c)
+		if err := os.WriteFile(rc, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv("npm_config_"+c, rc)
+	}
+}
