@@ -96,9 +96,10 @@ func (u Upstream) connect(ctx context.Context) (mcp.Connection, error) {
 		cmd := exec.Command(u.Command[0], u.Command[1:]...)
 		cmd.Env = u.Env
 		cmd.Stderr = u.Stderr
-		// The SDK's transport closes the command's stdin on Close, then
-		// signals and kills it if it does not exit.
-		return (&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}).Connect(ctx)
+		// Closing the connection closes the command's stdin, then signals
+		// and kills it if it does not exit. Its lines are bounded as an
+		// HTTP upstream's messages are.
+		return startCommand(cmd, maxMsg, 2*time.Second)
 	case u.isSSE():
 		return (&mcp.SSEClientTransport{Endpoint: u.URL, HTTPClient: client}).Connect(ctx)
 	default:
