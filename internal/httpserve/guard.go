@@ -51,7 +51,7 @@ func checkMCPRequest(r *http.Request) (int, string) {
 	if r.Method == http.MethodPost {
 		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if err != nil || mt != "application/json" {
-			return http.StatusUnsupportedMediaType, "Content-Type must be application/json"
+			return http.StatusUnsupportedMediaType, "Content-Type must be 'application/json'"
 		}
 	}
 	return 0, ""
