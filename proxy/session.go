@@ -145,7 +145,7 @@ func (p *Proxy) relay(ctx context.Context, down, up mcp.Connection, writeDown fu
 // connectUpstream opens an upstream session, counting and logging a
 // failure.
 func (p *Proxy) connectUpstream(ctx context.Context) (mcp.Connection, error) {
-	up, err := p.cfg.Upstream.connect(ctx)
+	up, err := p.cfg.Upstream.connect(ctx, callLimits{global: p.calls, perSession: p.cfg.MaxSessionCalls})
 	if err != nil {
 		p.metrics.upstream.Inc()
 		err = fmt.Errorf("upstream: %w", err)
