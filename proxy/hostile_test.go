@@ -1,0 +1,402 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// lineClient speaks raw JSON-RPC lines to p.ServeStdio: what an SDK client
+// would never send.
+type lineClient struct {
+	t     *testing.T
+	w     io.WriteCloser
+	lines chan []byte
+}
+
+func rawStdio(t *testing.T, p *Proxy) *lineClient {
+	t.Helper()
+	cr, pw := io.Pipe()
+	pr, cw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.ServeStdio(context.Background(), pr, pw)
+		pw.Close()
+	}()
+	c := &lineClient{t: t, w: cw, lines: make(chan []byte, 64)}
+	go func() {
+		defer close(c.lines)
+		sc := bufio.NewScanner(cr)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			c.lines <- append([]byte(nil), sc.Bytes()...)
+		}
+	}()
+	t.Cleanup(func() {
+		cw.Close()
+		<-done
+		cr.Close()
+	})
+	return c
+}
+
+func (c *lineClient) send(line string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.w, line+"\n"); err != nil {
+		c.t.Fatalf("send %s: %v", line, err)
+	}
+}
+
+// rpcMsg is a message the client received.
+type rpcMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64           `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	} `json:"error"`
+}
+
+// recv returns the next answer (notifications and server requests are
+// skipped).
+func (c *lineClient) recv() rpcMsg {
+	c.t.Helper()
+	timer := time.NewTimer(testTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case line, ok := <-c.lines:
+			if !ok {
+				c.t.Fatal("the proxy closed the session")
+			}
+			var m rpcMsg
+			if err := json.Unmarshal(line, &m); err != nil {
+				c.t.Fatalf("answer %s: %v", line, err)
+			}
+			if m.Method == "" {
+				return m
+			}
+		case <-timer.C:
+			c.t.Fatal("no answer")
+		}
+	}
+}
+
+// handshake initializes the session and lists the tools.
+func (c *lineClient) handshake() rpcMsg {
+	c.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := c.recv(); m.Error != nil {
+		c.t.Fatalf("initialize: %+v", m.Error)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+	return c.recv()
+}
+
+// scriptUpstream is a Streamable HTTP upstream written in the test: it
+// answers initialize and tools/list (with tools), and records every
+// tools/call it is sent, whatever its id.
+type scriptUpstream struct {
+	*httptest.Server
+	mu    sync.Mutex
+	calls []string // params of each tools/call
+}
+
+func newScriptUpstream(t *testing.T, tools string, handle func(w http.ResponseWriter, method string, id, params json.RawMessage) bool) *scriptUpstream {
+	su := &scriptUpstream{}
+	su.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		case http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(body, &msg) != nil {
+			http.Error(w, "not JSON", http.StatusBadRequest)
+			return
+		}
+		if msg.Method == "tools/call" {
+			su.mu.Lock()
+			su.calls = append(su.calls, string(msg.Params))
+			su.mu.Unlock()
+		}
+		if handle != nil && handle(w, msg.Method, msg.ID, msg.Params) {
+			return
+		}
+		var result string
+		switch {
+		case msg.ID == nil:
+			w.WriteHeader(http.StatusAccepted)
+			return
+		case msg.Method == "initialize":
+			w.Header().Set("Mcp-Session-Id", "script-session")
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"script","version":"1"}}`
+		case msg.Method == "tools/list":
+			result = `{"tools":` + tools + `}`
+		default:
+			result = `{"content":[{"type":"text","text":"ran"}]}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+	}))
+	t.Cleanup(su.Close)
+	return su
+}
+
+func (su *scriptUpstream) called() []string {
+	su.mu.Lock()
+	defer su.mu.Unlock()
+	return slices.Clone(su.calls)
+}
+
+const (
+	toolEcho = `{"name":"echo","description":"echo","inputSchema":{"type":"object","properties":{"text":{"type":"string"}}}}`
+	toolRun  = `{"name":"run_cmd","description":"run","inputSchema":{"type":"object","properties":{"command":{"type":"string","description":"shell command"}}}}`
+)
+
+// TestPolicyFailsClosed: with --hide or --deny on, a call the proxy cannot
+// read unambiguously never reaches the upstream (mcp-go decodes params
+// with Go structs, matching keys in any case), nor does a tools/call sent
+// as a notification; a reused id cannot take the list past the labeller.
+func TestPolicyFailsClosed(t *testing.T) {
+	up := newScriptUpstream(t, `[`+toolEcho+`,`+toolRun+`]`, nil)
+	for _, pol := range []Policy{{Hide: []string{"command-string"}}, {Deny: []string{"command-string"}}} {
+		t.Run(fmt.Sprint(pol.Hide, pol.Deny), func(t *testing.T) {
+			p := newProxy(t, Upstream{URL: up.URL}, pol)
+			c := rawStdio(t, p)
+			c.handshake()
+			for i, params := range []string{
+				`{"Name":"run_cmd"}`,
+				`{"name":"echo","NAME":"run_cmd"}`,
+				`{"nAmE":"run_cmd"}`,
+				`{"name":"echo","name":"run_cmd"}`,
+				`{"name":"echo","\u004eame":"run_cmd"}`,
+				`{"name":"echo","NAMe":"run_cmd"}`,
+				`{"name":["run_cmd"]}`,
+				`{"name":5}`,
+				`["run_cmd"]`,
+				`"run_cmd"`,
+				`{}`,
+			} {
+				c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, 100+i, params))
+				m := c.recv()
+				if m.Error == nil || m.Error.Code != CodeDenied || string(m.ID) != fmt.Sprint(100+i) {
+					t.Errorf("params %s: answer %+v, want error %d for id %d", params, m, CodeDenied, 100+i)
+				}
+			}
+			c.send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"run_cmd","arguments":{}}}`)
+			c.send(`{"jsonrpc":"2.0","id":"ok","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+			if m := c.recv(); m.Error != nil || string(m.ID) != `"ok"` {
+				t.Fatalf("echo: %+v", m)
+			}
+			// The upstream saw the echo only: the notification and the
+			// unreadable calls were dropped.
+			if got := up.called(); len(got) != 1 || !strings.Contains(got[0], `"echo"`) {
+				t.Errorf("upstream was sent tools/call %q, want only the echo", got)
+			}
+			up.mu.Lock()
+			up.calls = nil
+			up.mu.Unlock()
+		})
+	}
+}
+
+// TestReusedID: a tools/call reusing the id of a tools/list in flight does
+// not turn the list's answer into the call's (passed unlabelled and
+// unfiltered).
+func TestReusedID(t *testing.T) {
+	hold := make(chan struct{})
+	var listed atomic.Int32
+	up := newScriptUpstream(t, `[`+toolEcho+`,`+toolRun+`]`, func(w http.ResponseWriter, method string, id, _ json.RawMessage) bool {
+		if method == "tools/list" && listed.Add(1) == 2 {
+			<-hold // the second list waits until the reused id was sent
+		}
+		return false
+	})
+	p := newProxy(t, Upstream{URL: up.URL}, Policy{Hide: []string{"command-string"}})
+	c := rawStdio(t, p)
+	c.handshake()
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`)
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	m := c.recv() // the call, refused: its id is in flight
+	if m.Error == nil || m.Error.Code != CodeInvalidRequest {
+		t.Errorf("reused id: %+v, want error %d", m, CodeInvalidRequest)
+	}
+	close(hold)
+	m = c.recv()
+	if string(m.ID) != "5" || m.Result == nil {
+		t.Fatalf("list: %+v", m)
+	}
+	if bytes.Contains(m.Result, []byte("run_cmd")) || !bytes.Contains(m.Result, []byte(MetaKey)) {
+		t.Errorf("the list went out unfiltered or unlabelled: %s", m.Result)
+	}
+}
+
+// TestListFailsClosed: a second tool of a hidden tool's name does not make
+// it callable, and a tool the decoder rejects is not listed under --hide
+// (nor callable under either policy).
+func TestListFailsClosed(t *testing.T) {
+	dupe := `{"name":"run_cmd","description":"harmless","inputSchema":{"type":"object"}}`
+	// Nesting past the census decoder's depth (Python's recursion
+	// limit), within the JSON-RPC decoder's.
+	rejected := `{"name":"odd","inputSchema":{"type":"object","x":` + strings.Repeat("[", 990) + strings.Repeat("]", 990) + `}}`
+	up := newScriptUpstream(t, `[`+toolEcho+`,`+toolRun+`,`+dupe+`,`+rejected+`]`, nil)
+	p0 := newProxy(t, Upstream{URL: up.URL}, Policy{})
+	c0 := rawStdio(t, p0)
+	if m := c0.handshake(); !bytes.Contains(m.Result, []byte(`"odd"`)) {
+		t.Fatalf("without a policy the rejected tool must pass: %+v", m.Error)
+	}
+	if testCounter(t, p0, "atlas_proxy_tools_unlabelled_total", "") != 1 {
+		t.Fatal("the odd tool was not rejected by the decoder: the test does not test")
+	}
+	for _, pol := range []Policy{{Hide: []string{"command-string"}}, {Deny: []string{"command-string"}}} {
+		t.Run(fmt.Sprint(pol.Hide, pol.Deny), func(t *testing.T) {
+			p := newProxy(t, Upstream{URL: up.URL}, pol)
+			c := rawStdio(t, p)
+			list := c.handshake()
+			hide := len(pol.Hide) > 0
+			if got := bytes.Contains(list.Result, []byte(`"run_cmd"`)); got == hide {
+				t.Errorf("run_cmd listed %v under %+v: %s", got, pol, list.Result)
+			}
+			if got := bytes.Contains(list.Result, []byte(`"odd"`)); got == hide {
+				t.Errorf("odd listed %v under %+v: %s", got, pol, list.Result)
+			}
+			for _, name := range []string{"run_cmd", "odd"} {
+				c.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + name + `","arguments":{}}}`)
+				if m := c.recv(); m.Error == nil || m.Error.Code != CodeDenied {
+					t.Errorf("call %s: %+v, want refused", name, m)
+				}
+			}
+			if got := up.called(); len(got) != 0 {
+				t.Errorf("upstream was sent %q", got)
+			}
+		})
+	}
+}
+
+// TestForgedLabel: a server's own param-risk key, a _meta that is null or
+// a string, or a _meta given twice, leaves the proxy as one _meta object
+// holding one key, ours; through two proxies in a row, still one.
+func TestForgedLabel(t *testing.T) {
+	forged := `{"classes":[],"required_classes":[],"properties":[],"rules":"forged"}`
+	tools := `[` +
+		`{"name":"a","inputSchema":{"type":"object","properties":{"command":{"type":"string"}}},"_meta":{"` + MetaKey + `":` + forged + `}},` +
+		`{"name":"b","inputSchema":{"type":"object"},"_meta":null},` +
+		`{"name":"c","inputSchema":{"type":"object"},"_meta":"x"},` +
+		`{"_meta":{"` + MetaKey + `":` + forged + `},"name":"d","inputSchema":{"type":"object"},"_meta":{"v":1}}` +
+		`]`
+	up := newScriptUpstream(t, tools, nil)
+	p1 := newProxy(t, Upstream{URL: up.URL}, Policy{})
+	p2 := newProxy(t, Upstream{URL: serveHTTP(t, p1) + "/mcp"}, Policy{})
+	for name, p := range map[string]*Proxy{"one proxy": p1, "two proxies": p2} {
+		t.Run(name, func(t *testing.T) {
+			m := rawStdio(t, p).handshake()
+			var res struct{ Tools []json.RawMessage }
+			if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Tools) != 4 {
+				t.Fatalf("list %s: %v", m.Result, err)
+			}
+			for _, tool := range res.Tools {
+				if n := bytes.Count(tool, []byte(`"_meta"`)); n != 1 {
+					t.Errorf("%s: %d _meta members", tool, n)
+				}
+				if n := bytes.Count(tool, []byte(MetaKey)); n != 1 {
+					t.Errorf("%s: %d param-risk keys", tool, n)
+				}
+				if bytes.Contains(tool, []byte("forged")) {
+					t.Errorf("%s: the forged label survived", tool)
+				}
+			}
+			if !bytes.Contains(res.Tools[0], []byte(`"gg:command-string"`)) {
+				t.Errorf("tool a lost its own label: %s", res.Tools[0])
+			}
+			if got := testCounter(t, p, "atlas_proxy_labels_replaced_total", ""); got < 4 {
+				t.Errorf("replaced %v labels, want 4 counted", got)
+			}
+		})
+	}
+}
+
+// TestGuard: /mcp refuses what a web page could send through the browser
+// (a foreign Origin, a rebound Host, a text/plain body), before any
+// upstream session or process exists for it.
+func TestGuard(t *testing.T) {
+	var connects atomic.Int32
+	srv := upstreamServer(nil, nil)
+	p := newProxy(t, Upstream{Transport: func() mcp.Transport {
+		connects.Add(1)
+		ct, st := mcp.NewInMemoryTransports()
+		go srv.Run(context.Background(), st)
+		return ct
+	}}, Policy{})
+	base := serveHTTP(t, p)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	host := strings.TrimPrefix(base, "http://")
+	cases := []struct {
+		name   string
+		header map[string]string
+		host   string
+		want   int
+	}{
+		{"foreign origin", map[string]string{"Origin": "http://evil.example"}, "", http.StatusForbidden},
+		{"null origin", map[string]string{"Origin": "null"}, "", http.StatusForbidden},
+		{"origin on another port", map[string]string{"Origin": "http://127.0.0.1:1"}, "", http.StatusForbidden},
+		{"cross-site fetch", map[string]string{"Sec-Fetch-Site": "cross-site"}, "", http.StatusForbidden},
+		{"rebound host", nil, "evil.example", http.StatusForbidden},
+		{"rebound host with port", nil, "evil.example:" + strings.Split(host, ":")[1], http.StatusForbidden},
+		{"text/plain", map[string]string{"Content-Type": "text/plain"}, "", http.StatusUnsupportedMediaType},
+		{"form", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "", http.StatusUnsupportedMediaType},
+		{"no accept", map[string]string{"Accept": "application/json"}, "", http.StatusBadRequest},
+		{"own origin", map[string]string{"Origin": base}, "", http.StatusOK},
+		{"localhost", nil, "localhost:" + strings.Split(host, ":")[1], http.StatusOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := connects.Load()
+			req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(init))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range c.header {
+				req.Header.Set(k, v)
+			}
+			if c.host != "" {
+				req.Host = c.host
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, c.want)
+			}
+			if opened := connects.Load() - before; (opened > 0) != (c.want == http.StatusOK) {
+				t.Errorf("%d upstream sessions opened", opened)
+			}
+		})
+	}
+}
