@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ type httpSession struct {
 	id   string
 	t    *mcp.StreamableServerTransport
 	conn mcp.Connection
+	sess *session      // the relay
 	done chan struct{} // closed when the relay has ended
 
 	active atomic.Int32 // requests being served
@@ -108,9 +110,10 @@ func (t *sessionTable) open(up mcp.Connection) (*httpSession, error) {
 	t.mu.Lock()
 	t.m[s.id] = s
 	t.mu.Unlock()
+	s.sess = t.p.newSession(conn, up, s.write, s.withdraw)
 	go func() {
 		defer close(s.done)
-		t.p.relay(t.ctx, conn, up, s.write, s.withdraw)
+		s.sess.run(t.ctx)
 		t.mu.Lock()
 		delete(t.m, s.id)
 		t.mu.Unlock()
@@ -330,7 +333,25 @@ func (p *Proxy) servePOST(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		fresh = true
+		// The upstream answers the initialize before the transport sees
+		// it: an upstream that fails at once (a command that exits)
+		// is an HTTP error with the JSON-RPC error for the client's id,
+		// and no session is left behind.
+		ans, err := s.sess.call(r.Context(), init)
+		if err != nil {
+			p.sessions.close(s)
+			p.refuseInitialize(w, init, &httpError{statusUpstream, err})
+			return
+		}
+		s.sess.mu.Lock()
+		s.sess.initAnswer = ans
+		s.sess.mu.Unlock()
 	} else if s = p.session(w, r); s == nil {
+		return
+	} else if err := s.sess.failed(); err != nil {
+		// The upstream is gone: every call of the POST is answered with
+		// that, under an HTTP error status.
+		p.refuseCalls(w, body, err)
 		return
 	}
 	defer s.touch()()
@@ -361,7 +382,7 @@ func (p *Proxy) openSession() (*httpSession, error) {
 	defer unreserve()
 	up, err := p.connectUpstream(p.sessions.ctx)
 	if err != nil {
-		return nil, &httpError{http.StatusBadGateway, err}
+		return nil, &httpError{statusUpstream, err}
 	}
 	s, err := p.sessions.open(up)
 	if err != nil {
@@ -370,6 +391,41 @@ func (p *Proxy) openSession() (*httpSession, error) {
 	}
 	return s, nil
 }
+
+// refuseCalls answers every call in body with err, under statusUpstream.
+func (p *Proxy) refuseCalls(w http.ResponseWriter, body []byte, err error) {
+	msgs, derr := decodeLine(body)
+	var out []byte
+	if derr == nil {
+		var answers []json.RawMessage
+		for _, m := range msgs {
+			if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+				data, _ := jsonrpc.EncodeMessage(errorResponse(req.ID, CodeUpstream, err.Error(), nil))
+				answers = append(answers, data)
+			}
+		}
+		switch {
+		case len(answers) == 1 && len(msgs) == 1:
+			out = answers[0]
+		case len(answers) > 0:
+			out, _ = json.Marshal(answers)
+		}
+	}
+	if out == nil {
+		http.Error(w, err.Error(), statusUpstream)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(statusUpstream)
+	w.Write(out)
+}
+
+// statusUpstream is the HTTP status of an answer that carries the
+// upstream's failure as a JSON-RPC error: 424 Failed Dependency (the
+// request failed because the upstream did). Not 500 or 502: clients treat
+// 500, 502, 503, 504 and 429 as transient, retry and drop the body (the Go
+// SDK does), and the client must read the error for its request id.
+const statusUpstream = http.StatusFailedDependency
 
 // httpError is a failure answered with its HTTP status.
 type httpError struct {

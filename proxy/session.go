@@ -67,6 +67,20 @@ type session struct {
 	// upErr is the upstream's failure once it has failed: every later call
 	// is answered with it.
 	upErr error
+	// waiters take the answers of calls the proxy made itself (call), by
+	// id, instead of the client.
+	waiters map[any]chan callAnswer
+	// initAnswer is the upstream's answer to the client's initialize,
+	// made ahead by the HTTP downstream (see servePOST): the initialize
+	// that then comes through the transport is answered with it.
+	initAnswer *jsonrpc.Response
+}
+
+// callAnswer is the answer to a call the proxy made itself, or the
+// upstream's failure.
+type callAnswer struct {
+	resp *jsonrpc.Response
+	err  error
 }
 
 // pendingCall is a request in flight upstream.
@@ -100,14 +114,24 @@ func (t *toolState) add(ent *labelEntry) {
 // already (nil: relay connects). It returns the upstream's failure, if
 // that is what ended it.
 func (p *Proxy) relay(ctx context.Context, down, up mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error, withdraw func(jsonrpc.Message) bool) error {
-	p.metrics.sessions.Inc()
-	defer p.metrics.sessions.Dec()
-	defer down.Close()
+	return p.newSession(down, up, writeDown, withdraw).run(ctx)
+}
+
+// newSession is a session not yet relaying (see relay).
+func (p *Proxy) newSession(down, up mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error, withdraw func(jsonrpc.Message) bool) *session {
 	if writeDown == nil {
 		writeDown = down.Write
 	}
-	s := &session{p: p, down: down, writeDown: writeDown, withdraw: withdraw, pending: map[any]pendingCall{}, tools: map[string]*toolState{}}
+	return &session{p: p, down: down, up: up, writeDown: writeDown, withdraw: withdraw,
+		pending: map[any]pendingCall{}, tools: map[string]*toolState{}, waiters: map[any]chan callAnswer{}}
+}
 
+// run relays the session (see relay).
+func (s *session) run(ctx context.Context) error {
+	p, down, up := s.p, s.down, s.up
+	p.metrics.sessions.Inc()
+	defer p.metrics.sessions.Dec()
+	defer down.Close()
 	if up == nil {
 		var err error
 		if up, err = p.connectUpstream(ctx); err != nil {
@@ -136,10 +160,64 @@ func (p *Proxy) relay(ctx context.Context, down, up mcp.Connection, writeDown fu
 		return nil
 	})
 	g.Wait()
-	if upErr != nil {
-		p.log.Warn("upstream failed", "err", upErr)
-	}
 	return upErr
+}
+
+// call sends req upstream on the proxy's own behalf and waits for its
+// answer; err is the upstream's failure (or ctx's), not a JSON-RPC error
+// answer.
+func (s *session) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
+	ch := make(chan callAnswer, 1)
+	s.mu.Lock()
+	if s.upErr != nil {
+		err := s.upErr
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.pending[req.ID.Raw()] = pendingCall{id: req.ID, method: req.Method}
+	s.waiters[req.ID.Raw()] = ch
+	s.mu.Unlock()
+	if err := s.up.Write(ctx, req); err != nil {
+		s.take(req.ID)
+		s.mu.Lock()
+		delete(s.waiters, req.ID.Raw())
+		s.mu.Unlock()
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	select {
+	case a := <-ch:
+		return a.resp, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// failed returns the upstream's failure, once it has failed.
+func (s *session) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.upErr
+}
+
+// waiter takes the waiter for id, if the proxy made that call.
+func (s *session) waiter(id jsonrpc.ID) chan callAnswer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.waiters[id.Raw()]
+	delete(s.waiters, id.Raw())
+	return ch
+}
+
+// answeredAhead returns the answer made ahead for the client's initialize
+// m, once.
+func (s *session) answeredAhead(m *jsonrpc.Request) *jsonrpc.Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.initAnswer; a != nil && m.Method == "initialize" && a.ID == m.ID {
+		s.initAnswer = nil
+		return a
+	}
+	return nil
 }
 
 // connectUpstream opens an upstream session, counting and logging a
@@ -191,6 +269,10 @@ func (s *session) clientToServer(ctx context.Context) {
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
 			s.p.metrics.requests.WithLabelValues(methodLabel(m.Method)).Inc()
+			if a := s.answeredAhead(m); a != nil {
+				s.writeDown(ctx, a)
+				continue
+			}
 			if m.IsCall() {
 				if resp := s.admit(m); resp != nil {
 					s.writeDown(ctx, resp)
@@ -289,12 +371,17 @@ func (s *session) serverToClient(ctx context.Context) error {
 			// Counted before the client hears of it, so that whoever
 			// sees the error sees the count.
 			s.p.metrics.upstream.Inc()
+			s.p.log.Warn("upstream failed", "err", err)
 			s.failPending(ctx, err)
 			return err
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
 			if method := s.take(resp.ID); method == "tools/list" && resp.Error == nil {
 				resp.Result = s.labelList(resp.Result)
+			}
+			if ch := s.waiter(resp.ID); ch != nil {
+				ch <- callAnswer{resp: resp}
+				continue
 			}
 		}
 		err = s.writeDown(ctx, msg)
@@ -332,6 +419,10 @@ func (s *session) failPending(ctx context.Context, err error) {
 	s.upErr = err
 	s.mu.Unlock()
 	for _, c := range calls {
+		if ch := s.waiter(c.id); ch != nil {
+			ch <- callAnswer{err: err}
+			continue
+		}
 		s.writeDown(context.WithoutCancel(ctx), errorResponse(c.id, CodeUpstream, err.Error(), nil))
 	}
 }

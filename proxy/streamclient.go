@@ -42,9 +42,9 @@ type streamConn struct {
 	calls        *semaphore.Weighted
 	sessionCalls *semaphore.Weighted
 	failOnce     sync.Once
-	failErr  error
-	failed   chan struct{}
-	wg       sync.WaitGroup
+	failErr      error
+	failed       chan struct{}
+	wg           sync.WaitGroup
 
 	mu        sync.Mutex
 	sessionID string

@@ -193,9 +193,9 @@ func (t originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 type fallbackConn struct {
 	sse func() (mcp.Connection, error)
 
-	mu       sync.Mutex
-	cur      mcp.Connection
-	tried    bool
+	mu    sync.Mutex
+	cur   mcp.Connection
+	tried bool
 }
 
 func (f *fallbackConn) current() mcp.Connection {
