@@ -24,6 +24,10 @@ import (
 const stdioServerEnv = "ATLAS_PROXY_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioServerEnv) == "big" {
+		bigListServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		err := upstreamServer(nil, nil).Run(context.Background(), &mcp.StdioTransport{})
 		if err != nil {

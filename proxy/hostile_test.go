@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -399,4 +400,123 @@ func TestGuard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bigListSize is the tools/list line of bigListServer: past the SDK's 16
+// MiB line cap, within the proxy's 64 MiB.
+const bigListSize = 21 << 20
+
+// bigListServer is a stdio MCP server, written raw, whose tools/list
+// answer is one line of bigListSize bytes.
+func bigListServer(r io.Reader, w io.Writer) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	bw := bufio.NewWriter(w)
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}}`+"\n", msg.ID)
+		case "tools/list":
+			head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big","inputSchema":{"type":"object"},"description":"`, msg.ID)
+			tail := `"}]}}` + "\n"
+			bw.WriteString(head)
+			bw.WriteString(strings.Repeat("x", bigListSize-len(head)-len(tail)))
+			bw.WriteString(tail)
+		default:
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", msg.ID)
+		}
+		bw.Flush()
+	}
+}
+
+// TestStdioErrors: a stdio client's bad line is answered -32700 and the
+// session goes on; a stdio upstream's 21 MB line passes; an upstream
+// failure keeps the request's numeric id; an upstream command that exits
+// at once (a missing folder) answers the client's initialize with an
+// error for its id, over stdio and, with an HTTP error status, over HTTP.
+func TestStdioErrors(t *testing.T) {
+	t.Run("bad line", func(t *testing.T) {
+		c := rawStdio(t, newProxy(t, stdioUpstream(t), Policy{}))
+		c.handshake()
+		c.send(`{"jsonrpc":"2.0","id":1,"method":`)
+		if m := c.recv(); m.Error == nil || m.Error.Code != CodeParse {
+			t.Errorf("bad line: %+v, want %d", m, CodeParse)
+		}
+		c.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if m := c.recv(); m.Error != nil || string(m.ID) != "2" {
+			t.Errorf("ping after the bad line: %+v", m)
+		}
+	})
+	t.Run("21 MB line", func(t *testing.T) {
+		up := stdioUpstream(t)
+		up.Env = append(os.Environ(), stdioServerEnv+"=big")
+		m := rawStdio(t, newProxy(t, up, Policy{})).handshake()
+		if m.Error != nil || len(m.Result) < bigListSize-200 || !bytes.Contains(m.Result, []byte(MetaKey)) {
+			t.Errorf("tools/list of %d bytes: error %+v", len(m.Result), m.Error)
+		}
+	})
+	t.Run("numeric id of a dying upstream", func(t *testing.T) {
+		c := rawStdio(t, newProxy(t, stdioUpstream(t), Policy{}))
+		c.handshake()
+		c.send(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"die","arguments":{}}}`)
+		if m := c.recv(); m.Error == nil || m.Error.Code != CodeUpstream || string(m.ID) != "42" {
+			t.Errorf("call: %+v (id %s), want error %d for id 42", m.Error, m.ID, CodeUpstream)
+		}
+		c.send(`{"jsonrpc":"2.0","id":43,"method":"ping"}`)
+		if m := c.recv(); m.Error == nil || string(m.ID) != "43" {
+			t.Errorf("a call after the failure: %+v (id %s), want the upstream's error", m.Error, m.ID)
+		}
+	})
+	exits := Upstream{Command: []string{"sh", "-c", "echo 'no such folder' >&2; exit 1"}}
+	init := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	t.Run("upstream exits, stdio", func(t *testing.T) {
+		c := rawStdio(t, newProxy(t, exits, Policy{}))
+		c.send(init)
+		if m := c.recv(); m.Error == nil || m.Error.Code != CodeUpstream || string(m.ID) != "7" {
+			t.Errorf("initialize: %+v (id %s), want error %d for id 7", m.Error, m.ID, CodeUpstream)
+		}
+	})
+	t.Run("upstream exits, http", func(t *testing.T) {
+		p := newProxy(t, exits, Policy{})
+		resp := postMCP(t, serveHTTP(t, p), init, nil)
+		var m rpcMsg
+		json.Unmarshal(resp.body, &m)
+		if resp.code < 400 || m.Error == nil || m.Error.Code != CodeUpstream || string(m.ID) != "7" {
+			t.Errorf("initialize: HTTP %d %s, want an error status and error %d for id 7", resp.code, resp.body, CodeUpstream)
+		}
+		if n := p.sessions.count(); n != 0 {
+			t.Errorf("%d sessions left", n)
+		}
+	})
+}
+
+type httpAnswer struct {
+	code   int
+	header http.Header
+	body   []byte
+}
+
+// postMCP posts body to base/mcp as a Streamable HTTP client would.
+func postMCP(t *testing.T, base, body string, header map[string]string) httpAnswer {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return httpAnswer{resp.StatusCode, resp.Header, b}
 }

@@ -91,6 +91,12 @@ func (t *sessionTable) reserve() (func(), error) {
 	}, nil
 }
 
+func (t *sessionTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
 func (t *sessionTable) get(id string) *httpSession {
 	t.mu.Lock()
 	defer t.mu.Unlock()
