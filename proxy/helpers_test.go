@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 )
 
 // stdioServerEnv makes the test binary an SDK MCP server on stdio: the
@@ -36,7 +37,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Every goroutine a test starts (relays, upstream readers, janitors,
+	// processes' waiters) must have ended with it.
+	goleak.VerifyTestMain(m)
 }
 
 // The upstream's tools, with raw schemas (and one _meta of its own) so

@@ -13,8 +13,8 @@ import (
 // endpoint on another origin, as the MCP transport specification asks of
 // servers ("MUST validate the Origin header"):
 //
-//   - a request whose Origin is not the endpoint's own (scheme aside: the
-//     host and port the client addressed), or "null", or which the browser
+//   - a request whose Origin is not the endpoint's own (the scheme, host
+//     and port the client addressed), or "null", or which the browser
 //     marks as cross-site (Sec-Fetch-Site) without an Origin: 403;
 //   - on a loopback listener, a Host that does not name a loopback
 //     address: a DNS-rebinding page reaches 127.0.0.1 under its own name
@@ -42,7 +42,11 @@ func checkMCPRequest(r *http.Request) (int, string) {
 	}
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
-		if err != nil || u.Host == "" || !sameHost(u, r.Host) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		if err != nil || u.Host == "" || !sameOrigin(u, scheme, r.Host) {
 			return http.StatusForbidden, "forbidden: cross-origin request from " + quote(origin)
 		}
 	} else if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
@@ -57,9 +61,9 @@ func checkMCPRequest(r *http.Request) (int, string) {
 	return 0, ""
 }
 
-// sameHost reports whether the origin u names the host and port the
-// request was addressed to (default ports made explicit on both sides).
-func sameHost(u *url.URL, host string) bool {
+// sameOrigin reports whether the origin u names the scheme, host and port
+// the request was addressed to (default ports made explicit on both sides).
+func sameOrigin(u *url.URL, scheme, host string) bool {
 	withPort := func(h, scheme string) string {
 		if _, _, err := net.SplitHostPort(h); err == nil {
 			return strings.ToLower(h)
@@ -70,10 +74,10 @@ func sameHost(u *url.URL, host string) bool {
 		}
 		return strings.ToLower(net.JoinHostPort(strings.Trim(h, "[]"), port))
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
+	if !strings.EqualFold(u.Scheme, scheme) {
 		return false
 	}
-	return withPort(u.Host, u.Scheme) == withPort(host, u.Scheme)
+	return withPort(u.Host, scheme) == withPort(host, scheme)
 }
 
 // isLoopback reports whether a host or host:port names a loopback address
