@@ -520,3 +520,113 @@ func postMCP(t *testing.T, base, body string, header map[string]string) httpAnsw
 	b, _ := io.ReadAll(resp.Body)
 	return httpAnswer{resp.StatusCode, resp.Header, b}
 }
+
+// TestRelayUnknown: what the proxy does not understand passes: a task
+// method through the HTTP downstream (the SDK's transport refuses
+// methods it does not know), a notification of an unknown method, and an
+// upstream's JSON-RPC error inside an HTTP 4xx, code, message and data.
+func TestRelayUnknown(t *testing.T) {
+	var seen sync.Map
+	up := newScriptUpstream(t, `[`+toolEcho+`]`, func(w http.ResponseWriter, method string, id, params json.RawMessage) bool {
+		seen.Store(method, string(params))
+		switch {
+		case method == "tasks/get":
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"taskId":"t1", "status":"working","x-vendor":[1.50,{"k":null}]}}`, id)
+			return true
+		case method == "tools/call" && bytes.Contains(params, []byte(`"negotiate"`)):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"unsupported protocol version","data":{"supported":["2026-07-28"]}}}`, id)
+			return true
+		}
+		return false
+	})
+	p := newProxy(t, Upstream{URL: up.URL}, Policy{})
+	base := serveHTTP(t, p)
+	init := postMCP(t, base, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, nil)
+	sid := init.header.Get(sessionHeader)
+	if init.code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d %s", init.code, init.body)
+	}
+	hdr := map[string]string{sessionHeader: sid, "Mcp-Protocol-Version": "2025-06-18"}
+	postMCP(t, base, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, hdr)
+
+	got := postMCP(t, base, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t1"}}`, hdr)
+	var m rpcMsg
+	if err := json.Unmarshal(got.body, &m); err != nil || got.code != http.StatusOK {
+		t.Fatalf("tasks/get: HTTP %d %s", got.code, got.body)
+	}
+	// Byte for byte but for insignificant whitespace, which the JSON-RPC
+	// encoder drops: numbers, nulls and unknown members as they came.
+	if want := `{"taskId":"t1","status":"working","x-vendor":[1.50,{"k":null}]}`; string(m.Result) != want {
+		t.Errorf("tasks/get result %s, want %s", m.Result, want)
+	}
+	got = postMCP(t, base, `{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t1"}}`, hdr)
+	if got.code != http.StatusAccepted {
+		t.Errorf("unknown notification: HTTP %d %s", got.code, got.body)
+	}
+	if v, ok := seen.Load("notifications/tasks/status"); !ok || v != `{"taskId":"t1"}` {
+		t.Errorf("the unknown notification reached the upstream as %v", v)
+	}
+
+	c := rawStdio(t, p)
+	c.handshake()
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"negotiate","arguments":{}}}`)
+	m = c.recv()
+	if m.Error == nil || m.Error.Code != -32022 || m.Error.Message != "unsupported protocol version" || string(m.Error.Data) != `{"supported":["2026-07-28"]}` {
+		t.Errorf("error inside HTTP 400: %+v, want the upstream's as it came", m.Error)
+	}
+}
+
+// TestUpstreamOrigin: the proxy's upstream requests stay at the
+// upstream's origin: a 307 on initialize does not repost the client's
+// message to another port, a legacy SSE endpoint event naming another
+// origin gets nothing; and a legacy SSE server at a path not ending in
+// /sse is reached by falling back, as the crawl does.
+func TestUpstreamOrigin(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Add(1)
+		w.WriteHeader(http.StatusTeapot)
+	}))
+	defer other.Close()
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer redirect.Close()
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: endpoint\ndata: %s/message?sessionid=1\n\n", other.URL)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	defer endpoint.Close()
+	for _, c := range []struct{ name, url string }{
+		{"307 to another port", redirect.URL + "/mcp"},
+		{"SSE endpoint on another origin", endpoint.URL + "/sse"},
+		{"SSE endpoint on another origin, found by fallback", endpoint.URL + "/events"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := rawStdio(t, newProxy(t, Upstream{URL: c.url}, Policy{}))
+			cl.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+			if m := cl.recv(); m.Error == nil {
+				t.Errorf("initialize answered %s", m.Result)
+			}
+			if n := elsewhere.Load(); n != 0 {
+				t.Errorf("%d requests reached the other origin", n)
+			}
+		})
+	}
+	t.Run("legacy SSE at /events", func(t *testing.T) {
+		up := sdkUpstreamSSE(t, upstreamServer(nil, nil))
+		m := rawStdio(t, newProxy(t, Upstream{URL: up.URL + "/events"}, Policy{})).handshake()
+		if m.Error != nil || !bytes.Contains(m.Result, []byte(`"read_file"`)) {
+			t.Errorf("tools/list: %+v %s", m.Error, m.Result)
+		}
+	})
+}

@@ -361,6 +361,12 @@ func (p *Proxy) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.touch()()
+	if !fresh {
+		if msgs, direct := transportRefuses(body); direct {
+			p.serveDirect(w, r, s, msgs)
+			return
+		}
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
 	if !fresh {
@@ -396,6 +402,67 @@ func (p *Proxy) openSession() (*httpSession, error) {
 		return nil, &httpError{http.StatusInternalServerError, err}
 	}
 	return s, nil
+}
+
+// sdkMethods are the methods the SDK's server transport lets through, and
+// whether each is a notification, and may come without params (the SDK's
+// serverMethodInfos, v1.8.0). A message it would refuse (an unknown method
+// such as tasks/get, or a known one of another shape) is relayed by the
+// proxy itself: a relay passes what it does not understand.
+var sdkMethods = map[string]struct{ notification, noParamsOK bool }{
+	"completion/complete": {}, "server/discover": {false, true}, "initialize": {},
+	"ping": {false, true}, "prompts/list": {false, true}, "prompts/get": {},
+	"tools/list": {false, true}, "tools/call": {}, "resources/list": {false, true},
+	"resources/templates/list": {false, true}, "resources/read": {}, "logging/setLevel": {},
+	"resources/subscribe": {}, "subscriptions/listen": {}, "resources/unsubscribe": {},
+	"notifications/cancelled": {true, true}, "notifications/initialized": {true, true},
+	"notifications/roots/list_changed": {true, true}, "notifications/progress": {true, false},
+}
+
+// transportRefuses decodes a POST's messages and reports whether the SDK's
+// transport would refuse one of them.
+func transportRefuses(body []byte) ([]jsonrpc.Message, bool) {
+	msgs, err := decodeLine(body)
+	if err != nil {
+		return nil, false // the transport answers it
+	}
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		info, known := sdkMethods[req.Method]
+		if !known || info.notification == req.IsCall() || (!info.noParamsOK && len(req.Params) == 0) {
+			return msgs, true
+		}
+	}
+	return nil, false
+}
+
+// serveDirect relays a POST's messages upstream without the SDK's
+// transport, and answers with the answers to its calls as JSON (202 when
+// it held none). What the server sends meanwhile that is not an answer
+// goes to the standalone stream.
+func (p *Proxy) serveDirect(w http.ResponseWriter, r *http.Request, s *httpSession, msgs []jsonrpc.Message) {
+	var answers []json.RawMessage
+	for _, m := range msgs {
+		if resp := s.sess.forward(r.Context(), m); resp != nil {
+			data, err := jsonrpc.EncodeMessage(resp)
+			if err == nil {
+				answers = append(answers, data)
+			}
+		}
+	}
+	if len(answers) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	out := answers[0]
+	if len(msgs) > 1 {
+		out, _ = json.Marshal(answers)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
 }
 
 // refuseCalls answers every call in body with err, under statusUpstream.

@@ -174,6 +174,11 @@ func (s *session) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Resp
 		s.mu.Unlock()
 		return nil, err
 	}
+	if prev, ok := s.pending[req.ID.Raw()]; ok {
+		s.mu.Unlock()
+		return errorResponse(req.ID, CodeInvalidRequest,
+			fmt.Sprintf("request id %v is already in use by a %s request in flight", req.ID.Raw(), prev.method), nil), nil
+	}
 	s.pending[req.ID.Raw()] = pendingCall{id: req.ID, method: req.Method}
 	s.waiters[req.ID.Raw()] = ch
 	s.mu.Unlock()
@@ -197,6 +202,34 @@ func (s *session) failed() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.upErr
+}
+
+// forward relays one message of the client's outside the downstream
+// transport (see Proxy.serveDirect) and returns the answer to a call: the
+// upstream's, the policy's, or the upstream's failure as a JSON-RPC error.
+func (s *session) forward(ctx context.Context, msg jsonrpc.Message) *jsonrpc.Response {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		if ok {
+			s.p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
+			if req.Method == "tools/call" && s.p.cfg.Policy.active() {
+				return nil
+			}
+		}
+		s.up.Write(ctx, msg)
+		return nil
+	}
+	s.p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
+	if req.Method == "tools/call" && s.p.cfg.Policy.active() {
+		if resp := s.check(req); resp != nil {
+			return resp
+		}
+	}
+	resp, err := s.call(ctx, req)
+	if err != nil {
+		return errorResponse(req.ID, CodeUpstream, err.Error(), nil)
+	}
+	return resp
 }
 
 // waiter takes the waiter for id, if the proxy made that call.
