@@ -424,11 +424,17 @@ func bigListServer(r io.Reader, w io.Writer) {
 		case "initialize":
 			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}}`+"\n", msg.ID)
 		case "tools/list":
-			head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"big","inputSchema":{"type":"object"},"description":"`, msg.ID)
-			tail := `"}]}}` + "\n"
-			bw.WriteString(head)
-			bw.WriteString(strings.Repeat("x", bigListSize-len(head)-len(tail)))
-			bw.WriteString(tail)
+			// Tools of 64 KiB each (the labeller takes tools of up to
+			// 4 MiB), in one line.
+			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[`, msg.ID)
+			desc := strings.Repeat("x", 64<<10)
+			for i := range bigListSize / (64 << 10) {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				fmt.Fprintf(bw, `{"name":"t%d","inputSchema":{"type":"object"},"description":"%s"}`, i, desc)
+			}
+			bw.WriteString("]}}\n")
 		default:
 			fmt.Fprintf(bw, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", msg.ID)
 		}
@@ -458,7 +464,7 @@ func TestStdioErrors(t *testing.T) {
 		up := stdioUpstream(t)
 		up.Env = append(os.Environ(), stdioServerEnv+"=big")
 		m := rawStdio(t, newProxy(t, up, Policy{})).handshake()
-		if m.Error != nil || len(m.Result) < bigListSize-200 || !bytes.Contains(m.Result, []byte(MetaKey)) {
+		if m.Error != nil || len(m.Result) < bigListSize || bytes.Count(m.Result, []byte(MetaKey)) != bigListSize/(64<<10) {
 			t.Errorf("tools/list of %d bytes: error %+v", len(m.Result), m.Error)
 		}
 	})

@@ -460,6 +460,12 @@ func (s *session) failPending(ctx context.Context, err error) {
 	}
 }
 
+// maxListLabelBytes bounds the label bytes one tools/list result gains:
+// a list of millions of tiny properties must not make the proxy hold ten
+// times its size in labels. Tools past the bound pass unlabelled (and are
+// dropped under --hide). A real list of 5,000 tools gains about 5 MB.
+const maxListLabelBytes = 32 << 20
+
 // labelList returns a tools/list result with the labels added and the
 // hidden tools dropped, and records the labels for the policy. Every tool
 // is labelled first, so that the policy judges a name by all the tools
@@ -468,13 +474,24 @@ func (s *session) failPending(ctx context.Context, err error) {
 func (s *session) labelList(result json.RawMessage) json.RawMessage {
 	pol := s.p.cfg.Policy
 	var ents []*labelEntry
+	budget := int64(maxListLabelBytes)
 	err := eachTool(result, func(tool []byte) {
-		ent, hit, err := s.p.labels.label(tool)
+		var ent *labelEntry
+		var hit bool
+		var err error
+		if budget > 0 {
+			ent, hit, err = s.p.labels.label(tool)
+		} else {
+			err = errors.New("the list's labels passed their bound")
+		}
 		if err != nil {
 			s.p.log.Debug("tool left unlabelled", "err", err)
 			ent = nil
-		} else if hit {
-			s.p.metrics.cacheHits.Inc()
+		} else {
+			budget -= int64(len(ent.meta))
+			if hit {
+				s.p.metrics.cacheHits.Inc()
+			}
 		}
 		ents = append(ents, ent)
 		if !pol.active() {
