@@ -636,3 +636,90 @@ func TestUpstreamOrigin(t *testing.T) {
 		}
 	})
 }
+
+// TestCallCap: a batch of many calls waits its turn upstream: no more
+// than MaxSessionCalls are posted at once.
+func TestCallCap(t *testing.T) {
+	const limit, calls = 4, 60
+	var mu sync.Mutex
+	active, peak := 0, 0
+	arrived := make(chan struct{}, calls)
+	release := make(chan struct{})
+	up := newScriptUpstream(t, `[`+toolEcho+`]`, func(w http.ResponseWriter, method string, id, _ json.RawMessage) bool {
+		if method != "tools/call" {
+			return false
+		}
+		mu.Lock()
+		active++
+		peak = max(peak, active)
+		mu.Unlock()
+		arrived <- struct{}{}
+		<-release
+		mu.Lock()
+		active--
+		mu.Unlock()
+		return false
+	})
+	p, err := New(Config{Upstream: Upstream{URL: up.URL}, MaxSessionCalls: limit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rawStdio(t, p)
+	c.handshake()
+	var batch []string
+	for i := range calls {
+		batch = append(batch, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{}}}`, 1000+i))
+	}
+	c.send("[" + strings.Join(batch, ",") + "]")
+	for range calls {
+		<-arrived
+		mu.Lock()
+		if peak > limit {
+			t.Errorf("%d calls upstream at once, want at most %d", peak, limit)
+		}
+		mu.Unlock()
+		release <- struct{}{}
+	}
+	for range calls {
+		if m := c.recv(); m.Error != nil {
+			t.Errorf("call %s: %+v", m.ID, m.Error)
+		}
+	}
+}
+
+// TestSessionCap: sessions are bounded; an initialize beyond MaxSessions
+// is answered 503 before any upstream session (or process) is made, and
+// one the transport refuses leaves none behind.
+func TestSessionCap(t *testing.T) {
+	var connects atomic.Int32
+	srv := upstreamServer(nil, nil)
+	p, err := New(Config{MaxSessions: 2, Upstream: Upstream{Transport: func() mcp.Transport {
+		connects.Add(1)
+		ct, st := mcp.NewInMemoryTransports()
+		go srv.Run(context.Background(), st)
+		return ct
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveHTTP(t, p)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	// Refused by the transport (a POST may not resume a stream): no
+	// session stays.
+	if a := postMCP(t, base, init, map[string]string{"Last-Event-ID": "1"}); a.code < 400 {
+		t.Fatalf("Last-Event-ID on POST: HTTP %d", a.code)
+	}
+	if n, c := p.sessions.count(), connects.Load(); n != 0 || c != 0 {
+		t.Fatalf("%d sessions, %d upstream sessions after a refused initialize", n, c)
+	}
+	for i, want := range []int{http.StatusOK, http.StatusOK, http.StatusServiceUnavailable} {
+		before := connects.Load()
+		a := postMCP(t, base, init, nil)
+		if a.code != want {
+			t.Errorf("initialize %d: HTTP %d %s, want %d", i, a.code, a.body, want)
+		}
+		if want != http.StatusOK && connects.Load() != before {
+			t.Errorf("initialize %d: an upstream session was made", i)
+		}
+	}
+}

@@ -327,10 +327,14 @@ func (p *Proxy) servePOST(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "missing "+sessionHeader+" header: a session starts with initialize", http.StatusBadRequest)
 			return
 		}
+		// What the transport would refuse is refused here, before an
+		// upstream session or process exists for it.
 		if !acceptsStreamable(r) {
-			// Refused here, before an upstream session or process exists
-			// for it: the transport would refuse it too.
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+			return
+		}
+		if len(r.Header.Values("Last-Event-ID")) > 0 {
+			http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
 			return
 		}
 		var err error
