@@ -324,6 +324,10 @@ func (p *Proxy) servePOST(w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get(sessionHeader) == "" {
 		init, isInit := initializeRequest(body)
 		if !isInit {
+			if v, ok := statelessRequest(r, body); ok {
+				p.serveStateless(w, r, body, v)
+				return
+			}
 			http.Error(w, "missing "+sessionHeader+" header: a session starts with initialize", http.StatusBadRequest)
 			return
 		}

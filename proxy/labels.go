@@ -123,6 +123,19 @@ func (l *labeller) label(tool []byte) (ent *labelEntry, hit bool, err error) {
 	return ent, false, nil
 }
 
+// labelPrivate labels tool without the cache, neither reading nor
+// filling it: the tools of a result the server marks cacheScope "private"
+// are one client's, and their labels must not be shared with others (a
+// cache hit would tell another session that such a tool exists).
+func (l *labeller) labelPrivate(tool []byte) (*labelEntry, error) {
+	if len(tool) > maxToolBytes {
+		return nil, errTooLarge
+	}
+	l.turns.Acquire(context.Background(), int64(max(len(tool), 1)))
+	defer l.turns.Release(int64(max(len(tool), 1)))
+	return l.classify(tool)
+}
+
 func (l *labeller) get(k toolKey) *labelEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -129,12 +129,16 @@ type Proxy struct {
 	handler  http.Handler
 	inFlight *semaphore.Weighted // request body bytes, see Config.MaxInFlight
 	calls    *semaphore.Weighted // upstream calls, see Config.MaxCalls
+	// statelessClient carries stateless requests (see stateless.go) to a
+	// Streamable HTTP upstream; nil for other upstreams.
+	statelessClient *http.Client
 }
 
 // New returns a Proxy for cfg, or an error naming what is wrong with it.
 func New(cfg Config) (*Proxy, error) {
 	cfg = cfg.withDefaults()
-	if err := cfg.Upstream.Validate(); err != nil {
+	err := cfg.Upstream.Validate()
+	if err != nil {
 		return nil, err
 	}
 	for _, set := range [][]string{cfg.Policy.Hide, cfg.Policy.Deny} {
@@ -149,6 +153,15 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.sessions = newSessionTable(p)
+	if u := cfg.Upstream; u.URL != "" && u.Transport == nil && !u.isSSE() {
+		base := u.HTTPClient
+		if base == nil {
+			base = defaultHTTPClient
+		}
+		if p.statelessClient, err = sameOriginClient(base, u.URL); err != nil {
+			return nil, err
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", httpserve.GuardMCP(http.HandlerFunc(p.serveMCP)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {

@@ -480,13 +480,17 @@ func (s *session) labelList(result json.RawMessage) json.RawMessage {
 	pol := s.p.cfg.Policy
 	var ents []*labelEntry
 	budget := int64(maxListLabelBytes)
+	private := cacheScopePrivate(result)
 	err := eachTool(result, func(tool []byte) {
 		var ent *labelEntry
 		var hit bool
 		var err error
-		if budget > 0 {
+		switch {
+		case budget > 0 && private:
+			ent, err = s.p.labels.labelPrivate(tool)
+		case budget > 0:
 			ent, hit, err = s.p.labels.label(tool)
-		} else {
+		default:
 			err = errors.New("the list's labels passed their bound")
 		}
 		if err != nil {
@@ -559,6 +563,21 @@ func (s *session) labelList(result json.RawMessage) json.RawMessage {
 		s.p.log.Warn("upstream tools carried a param-risk label of their own: replaced", "tools", st.forged)
 	}
 	return out
+}
+
+// cacheScopePrivate reports whether a result says its cacheScope is
+// "private" (revision 2026-07-28): it is one client's.
+func cacheScopePrivate(result []byte) bool {
+	i := skipWS(result, 0)
+	if i >= len(result) || result[i] != '{' {
+		return false
+	}
+	s, e, _, err := lastMember(result, i, "cacheScope")
+	if err != nil || s < 0 {
+		return false
+	}
+	var scope string
+	return json.Unmarshal(result[s:e], &scope) == nil && scope == "private"
 }
 
 func toolNameForLog(ent *labelEntry, tool []byte) string {
