@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -218,7 +217,7 @@ func (p *Proxy) checkStateless(r *http.Request, req *jsonrpc.Request) *jsonrpc.R
 		if err != nil {
 			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
 		}
-		result, err := p.readStatelessResult(resp)
+		result, err := readResult(resp, p.maxMessage())
 		if err != nil {
 			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
 		}
@@ -237,46 +236,6 @@ func (p *Proxy) checkStateless(r *http.Request, req *jsonrpc.Request) *jsonrpc.R
 // maxPolicyPages bounds the tools/list pages read for a stateless call's
 // policy check.
 const maxPolicyPages = 100
-
-// readStatelessResult reads the result of the one answer in resp (JSON or
-// an event stream).
-func (p *Proxy) readStatelessResult(resp *http.Response) (json.RawMessage, error) {
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
-	}
-	var result json.RawMessage
-	var rerr error
-	one := func(data []byte) {
-		m, err := jsonrpc.DecodeMessage(data)
-		if r, ok := m.(*jsonrpc.Response); err == nil && ok && result == nil && rerr == nil {
-			if r.Error != nil {
-				rerr = r.Error
-				return
-			}
-			result = r.Result
-		}
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if ct == "text/event-stream" {
-		if err := readEvents(resp.Body, p.maxMessage(), one); err != nil {
-			return nil, err
-		}
-	} else {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, p.maxMessage()))
-		if err != nil {
-			return nil, err
-		}
-		one(data)
-	}
-	if rerr != nil {
-		return nil, rerr
-	}
-	if result == nil {
-		return nil, errors.New("no answer")
-	}
-	return result, nil
-}
 
 // writeRPC writes one JSON-RPC message as a JSON answer.
 func writeRPC(w http.ResponseWriter, code int, msg jsonrpc.Message) {

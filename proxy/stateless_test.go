@@ -22,9 +22,13 @@ func statelessUpstream(t *testing.T, scope string) string {
 		},
 	})
 	srv.AddTool(&mcp.Tool{Name: "echo", Description: "echo the text", InputSchema: echoSchema},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("echoed"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("echoed"), nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "run", Description: "run a command", InputSchema: runSchema},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return textResult("ran"), nil })
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult("ran"), nil
+		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
 	return newLoopbackServer(t, h)
 }
@@ -80,4 +84,43 @@ func newLoopbackServer(t *testing.T, h http.Handler) string {
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL
+}
+
+// TestBridge: a client of an older revision (initialize, a session)
+// reaches a server that speaks only 2026-07-28 through the proxy: the
+// proxy's upstream client tries server/discover first and bridges, over
+// either downstream.
+func TestBridge(t *testing.T) {
+	p := newProxy(t, Upstream{URL: statelessUpstream(t, "public")}, Policy{Deny: []string{"command-string"}})
+	for _, down := range []string{"http", "stdio"} {
+		t.Run(down, func(t *testing.T) {
+			var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, p) + "/mcp"}
+			if down == "stdio" {
+				tr = stdioClient(t, p)
+			}
+			rtr, rec := record(tr)
+			cs := connectVersion(t, rtr, nil, "2025-06-18")
+			if v := cs.InitializeResult().ProtocolVersion; v != "2025-06-18" {
+				t.Errorf("negotiated %q", v)
+			}
+			if s := cs.InitializeResult().ServerInfo; s == nil || s.Name != "stateless" {
+				t.Errorf("server info %+v", s)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			tools := toolsOf(t, rec.last("tools/list"))
+			if len(tools) != 2 || labelsOf(t, tools[0]) == nil {
+				t.Errorf("tools/list %s", rec.last("tools/list"))
+			}
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+				t.Errorf("echo: %v %+v", err, res)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{}}); err == nil {
+				t.Error("run was not refused")
+			}
+		})
+	}
 }

@@ -52,6 +52,9 @@ type streamConn struct {
 	initID    any    // id of the initialize request, until answered
 	listening bool   // the standalone stream was opened
 	closed    bool
+	// bridge, once set (before any request but the initialize), makes
+	// this a stateless upstream's connection (see bridge.go).
+	bridge *bridge
 }
 
 func newStreamConn(url string, client *http.Client, maxMessage int64, lim callLimits) *streamConn {
@@ -151,7 +154,11 @@ func (c *streamConn) newRequest(method string, body []byte) (*http.Request, erro
 	if c.version != "" {
 		req.Header.Set("Mcp-Protocol-Version", c.version)
 	}
+	bridged := c.bridge != nil
 	c.mu.Unlock()
+	if bridged && body != nil {
+		bridgeHeaders(req.Header, body)
+	}
 	return req, nil
 }
 
@@ -162,6 +169,16 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case <-c.failed:
 		return c.failErr
 	default:
+	}
+	c.mu.Lock()
+	bridged := c.bridge != nil
+	c.mu.Unlock()
+	if bridged {
+		m, err := c.bridged(msg)
+		if m == nil || err != nil {
+			return err
+		}
+		msg = m
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -174,7 +191,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		switch {
 		case req.Method == "initialize" && req.IsCall():
 			c.initID = req.ID.Raw()
-		case req.Method == "notifications/initialized" && !c.listening:
+		case req.Method == "notifications/initialized" && !c.listening && c.bridge == nil:
 			c.listening, startListening = true, true
 		}
 		c.mu.Unlock()

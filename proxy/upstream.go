@@ -185,8 +185,11 @@ func (t originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.base.RoundTrip(req)
 }
 
-// fallbackConn is a Streamable HTTP upstream that falls back to the legacy
-// HTTP+SSE transport at the same URL when its initialize POST is refused
+// fallbackConn is a Streamable HTTP upstream. On the client's initialize
+// it negotiates as the specification says: server/discover first (a
+// server of the stateless revision is bridged to, see bridge.go), then
+// the initialize; and it falls back to the legacy HTTP+SSE transport at
+// the same URL when its initialize POST is refused
 // with a 4xx status (but 401 and 403: credentials would be refused again),
 // as the specification's backwards-compatibility section and the crawl
 // do, whatever the URL's path.
@@ -231,6 +234,17 @@ func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return c.Write(ctx, msg)
 	}
 	sc := c.(*streamConn)
+	// The newest revision first: a server that speaks the stateless one
+	// is bridged to (see bridge.go).
+	if b := sc.discover(req); b != nil {
+		f.mu.Lock()
+		f.tried = true
+		f.mu.Unlock()
+		sc.mu.Lock()
+		sc.bridge, sc.version = b, statelessVersion
+		sc.mu.Unlock()
+		return sc.Write(ctx, msg)
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
