@@ -208,4 +208,3 @@ func (c *streamConn) bridged(msg jsonrpc.Message) (jsonrpc.Message, error) {
 	}
 	return c.bridge.withMeta(req)
 }
-
