@@ -81,6 +81,12 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 	if req != nil {
 		p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
 	}
+	// A stateless request is an upstream call of its own: it waits its
+	// turn among the calls in flight, as a session's do.
+	if err := p.calls.Acquire(r.Context(), 1); err != nil {
+		return // the client went away
+	}
+	defer p.calls.Release(1)
 	if req != nil && req.Method == "tools/call" && p.cfg.Policy.active() {
 		if !req.IsCall() {
 			w.WriteHeader(http.StatusAccepted) // dropped: see clientToServer
