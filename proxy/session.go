@@ -139,8 +139,8 @@ func (s *session) run(ctx context.Context) error {
 			s.refuseFirst(ctx, err)
 			return err
 		}
+		s.up = up // before any reader: only stdio sessions connect here
 	}
-	s.up = up
 	defer up.Close()
 
 	g, gctx := errgroup.WithContext(ctx)

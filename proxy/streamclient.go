@@ -322,7 +322,20 @@ func (c *streamConn) post(data []byte, call jsonrpc.ID, startListening bool) err
 		return se
 	}
 	if startListening {
-		c.spawn(c.listen)
+		// The stream is open before the next message goes: a server's
+		// list_changed after the client's next request must find it.
+		// Servers flush the stream's headers at once; one that does not
+		// is waited for a few seconds only.
+		opened := make(chan struct{})
+		if c.spawn(func() { c.listen(opened) }) {
+			t := time.NewTimer(listenWait)
+			select {
+			case <-opened:
+			case <-t.C:
+			case <-c.ctx.Done():
+			}
+			t.Stop()
+		}
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
@@ -422,10 +435,15 @@ func (c *streamConn) readStream(body io.ReadCloser, call jsonrpc.ID) {
 	}
 }
 
+// listenWait bounds the wait for the standalone stream's headers.
+const listenWait = 5 * time.Second
+
 // listen holds the standalone event stream open, for what the server sends
-// outside any call. A server may refuse it (405): it then sends nothing
-// outside calls.
-func (c *streamConn) listen() {
+// outside any call, closing opened once the first answer to its GET came.
+// A server may refuse it (405): it then sends nothing outside calls.
+func (c *streamConn) listen(opened chan struct{}) {
+	once := sync.OnceFunc(func() { close(opened) })
+	defer once()
 	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
 		req, err := c.newRequest(http.MethodGet, nil)
 		if err != nil {
@@ -433,6 +451,7 @@ func (c *streamConn) listen() {
 		}
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := c.client.Do(req)
+		once()
 		if err != nil {
 			return
 		}
