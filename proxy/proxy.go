@@ -41,8 +41,11 @@ const (
 	DefaultOutboxWait        = 10 * time.Second
 	DefaultMaxConns          = 256
 	DefaultMaxSessions       = 256
-	DefaultMaxCalls          = 256
-	DefaultMaxSessionCalls   = 32
+	// DefaultMaxCommandSessions is MaxSessions for a command upstream:
+	// each session is a process.
+	DefaultMaxCommandSessions = 32
+	DefaultMaxCalls           = 256
+	DefaultMaxSessionCalls    = 32
 )
 
 // Config configures a Proxy. Zero fields take the defaults above.
@@ -63,8 +66,8 @@ type Config struct {
 	// accepted.
 	MaxConns int
 	// MaxSessions bounds the HTTP sessions (each holds an upstream session,
-	// a process with Upstream.Command); an initialize beyond it is
-	// answered 503.
+	// a process with Upstream.Command: DefaultMaxCommandSessions then); an
+	// initialize beyond it is answered 503.
 	MaxSessions int
 	// MaxCalls and MaxSessionCalls bound the calls in flight to a
 	// Streamable HTTP upstream, over all sessions and in one: a batch of
@@ -102,6 +105,9 @@ func (c Config) withDefaults() Config {
 		c.MaxInFlight = 4*c.MaxBody + 4
 	}
 	defaults.Set(&c.MaxConns, DefaultMaxConns)
+	if len(c.Upstream.Command) > 0 {
+		defaults.Set(&c.MaxSessions, DefaultMaxCommandSessions)
+	}
 	defaults.Set(&c.MaxSessions, DefaultMaxSessions)
 	defaults.Set(&c.MaxCalls, DefaultMaxCalls)
 	defaults.Set(&c.MaxSessionCalls, DefaultMaxSessionCalls)

@@ -37,7 +37,7 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	cacheSize := fs.Int("cache-size", proxy.DefaultCacheSize, "tool definitions whose labels are kept (LRU)")
 	maxInFlight := fs.Int64("max-in-flight", 0, "request body `bytes` held at once; a body waits for room, then is answered 503 (default 4 × --max-body)")
 	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "most open connections; more wait to be accepted")
-	maxSessions := fs.Int("max-sessions", proxy.DefaultMaxSessions, "most HTTP sessions (each holds an upstream session, a process with --upstream-cmd); an initialize beyond is answered 503")
+	maxSessions := fs.Int("max-sessions", 0, fmt.Sprintf("most HTTP sessions, each holding an upstream session; an initialize beyond is answered 503 (default %d, or %d with --upstream-cmd: a process each)", proxy.DefaultMaxSessions, proxy.DefaultMaxCommandSessions))
 	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	var hide, deny, allow listFlag
 	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (e.g. gg:command-string or command-string) from tools/list and refuse their calls; repeatable")
@@ -65,7 +65,7 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		name string
 		v    int64
 		zero bool
-	}{{"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}, {"max-sessions", int64(*maxSessions), false}} {
+	}{{"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}, {"max-sessions", int64(*maxSessions), true}} {
 		if f.v < 0 || (f.v == 0 && !f.zero) {
 			return usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
 		}
