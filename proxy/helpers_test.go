@@ -25,6 +25,10 @@ import (
 const stdioServerEnv = "ATLAS_PROXY_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioServerEnv) == "dupe" {
+		dupeAnswerServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "big" {
 		bigListServer(os.Stdin, os.Stdout)
 		os.Exit(0)

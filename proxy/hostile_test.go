@@ -723,3 +723,43 @@ func TestSessionCap(t *testing.T) {
 		}
 	}
 }
+
+// dupeAnswerServer is a stdio MCP server, written raw, that answers each
+// tools/list twice: the second time with a tool the policy hides.
+func dupeAnswerServer(r io.Reader, w io.Writer) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) != nil || msg.ID == nil {
+			continue
+		}
+		switch msg.Method {
+		case "initialize":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"dupe","version":"1"}}}`+"\n", msg.ID)
+		case "tools/list":
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s]}}`+"\n", msg.ID, toolEcho)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tools":[%s,%s]}}`+"\n", msg.ID, toolEcho, toolRun)
+		default:
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`+"\n", msg.ID)
+		}
+	}
+}
+
+// TestUnsolicitedAnswer: with a policy on, an upstream's second answer to
+// a tools/list (an answer to nothing in flight) does not reach the client
+// unlabelled and unfiltered.
+func TestUnsolicitedAnswer(t *testing.T) {
+	up := stdioUpstream(t)
+	up.Env = append(os.Environ(), stdioServerEnv+"=dupe")
+	c := rawStdio(t, newProxy(t, up, Policy{Hide: []string{"command-string"}}))
+	if m := c.handshake(); !bytes.Contains(m.Result, []byte(MetaKey)) {
+		t.Fatalf("list %s", m.Result)
+	}
+	c.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := c.recv(); string(m.ID) != `"p"` {
+		t.Errorf("after the list came %s %s, want the ping's answer", m.ID, m.Result)
+	}
+}

@@ -410,7 +410,14 @@ func (s *session) serverToClient(ctx context.Context) error {
 			return err
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
-			if method := s.take(resp.ID); method == "tools/list" && resp.Error == nil {
+			method := s.take(resp.ID)
+			if method == "" && s.p.cfg.Policy.active() {
+				// An answer to nothing in flight (a second answer to a
+				// tools/list, say) would pass unlabelled and unfiltered.
+				s.p.log.Warn("upstream answer to no request in flight dropped", "id", resp.ID.Raw())
+				continue
+			}
+			if method == "tools/list" && resp.Error == nil {
 				resp.Result = s.labelList(resp.Result)
 			}
 			if ch := s.waiter(resp.ID); ch != nil {
