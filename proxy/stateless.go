@@ -168,9 +168,14 @@ func (p *Proxy) relayStateless(w http.ResponseWriter, resp *http.Response, relab
 		}
 		flush()
 		readEvents(resp.Body, max, func(data []byte) {
-			io.WriteString(w, "event: message\ndata: ")
-			w.Write(label(data))
-			io.WriteString(w, "\n\n")
+			io.WriteString(w, "event: message\n")
+			// One data line per line: an event's data may span lines.
+			for line := range bytes.Lines(label(data)) {
+				io.WriteString(w, "data: ")
+				w.Write(bytes.TrimSuffix(line, []byte("\n")))
+				io.WriteString(w, "\n")
+			}
+			io.WriteString(w, "\n")
 			flush()
 		})
 	default:
