@@ -3,7 +3,9 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -174,5 +176,50 @@ func TestLabelCache(t *testing.T) {
 		if want := string(rune('a' + s.tool%3)); ent.name != want {
 			t.Errorf("step %d: name %q, want %q", i, ent.name, want)
 		}
+	}
+}
+
+// TestLabelBounds: a tool past maxToolBytes is not labelled, the cache
+// holds at most maxBytes of labels, and a list gains at most
+// maxListLabelBytes of them (later tools pass unlabelled).
+func TestLabelBounds(t *testing.T) {
+	l := newLabeller(1 << 20)
+	big := []byte(`{"name":"big","inputSchema":{"type":"object"},"description":"` + strings.Repeat("x", maxToolBytes) + `"}`)
+	if _, _, err := l.label(big); err != errTooLarge {
+		t.Errorf("a tool of %d bytes: %v, want errTooLarge", len(big), err)
+	}
+	l.maxBytes = 64 << 10
+	for i := range 2000 {
+		tool := fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object","properties":{"p%d":{"type":"string"}}}}`, i, i)
+		if _, _, err := l.label([]byte(tool)); err != nil {
+			t.Fatal(err)
+		}
+		if l.bytes > l.maxBytes {
+			t.Fatalf("the cache holds %d bytes of labels, bound %d", l.bytes, l.maxBytes)
+		}
+	}
+	// A list of tools of many tiny properties: the labels stop at the
+	// bound, the tools all pass.
+	var tools []string
+	props := make([]string, 4000)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"%d":{}`, i)
+	}
+	for i := range 200 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object","properties":{%s}}}`, i, strings.Join(props, ",")))
+	}
+	result := []byte(`{"tools":[` + strings.Join(tools, ",") + `]}`)
+	p, err := New(Config{Upstream: Upstream{URL: "http://127.0.0.1:1/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{p: p, pending: map[any]pendingCall{}, tools: map[string]*toolState{}}
+	out := s.labelList(result)
+	added := len(out) - len(result)
+	if added > maxListLabelBytes+1<<20 || added < maxListLabelBytes/2 {
+		t.Errorf("the list gained %d bytes of labels, bound %d", added, maxListLabelBytes)
+	}
+	if n := bytes.Count(out, []byte(`"name":"t`)); n != 200 {
+		t.Errorf("%d tools passed, want 200", n)
 	}
 }
