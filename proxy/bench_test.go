@@ -156,7 +156,7 @@ func BenchmarkLabelList5000(b *testing.B) {
 	result = append(result, "]}"...)
 	newSession := func() *session {
 		p, _ := New(Config{Upstream: Upstream{URL: "http://127.0.0.1:1/"}})
-		return &session{p: p, pending: map[any]string{}, tools: map[string]*labelEntry{}}
+		return &session{p: p, pending: map[any]pendingCall{}, tools: map[string]*toolState{}}
 	}
 	b.Run("cold", func(b *testing.B) {
 		b.SetBytes(int64(len(result)))

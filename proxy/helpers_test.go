@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 )
 
 // stdioServerEnv makes the test binary an SDK MCP server on stdio: the
@@ -24,6 +25,14 @@ import (
 const stdioServerEnv = "ATLAS_PROXY_TEST_STDIO_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(stdioServerEnv) == "dupe" {
+		dupeAnswerServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
+	if os.Getenv(stdioServerEnv) == "big" {
+		bigListServer(os.Stdin, os.Stdout)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "1" {
 		err := upstreamServer(nil, nil).Run(context.Background(), &mcp.StdioTransport{})
 		if err != nil {
@@ -32,7 +41,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// Every goroutine a test starts (relays, upstream readers, janitors,
+	// processes' waiters) must have ended with it.
+	goleak.VerifyTestMain(m)
 }
 
 // The upstream's tools, with raw schemas (and one _meta of its own) so

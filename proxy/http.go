@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +29,7 @@ type httpSession struct {
 	id   string
 	t    *mcp.StreamableServerTransport
 	conn mcp.Connection
+	sess *session      // the relay
 	done chan struct{} // closed when the relay has ended
 
 	active atomic.Int32 // requests being served
@@ -34,22 +38,63 @@ type httpSession struct {
 	// outbox holds messages the client's standalone event stream could not
 	// take yet: a server's notification or request may come before the
 	// client opened that stream. They go out, in order, when it opens.
-	mu     sync.Mutex
-	outbox []jsonrpc.Message
+	mu          sync.Mutex
+	outbox      []jsonrpc.Message
+	outboxBytes int64
 }
 
-// maxOutbox bounds the messages held for a client that has not opened its
-// standalone stream; beyond it they are dropped (and logged).
-const maxOutbox = 256
+// maxOutbox and maxOutboxBytes bound the messages held for a client that
+// has not opened its standalone stream; beyond them they are dropped (and
+// logged).
+const (
+	maxOutbox      = 256
+	maxOutboxBytes = 16 << 20
+)
 
 type sessionTable struct {
-	p  *Proxy
-	mu sync.Mutex
-	m  map[string]*httpSession
+	p *Proxy
+	// ctx is the sessions' relays' context, the table's own: closeAll
+	// cancels it once every session has ended.
+	ctx    context.Context
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	m      map[string]*httpSession
+	closed bool
+	// opening counts the sessions reserved but not yet in m.
+	opening int
 }
 
 func newSessionTable(p *Proxy) *sessionTable {
-	return &sessionTable{p: p, m: map[string]*httpSession{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &sessionTable{p: p, ctx: ctx, cancel: cancel, m: map[string]*httpSession{}}
+}
+
+// errTooManySessions refuses a session beyond MaxSessions.
+var errTooManySessions = errors.New("too many sessions; retry later")
+
+// reserve counts a session about to open against MaxSessions; the function
+// it returns gives the place back when the session does not open.
+func (t *sessionTable) reserve() (func(), error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, errors.New("the proxy is shutting down")
+	}
+	if len(t.m)+t.opening >= t.p.cfg.MaxSessions {
+		return nil, errTooManySessions
+	}
+	t.opening++
+	return func() {
+		t.mu.Lock()
+		t.opening--
+		t.mu.Unlock()
+	}, nil
+}
+
+func (t *sessionTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
 }
 
 func (t *sessionTable) get(id string) *httpSession {
@@ -58,11 +103,11 @@ func (t *sessionTable) get(id string) *httpSession {
 	return t.m[id]
 }
 
-// open starts a session and its relay.
-func (t *sessionTable) open() (*httpSession, error) {
+// open starts a session relaying to up, and its relay.
+func (t *sessionTable) open(up mcp.Connection) (*httpSession, error) {
 	s := &httpSession{id: rand.Text(), done: make(chan struct{})}
 	s.t = &mcp.StreamableServerTransport{SessionID: s.id}
-	conn, err := s.t.Connect(context.Background())
+	conn, err := s.t.Connect(t.ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +116,10 @@ func (t *sessionTable) open() (*httpSession, error) {
 	t.mu.Lock()
 	t.m[s.id] = s
 	t.mu.Unlock()
+	s.sess = t.p.newSession(conn, up, s.write, s.withdraw)
 	go func() {
 		defer close(s.done)
-		t.p.relay(context.Background(), conn, s.write, s.withdraw)
+		s.sess.run(t.ctx)
 		t.mu.Lock()
 		delete(t.m, s.id)
 		t.mu.Unlock()
@@ -87,8 +133,11 @@ func (t *sessionTable) close(s *httpSession) {
 	<-s.done
 }
 
+// closeAll ends every session and refuses new ones.
 func (t *sessionTable) closeAll() {
+	defer t.cancel()
 	t.mu.Lock()
+	t.closed = true
 	all := make([]*httpSession, 0, len(t.m))
 	for _, s := range t.m {
 		all = append(all, s)
@@ -140,10 +189,12 @@ func (s *httpSession) write(ctx context.Context, msg jsonrpc.Message) error {
 			return nil
 		}
 	}
-	if len(s.outbox) >= maxOutbox {
+	size := messageSize(msg)
+	if len(s.outbox) >= maxOutbox || s.outboxBytes+size > maxOutboxBytes {
 		return errors.New("the client's standalone stream is not open and the outbox is full")
 	}
 	s.outbox = append(s.outbox, msg)
+	s.outboxBytes += size
 	return errQueued
 }
 
@@ -157,6 +208,7 @@ func (s *httpSession) withdraw(msg jsonrpc.Message) bool {
 	for i, m := range s.outbox {
 		if m == msg {
 			s.outbox = append(s.outbox[:i], s.outbox[i+1:]...)
+			s.outboxBytes -= messageSize(m)
 			return true
 		}
 	}
@@ -173,9 +225,22 @@ func (s *httpSession) flush() {
 		if s.conn.Write(context.Background(), m) != nil {
 			break
 		}
+		s.outboxBytes -= messageSize(m)
 		n++
 	}
+	clear(s.outbox[:n])
 	s.outbox = append(s.outbox[:0], s.outbox[n:]...)
+}
+
+// messageSize is what a message holds, about: its params or result.
+func messageSize(m jsonrpc.Message) int64 {
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		return int64(len(m.Params)) + 64
+	case *jsonrpc.Response:
+		return int64(len(m.Result)) + 64
+	}
+	return 64
 }
 
 // openedWriter tells, through opened, when the SDK first flushes the
@@ -249,40 +314,319 @@ func (p *Proxy) session(w http.ResponseWriter, r *http.Request) *httpSession {
 }
 
 func (p *Proxy) servePOST(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, p.cfg.MaxBody))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
-			return
-		}
-		http.Error(w, "failed to read body", http.StatusBadRequest)
+	body, release, ok := p.readBody(w, r)
+	if !ok {
 		return
 	}
+	defer release()
 	var s *httpSession
+	fresh := false
 	if r.Header.Get(sessionHeader) == "" {
-		if !isInitialize(body) {
+		init, isInit := initializeRequest(body)
+		if !isInit {
+			if v, ok := statelessRequest(r, body); ok {
+				p.serveStateless(w, r, body, v)
+				return
+			}
 			http.Error(w, "missing "+sessionHeader+" header: a session starts with initialize", http.StatusBadRequest)
 			return
 		}
-		if s, err = p.sessions.open(); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
+		// What the transport would refuse is refused here, before an
+		// upstream session or process exists for it.
+		if !acceptsStreamable(r) {
+			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 			return
 		}
+		if len(r.Header.Values("Last-Event-ID")) > 0 {
+			http.Error(w, "can't send Last-Event-ID for POST request", http.StatusBadRequest)
+			return
+		}
+		var err error
+		if s, err = p.openSession(); err != nil {
+			p.refuseInitialize(w, init, err)
+			return
+		}
+		fresh = true
+		// The upstream answers the initialize before the transport sees
+		// it: an upstream that fails at once (a command that exits)
+		// is an HTTP error with the JSON-RPC error for the client's id,
+		// and no session is left behind.
+		ans, err := s.sess.call(r.Context(), init)
+		if err != nil {
+			p.sessions.close(s)
+			p.refuseInitialize(w, init, &httpError{statusUpstream, err})
+			return
+		}
+		s.sess.mu.Lock()
+		s.sess.initAnswer = ans
+		s.sess.mu.Unlock()
 	} else if s = p.session(w, r); s == nil {
+		return
+	} else if err := s.sess.failed(); err != nil {
+		// The upstream is gone: every call of the POST is answered with
+		// that, under an HTTP error status.
+		p.refuseCalls(w, body, err)
 		return
 	}
 	defer s.touch()()
+	if !fresh {
+		if msgs, direct := transportRefuses(body); direct {
+			p.serveDirect(w, r, s, msgs)
+			return
+		}
+	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
-	s.t.ServeHTTP(w, r)
+	if !fresh {
+		s.t.ServeHTTP(w, r)
+		return
+	}
+	// A session whose initialize the transport refuses is ended at once:
+	// the client was never told its id and could not end it.
+	sw := &statusWriter{ResponseWriter: w}
+	s.t.ServeHTTP(sw, r)
+	if sw.code >= 400 {
+		p.sessions.close(s)
+	}
 }
 
-func isInitialize(body []byte) bool {
+// openSession connects an upstream session and opens a downstream one
+// relaying to it, within MaxSessions.
+// The upstream's connection outlives the request (an SSE upstream's stream
+// is held by the context it was opened with): it takes the table's.
+func (p *Proxy) openSession() (*httpSession, error) {
+	unreserve, err := p.sessions.reserve()
+	if err != nil {
+		return nil, &httpError{http.StatusServiceUnavailable, err}
+	}
+	defer unreserve()
+	up, err := p.connectUpstream(p.sessions.ctx)
+	if err != nil {
+		return nil, &httpError{statusUpstream, err}
+	}
+	s, err := p.sessions.open(up)
+	if err != nil {
+		up.Close()
+		return nil, &httpError{http.StatusInternalServerError, err}
+	}
+	return s, nil
+}
+
+// sdkMethods are the methods the SDK's server transport lets through, and
+// whether each is a notification, and may come without params (the SDK's
+// serverMethodInfos, v1.8.0). A message it would refuse (an unknown method
+// such as tasks/get, or a known one of another shape) is relayed by the
+// proxy itself: a relay passes what it does not understand.
+var sdkMethods = map[string]struct{ notification, noParamsOK bool }{
+	"completion/complete": {}, "server/discover": {false, true}, "initialize": {},
+	"ping": {false, true}, "prompts/list": {false, true}, "prompts/get": {},
+	"tools/list": {false, true}, "tools/call": {}, "resources/list": {false, true},
+	"resources/templates/list": {false, true}, "resources/read": {}, "logging/setLevel": {},
+	"resources/subscribe": {}, "subscriptions/listen": {}, "resources/unsubscribe": {},
+	"notifications/cancelled": {true, true}, "notifications/initialized": {true, true},
+	"notifications/roots/list_changed": {true, true}, "notifications/progress": {true, false},
+}
+
+// transportRefuses decodes a POST's messages and reports whether the SDK's
+// transport would refuse one of them.
+func transportRefuses(body []byte) ([]jsonrpc.Message, bool) {
+	msgs, err := decodeLine(body)
+	if err != nil {
+		return nil, false // the transport answers it
+	}
+	for _, m := range msgs {
+		req, ok := m.(*jsonrpc.Request)
+		if !ok {
+			continue
+		}
+		info, known := sdkMethods[req.Method]
+		if !known || info.notification == req.IsCall() || (!info.noParamsOK && len(req.Params) == 0) {
+			return msgs, true
+		}
+	}
+	return nil, false
+}
+
+// serveDirect relays a POST's messages upstream without the SDK's
+// transport, and answers with the answers to its calls as JSON (202 when
+// it held none). What the server sends meanwhile that is not an answer
+// goes to the standalone stream.
+func (p *Proxy) serveDirect(w http.ResponseWriter, r *http.Request, s *httpSession, msgs []jsonrpc.Message) {
+	var answers []json.RawMessage
+	for _, m := range msgs {
+		if resp := s.sess.forward(r.Context(), m); resp != nil {
+			data, err := jsonrpc.EncodeMessage(resp)
+			if err == nil {
+				answers = append(answers, data)
+			}
+		}
+	}
+	if len(answers) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	out := answers[0]
+	if len(msgs) > 1 {
+		out, _ = json.Marshal(answers)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(out)
+}
+
+// refuseCalls answers every call in body with err, under statusUpstream.
+func (p *Proxy) refuseCalls(w http.ResponseWriter, body []byte, err error) {
+	msgs, derr := decodeLine(body)
+	var out []byte
+	if derr == nil {
+		var answers []json.RawMessage
+		for _, m := range msgs {
+			if req, ok := m.(*jsonrpc.Request); ok && req.IsCall() {
+				data, _ := jsonrpc.EncodeMessage(errorResponse(req.ID, CodeUpstream, err.Error(), nil))
+				answers = append(answers, data)
+			}
+		}
+		switch {
+		case len(answers) == 1 && len(msgs) == 1:
+			out = answers[0]
+		case len(answers) > 0:
+			out, _ = json.Marshal(answers)
+		}
+	}
+	if out == nil {
+		http.Error(w, err.Error(), statusUpstream)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(statusUpstream)
+	w.Write(out)
+}
+
+// statusUpstream is the HTTP status of an answer that carries the
+// upstream's failure as a JSON-RPC error: 424 Failed Dependency (the
+// request failed because the upstream did). Not 500 or 502: clients treat
+// 500, 502, 503, 504 and 429 as transient, retry and drop the body (the Go
+// SDK does), and the client must read the error for its request id.
+const statusUpstream = http.StatusFailedDependency
+
+// httpError is a failure answered with its HTTP status.
+type httpError struct {
+	code int
+	err  error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+
+// refuseInitialize answers an initialize no session could be opened for:
+// the HTTP status says what failed, and the body is a JSON-RPC error for
+// the request's id, so that the client's call gets its answer.
+func (p *Proxy) refuseInitialize(w http.ResponseWriter, init *jsonrpc.Request, err error) {
+	code := http.StatusInternalServerError
+	var he *httpError
+	if errors.As(err, &he) {
+		code = he.code
+	}
+	if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	data, _ := jsonrpc.EncodeMessage(errorResponse(init.ID, CodeUpstream, err.Error(), nil))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(data)
+}
+
+// statusWriter notes the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// acceptsStreamable reports whether the client accepts both answers of
+// the Streamable HTTP transport.
+func acceptsStreamable(r *http.Request) bool {
+	var js, sse bool
+	for _, v := range r.Header.Values("Accept") {
+		for _, part := range strings.Split(v, ",") {
+			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+			js = js || mt == "application/json" || mt == "application/*" || mt == "*/*"
+			sse = sse || mt == "text/event-stream" || mt == "text/*" || mt == "*/*"
+		}
+	}
+	return js && sse
+}
+
+// readBody reads a POST's body within MaxBody, after taking its room among
+// the bytes in flight (MaxInFlight): many clients each sending a large
+// body wait for room, and are told to come back (503) when none comes
+// within ReadTimeout, rather than together holding more than the budget.
+// release gives the room back once the request is done with the body.
+func (p *Proxy) readBody(w http.ResponseWriter, r *http.Request) (body []byte, release func(), ok bool) {
+	limit := p.cfg.MaxBody
+	if r.ContentLength > limit {
+		http.Error(w, fmt.Sprintf("request body of %d bytes exceeds %d bytes", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	room := limit + 1
+	if r.ContentLength >= 0 {
+		room = r.ContentLength + 1
+	}
+	room = min(room, p.cfg.MaxInFlight)
+	ctx, cancel := context.WithTimeout(r.Context(), p.cfg.ReadTimeout)
+	err := p.inFlight.Acquire(ctx, room)
+	cancel()
+	if err != nil {
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "no room for the request body among the bytes in flight; retry later", http.StatusServiceUnavailable)
+		return nil, nil, false
+	}
+	release = func() { p.inFlight.Release(room) }
+	buf := bytes.NewBuffer(make([]byte, 0, min(room, 64<<10)))
+	_, err = buf.ReadFrom(io.LimitReader(http.MaxBytesReader(w, r.Body, limit), room))
+	if err != nil {
+		release()
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+			return nil, nil, false
+		}
+		http.Error(w, "failed to read body", http.StatusBadRequest)
+		return nil, nil, false
+	}
+	if int64(buf.Len()) >= room && room <= limit {
+		release()
+		http.Error(w, "request body longer than announced, or than the room in flight", http.StatusRequestEntityTooLarge)
+		return nil, nil, false
+	}
+	return buf.Bytes(), release, true
+}
+
+// initializeRequest returns the body's initialize request, if it is one.
+func initializeRequest(body []byte) (*jsonrpc.Request, bool) {
 	m, err := jsonrpc.DecodeMessage(body)
 	if err != nil {
-		return false
+		return nil, false
 	}
 	req, ok := m.(*jsonrpc.Request)
-	return ok && req.Method == "initialize"
+	return req, ok && req.Method == "initialize" && req.IsCall()
 }

@@ -2,9 +2,12 @@ package proxy
 
 import (
 	"container/list"
+	"context"
 	"crypto/sha256"
 	"errors"
 	"sync"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
@@ -48,12 +51,32 @@ func keyOf(tool []byte) toolKey {
 // hash per tool, not a classification.
 type labeller struct {
 	pool sync.Pool // *label.Labeller: each holds a decoder's arenas
+	// turns bounds the bytes of tools being classified at once: a tool of
+	// empty properties costs the decoder and its labels some thirty times
+	// its size.
+	turns *semaphore.Weighted
 
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *cacheItem, most recent first
-	items map[toolKey]*list.Element
+	mu       sync.Mutex
+	max      int
+	maxBytes int64
+	bytes    int64      // of the entries' labels, counted per key
+	order    *list.List // of *cacheItem, most recent first
+	items    map[toolKey]*list.Element
 }
+
+// Bounds of the labeller's memory.
+const (
+	// maxToolBytes is the largest tool definition labelled (and the
+	// bytes classified at once): larger ones pass unlabelled, as a tool
+	// the decoder rejects does. The largest real tools are a few hundred
+	// kilobytes.
+	maxToolBytes = 4 << 20
+	// maxCacheBytes bounds the labels the cache keeps.
+	maxCacheBytes = 64 << 20
+)
+
+// errTooLarge refuses a tool of more than maxToolBytes.
+var errTooLarge = errors.New("tool definition too large to label")
 
 type cacheItem struct {
 	key toolKey
@@ -62,7 +85,8 @@ type cacheItem struct {
 
 func newLabeller(maxEntries int) *labeller {
 	// Two keys per definition (see label).
-	l := &labeller{max: 2 * max(maxEntries, 1), order: list.New(), items: make(map[toolKey]*list.Element)}
+	l := &labeller{max: 2 * max(maxEntries, 1), maxBytes: maxCacheBytes, order: list.New(), items: make(map[toolKey]*list.Element),
+		turns: semaphore.NewWeighted(maxToolBytes)}
 	l.pool.New = func() any { return label.NewLabeller() }
 	return l
 }
@@ -76,6 +100,9 @@ func newLabeller(maxEntries int) *labeller {
 // key costs one SHA-256, where the definition hash costs a canonical
 // encoding too. Both keys lead to the same entry.
 func (l *labeller) label(tool []byte) (ent *labelEntry, hit bool, err error) {
+	if len(tool) > maxToolBytes {
+		return nil, false, errTooLarge
+	}
 	raw := toolKey(sha256.Sum256(tool))
 	if ent := l.get(raw); ent != nil {
 		return ent, true, nil
@@ -85,13 +112,28 @@ func (l *labeller) label(tool []byte) (ent *labelEntry, hit bool, err error) {
 		l.put(raw, ent)
 		return ent, true, nil
 	}
+	l.turns.Acquire(context.Background(), int64(max(len(tool), 1)))
 	ent, err = l.classify(tool)
+	l.turns.Release(int64(max(len(tool), 1)))
 	if err != nil {
 		return nil, false, err
 	}
 	l.put(def, ent)
 	l.put(raw, ent)
 	return ent, false, nil
+}
+
+// labelPrivate labels tool without the cache, neither reading nor
+// filling it: the tools of a result the server marks cacheScope "private"
+// are one client's, and their labels must not be shared with others (a
+// cache hit would tell another session that such a tool exists).
+func (l *labeller) labelPrivate(tool []byte) (*labelEntry, error) {
+	if len(tool) > maxToolBytes {
+		return nil, errTooLarge
+	}
+	l.turns.Acquire(context.Background(), int64(max(len(tool), 1)))
+	defer l.turns.Release(int64(max(len(tool), 1)))
+	return l.classify(tool)
 }
 
 func (l *labeller) get(k toolKey) *labelEntry {
@@ -112,12 +154,28 @@ func (l *labeller) put(k toolKey, ent *labelEntry) {
 		l.order.MoveToFront(el)
 		return
 	}
+	size := ent.size()
+	if size > l.maxBytes/16 {
+		return // one entry must not push out a sixteenth of the cache
+	}
 	l.items[k] = l.order.PushFront(&cacheItem{key: k, ent: ent})
-	for l.order.Len() > l.max {
+	l.bytes += size
+	for l.order.Len() > l.max || l.bytes > l.maxBytes {
 		last := l.order.Back()
 		l.order.Remove(last)
-		delete(l.items, last.Value.(*cacheItem).key)
+		it := last.Value.(*cacheItem)
+		delete(l.items, it.key)
+		l.bytes -= it.ent.size()
 	}
+}
+
+// size is about what an entry holds, in bytes.
+func (e *labelEntry) size() int64 {
+	n := int64(len(e.meta) + len(e.name) + 128)
+	for _, c := range e.classes {
+		n += int64(len(c)) + 16
+	}
+	return n
 }
 
 var errNotOneTool = errors.New("the tool did not decode as exactly one tool")

@@ -13,14 +13,37 @@ var metaKeyJSON = []byte(`"` + MetaKey + `":`)
 // listStats counts what one tools/list rewrite did.
 type listStats struct {
 	labelled, unlabelled, hidden int
+	// forged counts the tools whose _meta was replaced rather than added
+	// to: it held the key already, was not an object, or came twice.
+	forged int
+}
+
+// eachTool calls fn with each element of the result's tools array (the
+// last "tools" member, the one readers keep); a result without one calls
+// fn for nothing.
+func eachTool(result []byte, fn func(tool []byte)) error {
+	i := skipWS(result, 0)
+	if i >= len(result) || result[i] != '{' {
+		return nil
+	}
+	ts, _, _, err := lastMember(result, i, "tools")
+	if err != nil || ts < 0 || result[ts] != '[' {
+		return err
+	}
+	_, err = elements(result, ts, func(s, e int) error {
+		fn(result[s:e])
+		return nil
+	})
+	return err
 }
 
 // rewriteList appends to dst the tools/list result with each tool's labels
 // spliced into its _meta, and the tools keep refuses dropped. label returns
 // nil for a tool it cannot label (not an object, or a schema the census
-// decoder rejects): such a tool passes unchanged and is always kept. A
-// result without a "tools" array is appended unchanged.
-func rewriteList(dst, result []byte, label func(tool []byte) *labelEntry, keep func(*labelEntry) bool) ([]byte, listStats, error) {
+// decoder rejects): such a tool passes unchanged when keep (which sees it
+// with a nil entry) keeps it. A result without a "tools" array is appended
+// unchanged.
+func rewriteList(dst, result []byte, label func(tool []byte) *labelEntry, keep func(tool []byte, ent *labelEntry) bool) ([]byte, listStats, error) {
 	var st listStats
 	i := skipWS(result, 0)
 	if i >= len(result) || result[i] != '{' {
@@ -41,7 +64,8 @@ func rewriteList(dst, result []byte, label func(tool []byte) *labelEntry, keep f
 		ent := label(tool)
 		if ent == nil {
 			st.unlabelled++
-		} else if !keep(ent) {
+		}
+		if !keep(tool, ent) {
 			st.hidden++
 			return nil
 		}
@@ -54,7 +78,11 @@ func rewriteList(dst, result []byte, label func(tool []byte) *labelEntry, keep f
 			return nil
 		}
 		st.labelled++
-		dst = spliceMeta(dst, tool, ent.meta)
+		var forged bool
+		dst, forged = spliceMeta(dst, tool, ent.meta)
+		if forged {
+			st.forged++
+		}
 		return nil
 	})
 	if err != nil {
@@ -64,31 +92,89 @@ func rewriteList(dst, result []byte, label func(tool []byte) *labelEntry, keep f
 }
 
 // spliceMeta appends tool with "MetaKey": meta added as the last member of
-// its _meta object (the last _meta member, the one readers keep), or with a
-// _meta member holding only it appended when the tool has no _meta object.
-// Every other byte of the tool is copied as it came.
-func spliceMeta(dst, tool, meta []byte) []byte {
-	ms, me, closing, err := lastMember(tool, 0, "_meta")
+// its _meta object, or with a _meta member holding only it appended when
+// the tool has no _meta. Every other byte of the tool is copied as it came,
+// unless the tool tried to speak for the proxy: a _meta that already holds
+// the key (a forged label, or a proxy's in front of this one), is not an
+// object, or comes twice. Then the tool leaves with exactly one _meta
+// member, an object (the last one's members, the key's dropped) holding
+// exactly one MetaKey, ours; forged says so. Readers that keep the first
+// of duplicate members must not see anything but our label.
+func spliceMeta(dst, tool, meta []byte) (out []byte, forged bool) {
+	var metas []member
+	closing, err := members(tool, 0, func(m member) {
+		if keyIs(m.key, "_meta") {
+			metas = append(metas, m)
+		}
+	})
 	if err != nil {
-		return append(dst, tool...)
+		return append(dst, tool...), false
 	}
-	if ms >= 0 && tool[ms] == '{' {
-		brace := me - 1
+	if len(metas) == 0 {
+		dst = append(dst, tool[:closing]...)
+		if skipWS(tool, 1) != closing {
+			dst = append(dst, ',')
+		}
+		dst = appendOwnMeta(dst, nil, meta)
+		return append(dst, tool[closing:]...), false
+	}
+	last := metas[len(metas)-1]
+	var kept []member // the last _meta's members but the key
+	ours := 0
+	if tool[last.start] == '{' {
+		members(tool, last.start, func(m member) {
+			if keyIs(m.key, MetaKey) {
+				ours++
+			} else {
+				kept = append(kept, m)
+			}
+		})
+	}
+	if len(metas) == 1 && tool[last.start] == '{' && ours == 0 {
+		brace := last.end - 1
 		dst = append(dst, tool[:brace]...)
-		if skipWS(tool, ms+1) != brace {
+		if skipWS(tool, last.start+1) != brace {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, metaKeyJSON...)
 		dst = append(dst, meta...)
-		return append(dst, tool[brace:]...)
+		return append(dst, tool[brace:]...), false
 	}
-	dst = append(dst, tool[:closing]...)
-	if skipWS(tool, 1) != closing {
-		dst = append(dst, ',')
-	}
+	// Rebuild: the tool's members in order, one _meta (at the last's
+	// place) made of the kept members and ours.
+	dst = append(dst, '{')
+	n := 0
+	members(tool, 0, func(m member) {
+		isMeta := keyIs(m.key, "_meta")
+		if isMeta && m.start != last.start {
+			return
+		}
+		if n++; n > 1 {
+			dst = append(dst, ',')
+		}
+		if !isMeta {
+			dst = append(dst, tool[m.kstart:m.end]...)
+			return
+		}
+		dst = appendOwnMeta(dst, func(d []byte) []byte {
+			for _, k := range kept {
+				d = append(d, tool[k.kstart:k.end]...)
+				d = append(d, ',')
+			}
+			return d
+		}, meta)
+	})
+	return append(dst, '}'), true
+}
+
+// appendOwnMeta appends a _meta member: the members before wrote, then
+// ours.
+func appendOwnMeta(dst []byte, before func([]byte) []byte, meta []byte) []byte {
 	dst = append(dst, `"_meta":{`...)
+	if before != nil {
+		dst = before(dst)
+	}
 	dst = append(dst, metaKeyJSON...)
 	dst = append(dst, meta...)
-	dst = append(dst, '}')
-	return append(dst, tool[closing:]...)
+	return append(dst, '}')
 }

@@ -3,29 +3,47 @@ package proxy
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
 func TestSpliceMeta(t *testing.T) {
 	const m = `{"x":1}`
 	const k = `"` + MetaKey + `":` + m
-	cases := []struct{ name, tool, want string }{
-		{"no _meta", `{"name":"a"}`, `{"name":"a","_meta":{` + k + `}}`},
-		{"empty tool", `{}`, `{"_meta":{` + k + `}}`},
-		{"empty _meta", `{"_meta":{},"name":"a"}`, `{"_meta":{` + k + `},"name":"a"}`},
-		{"_meta kept", `{"_meta":{"v/a":[1,{"b":"}"}]},"name":"a"}`, `{"_meta":{"v/a":[1,{"b":"}"}],` + k + `},"name":"a"}`},
-		{"whitespace", "{ \"name\" : \"a\" ,\n \"_meta\" : { \"v\" : 1 } }", "{ \"name\" : \"a\" ,\n \"_meta\" : { \"v\" : 1 ," + k + "} }"},
-		{"last _meta wins", `{"_meta":{"a":1},"_meta":{"b":2}}`, `{"_meta":{"a":1},"_meta":{"b":2,` + k + `}}`},
-		{"escaped key", `{"\u005fmeta":{"a":1}}`, `{"\u005fmeta":{"a":1,` + k + `}}`},
-		{"_meta not an object", `{"_meta":null}`, `{"_meta":null,"_meta":{` + k + `}}`},
-		{"strings with braces", `{"d":"{\"_meta\":1}"}`, `{"d":"{\"_meta\":1}","_meta":{` + k + `}}`},
+	cases := []struct {
+		name, tool, want string
+		forged           bool
+	}{
+		{"no _meta", `{"name":"a"}`, `{"name":"a","_meta":{` + k + `}}`, false},
+		{"empty tool", `{}`, `{"_meta":{` + k + `}}`, false},
+		{"empty _meta", `{"_meta":{},"name":"a"}`, `{"_meta":{` + k + `},"name":"a"}`, false},
+		{"_meta kept", `{"_meta":{"v/a":[1,{"b":"}"}]},"name":"a"}`, `{"_meta":{"v/a":[1,{"b":"}"}],` + k + `},"name":"a"}`, false},
+		{"whitespace", "{ \"name\" : \"a\" ,\n \"_meta\" : { \"v\" : 1 } }", "{ \"name\" : \"a\" ,\n \"_meta\" : { \"v\" : 1 ," + k + "} }", false},
+		// A tool that speaks for the proxy leaves with one _meta object
+		// holding one key, ours: readers keeping the first duplicate
+		// member must not see a forged label.
+		{"last _meta wins, the first goes", `{"_meta":{"a":1},"name":"n","_meta":{"b":2}}`, `{"name":"n","_meta":{"b":2,` + k + `}}`, true},
+		{"forged key replaced", `{"name":"n","_meta":{"` + MetaKey + `":{"classes":[]},"v":1}}`, `{"name":"n","_meta":{"v":1,` + k + `}}`, true},
+		{"forged key twice", `{"_meta":{"` + MetaKey + `":1,"` + MetaKey + `":2}}`, `{"_meta":{` + k + `}}`, true},
+		{"escaped forged key", `{"_meta":{"io.github.atlas-reproduce\/param-risk":1}}`, `{"_meta":{` + k + `}}`, true},
+		{"_meta a string", `{"_meta":"x","name":"n"}`, `{"_meta":{` + k + `},"name":"n"}`, true},
+		{"escaped key", `{"\u005fmeta":{"a":1}}`, `{"\u005fmeta":{"a":1,` + k + `}}`, false},
+		{"_meta not an object", `{"_meta":null}`, `{"_meta":{` + k + `}}`, true},
+		{"strings with braces", `{"d":"{\"_meta\":1}"}`, `{"d":"{\"_meta\":1}","_meta":{` + k + `}}`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := spliceMeta(nil, []byte(c.tool), []byte(m))
-			if string(got) != c.want {
-				t.Errorf("\n got %s\nwant %s", got, c.want)
+			got, forged := spliceMeta(nil, []byte(c.tool), []byte(m))
+			if string(got) != c.want || forged != c.forged {
+				t.Errorf("\n got %s forged %v\nwant %s forged %v", got, forged, c.want, c.forged)
+			}
+			// Twice through: the same bytes (a second proxy's label
+			// replaces the first's).
+			again, _ := spliceMeta(nil, got, []byte(m))
+			if !bytes.Equal(again, got) && c.forged {
+				t.Errorf("second pass\n got %s\nwant %s", again, got)
 			}
 			if !json.Valid(got) {
 				t.Errorf("invalid JSON: %s", got)
@@ -42,11 +60,11 @@ func TestRewriteList(t *testing.T) {
 		}
 		return &labelEntry{name: v.Name, classes: []string{"gg:" + v.Name}, meta: []byte(`1`)}
 	}
-	keepAll := func(*labelEntry) bool { return true }
-	hideB := func(e *labelEntry) bool { return e.name != "b" }
+	keepAll := func([]byte, *labelEntry) bool { return true }
+	hideB := func(_ []byte, e *labelEntry) bool { return e == nil || e.name != "b" }
 	cases := []struct {
 		name, in, want string
-		keep           func(*labelEntry) bool
+		keep           func([]byte, *labelEntry) bool
 		st             listStats
 	}{
 		{"labels each", `{"tools":[{"name":"a"},{"name":"b"}],"nextCursor":"c"}`,
@@ -91,7 +109,7 @@ func FuzzRewriteList(f *testing.F) {
 				return ent
 			}
 			return nil
-		}, func(*labelEntry) bool { return true })
+		}, func([]byte, *labelEntry) bool { return true })
 		if !json.Valid(in) {
 			return
 		}
@@ -158,5 +176,50 @@ func TestLabelCache(t *testing.T) {
 		if want := string(rune('a' + s.tool%3)); ent.name != want {
 			t.Errorf("step %d: name %q, want %q", i, ent.name, want)
 		}
+	}
+}
+
+// TestLabelBounds: a tool past maxToolBytes is not labelled, the cache
+// holds at most maxBytes of labels, and a list gains at most
+// maxListLabelBytes of them (later tools pass unlabelled).
+func TestLabelBounds(t *testing.T) {
+	l := newLabeller(1 << 20)
+	big := []byte(`{"name":"big","inputSchema":{"type":"object"},"description":"` + strings.Repeat("x", maxToolBytes) + `"}`)
+	if _, _, err := l.label(big); err != errTooLarge {
+		t.Errorf("a tool of %d bytes: %v, want errTooLarge", len(big), err)
+	}
+	l.maxBytes = 64 << 10
+	for i := range 2000 {
+		tool := fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object","properties":{"p%d":{"type":"string"}}}}`, i, i)
+		if _, _, err := l.label([]byte(tool)); err != nil {
+			t.Fatal(err)
+		}
+		if l.bytes > l.maxBytes {
+			t.Fatalf("the cache holds %d bytes of labels, bound %d", l.bytes, l.maxBytes)
+		}
+	}
+	// A list of tools of many tiny properties: the labels stop at the
+	// bound, the tools all pass.
+	var tools []string
+	props := make([]string, 4000)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"%d":{}`, i)
+	}
+	for i := range 200 {
+		tools = append(tools, fmt.Sprintf(`{"name":"t%d","inputSchema":{"type":"object","properties":{%s}}}`, i, strings.Join(props, ",")))
+	}
+	result := []byte(`{"tools":[` + strings.Join(tools, ",") + `]}`)
+	p, err := New(Config{Upstream: Upstream{URL: "http://127.0.0.1:1/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{p: p, pending: map[any]pendingCall{}, tools: map[string]*toolState{}}
+	out := s.labelList(result)
+	added := len(out) - len(result)
+	if added > maxListLabelBytes+1<<20 || added < maxListLabelBytes/2 {
+		t.Errorf("the list gained %d bytes of labels, bound %d", added, maxListLabelBytes)
+	}
+	if n := bytes.Count(out, []byte(`"name":"t`)); n != 200 {
+		t.Errorf("%d tools passed, want 200", n)
 	}
 }

@@ -20,6 +20,7 @@ type metrics struct {
 	denied     *prometheus.CounterVec
 	upstream   prometheus.Counter
 	sessions   prometheus.Gauge
+	forged     prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -37,13 +38,15 @@ func newMetrics() *metrics {
 			"Tools dropped from tools/list results by --hide, by class.",
 			"class"),
 		denied: promreg.CounterVec("atlas_proxy_calls_denied_total",
-			"tools/call requests answered with an error by the policy, by class (\"unlisted\" for a tool no tools/list of the session named).",
+			"tools/call requests answered with an error by the policy, by class (\"unlisted\" for a tool no tools/list of the session named, \"unlabelled\" for one the decoder rejects, \"unreadable\" for params naming no tool unambiguously).",
 			"class"),
 		upstream: promreg.Counter("atlas_proxy_upstream_failures_total",
 			"Sessions ended because the upstream server failed or could not be reached."),
 		sessions: promreg.Gauge("atlas_proxy_sessions", "Sessions being relayed."),
+		forged: promreg.Counter("atlas_proxy_labels_replaced_total",
+			"Listed tools whose _meta already held the param-risk key, was not an object or came twice: replaced by one _meta holding the proxy's label."),
 	}
-	m.reg = promreg.New(m.requests, m.labelled, m.unlabelled, m.cacheHits, m.hidden, m.denied, m.upstream, m.sessions)
+	m.reg = promreg.New(m.requests, m.labelled, m.unlabelled, m.cacheHits, m.hidden, m.denied, m.upstream, m.sessions, m.forged)
 	return m
 }
 

@@ -42,20 +42,21 @@ func (p Policy) active() bool { return len(p.Hide)+len(p.Deny) > 0 }
 
 func (p Policy) allowed(name string) bool { return slices.Contains(p.AllowTools, name) }
 
-// hiddenBy returns the first class of ent that Hide names, or "".
-func (p Policy) hiddenBy(ent *labelEntry) string {
-	if p.allowed(ent.name) {
+// hiddenBy returns the first class of the tool name that Hide names, or
+// "".
+func (p Policy) hiddenBy(name string, st *toolState) string {
+	if p.allowed(name) || st == nil {
 		return ""
 	}
-	return firstShared(ent.classes, p.Hide)
+	return firstShared(st.classes, p.Hide)
 }
 
-// deniedBy returns the first class of ent that Deny names, or "".
-func (p Policy) deniedBy(ent *labelEntry) string {
-	if p.allowed(ent.name) {
+// deniedBy returns the first class of the tool name that Deny names, or "".
+func (p Policy) deniedBy(name string, st *toolState) string {
+	if p.allowed(name) || st == nil {
 		return ""
 	}
-	return firstShared(ent.classes, p.Deny)
+	return firstShared(st.classes, p.Deny)
 }
 
 func firstShared(classes, set []string) string {

@@ -6,9 +6,12 @@
 // level, so ids, _meta, unknown fields and error objects survive.
 //
 // Each downstream session (Streamable HTTP, or stdio) gets its own upstream
-// session (Streamable HTTP, legacy SSE, or a stdio command). Labels are
-// those the classify command prints, cached by the tool definition's hash.
-// An optional policy hides tools of given classes or refuses their calls.
+// session (Streamable HTTP, legacy SSE, or a stdio command); a request of
+// the stateless revision 2026-07-28 is relayed alone (stateless.go), and a
+// session reaches a stateless server through a bridge (bridge.go). Labels
+// are those the classify command prints, cached by the tool definition's
+// hash. An optional policy hides tools of given classes or refuses their
+// calls, failing closed on what it cannot read.
 package proxy
 
 import (
@@ -19,8 +22,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/net/netutil"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
@@ -38,6 +42,13 @@ const (
 	DefaultIdleTimeout       = httpserve.DefaultIdleTimeout
 	DefaultShutdownTimeout   = httpserve.DefaultShutdownTimeout
 	DefaultOutboxWait        = 10 * time.Second
+	DefaultMaxConns          = 256
+	DefaultMaxSessions       = 256
+	// DefaultMaxCommandSessions is MaxSessions for a command upstream:
+	// each session is a process.
+	DefaultMaxCommandSessions = 32
+	DefaultMaxCalls           = 256
+	DefaultMaxSessionCalls    = 32
 )
 
 // Config configures a Proxy. Zero fields take the defaults above.
@@ -50,6 +61,23 @@ type Config struct {
 	Addr string
 	// MaxBody is the largest request body the HTTP downstream reads.
 	MaxBody int64
+	// MaxInFlight bounds the bytes of request bodies held at once (default
+	// 4 × MaxBody): a body takes its room before it is read, and one that
+	// finds none within ReadTimeout is answered 503.
+	MaxInFlight int64
+	// MaxConns bounds the open downstream connections; more wait to be
+	// accepted.
+	MaxConns int
+	// MaxSessions bounds the HTTP sessions (each holds an upstream session,
+	// a process with Upstream.Command: DefaultMaxCommandSessions then); an
+	// initialize beyond it is answered 503.
+	MaxSessions int
+	// MaxCalls and MaxSessionCalls bound the calls in flight to a
+	// Streamable HTTP upstream, over all sessions and in one: a batch of
+	// thousands of calls waits its turn rather than opening thousands of
+	// connections.
+	MaxCalls        int
+	MaxSessionCalls int
 	// CacheSize is how many tool definitions' labels are kept.
 	CacheSize int
 	// SessionIdle ends an HTTP session no request has touched for this
@@ -76,6 +104,16 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	defaults.Set(&c.Addr, DefaultAddr)
 	defaults.Set(&c.MaxBody, DefaultMaxBody)
+	if c.MaxInFlight <= c.MaxBody {
+		c.MaxInFlight = 4*c.MaxBody + 4
+	}
+	defaults.Set(&c.MaxConns, DefaultMaxConns)
+	if len(c.Upstream.Command) > 0 {
+		defaults.Set(&c.MaxSessions, DefaultMaxCommandSessions)
+	}
+	defaults.Set(&c.MaxSessions, DefaultMaxSessions)
+	defaults.Set(&c.MaxCalls, DefaultMaxCalls)
+	defaults.Set(&c.MaxSessionCalls, DefaultMaxSessionCalls)
 	defaults.Set(&c.CacheSize, DefaultCacheSize)
 	defaults.Set(&c.SessionIdle, DefaultSessionIdle)
 	defaults.Set(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
@@ -98,12 +136,18 @@ type Proxy struct {
 	metrics  *metrics
 	sessions *sessionTable
 	handler  http.Handler
+	inFlight *semaphore.Weighted // request body bytes, see Config.MaxInFlight
+	calls    *semaphore.Weighted // upstream calls, see Config.MaxCalls
+	// statelessClient carries stateless requests (see stateless.go) to a
+	// Streamable HTTP upstream; nil for other upstreams.
+	statelessClient *http.Client
 }
 
 // New returns a Proxy for cfg, or an error naming what is wrong with it.
 func New(cfg Config) (*Proxy, error) {
 	cfg = cfg.withDefaults()
-	if err := cfg.Upstream.Validate(); err != nil {
+	err := cfg.Upstream.Validate()
+	if err != nil {
 		return nil, err
 	}
 	for _, set := range [][]string{cfg.Policy.Hide, cfg.Policy.Deny} {
@@ -115,10 +159,20 @@ func New(cfg Config) (*Proxy, error) {
 			set[i] = id
 		}
 	}
-	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics()}
+	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
+		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.sessions = newSessionTable(p)
+	if u := cfg.Upstream; u.URL != "" && u.Transport == nil && !u.isSSE() {
+		base := u.HTTPClient
+		if base == nil {
+			base = defaultHTTPClient
+		}
+		if p.statelessClient, err = sameOriginClient(base, u.URL); err != nil {
+			return nil, err
+		}
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", p.serveMCP)
+	mux.Handle("/mcp", httpserve.GuardMCP(http.HandlerFunc(p.serveMCP)))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n")
@@ -152,10 +206,17 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    httpserve.MaxHeaderBytes,
 	}
 	janitorCtx, stopJanitor := context.WithCancel(ctx)
-	defer stopJanitor()
-	go p.sessions.janitor(janitorCtx)
+	janitorDone := make(chan struct{})
+	go func() {
+		defer close(janitorDone)
+		p.sessions.janitor(janitorCtx)
+	}()
+	defer func() {
+		stopJanitor()
+		<-janitorDone
+	}()
 	// Sessions first: their event streams would hold Shutdown open.
-	return httpserve.Serve(ctx, hs, ln, p.cfg.ShutdownTimeout, p.sessions.closeAll)
+	return httpserve.Serve(ctx, hs, netutil.LimitListener(ln, p.cfg.MaxConns), p.cfg.ShutdownTimeout, p.sessions.closeAll)
 }
 
 // ServeStdio relays one session whose client speaks newline-delimited
@@ -171,11 +232,17 @@ func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error 
 	if !ok {
 		wc = nopWriteCloser{w}
 	}
-	down, err := (&mcp.IOTransport{Reader: rc, Writer: wc}).Connect(ctx)
-	if err != nil {
-		return err
+	// A line is bounded as an upstream's message is; a line that is not
+	// JSON-RPC is answered with a parse error and the session goes on.
+	down := newLineConn(rc, wc, p.maxMessage(), true, nil)
+	return p.relay(ctx, down, nil, nil, nil)
+}
+
+func (p *Proxy) maxMessage() int64 {
+	if p.cfg.Upstream.MaxMessage > 0 {
+		return p.cfg.Upstream.MaxMessage
 	}
-	return p.relay(ctx, down, nil, nil)
+	return DefaultMaxMessage
 }
 
 type nopWriteCloser struct{ io.Writer }

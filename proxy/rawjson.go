@@ -85,6 +85,7 @@ func skipValue(b []byte, i int) (int, error) {
 // included) and the value's span.
 type member struct {
 	key        []byte
+	kstart     int // where the key starts
 	start, end int
 }
 
@@ -113,7 +114,7 @@ func members(b []byte, i int, fn func(m member)) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		fn(member{key: key, start: vstart, end: vend})
+		fn(member{key: key, kstart: kend - len(key), start: vstart, end: vend})
 		if i, done, err = nextItem(b, vend, '}'); done || err != nil {
 			return i, err
 		}

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +26,12 @@ const (
 	CodeUpstream = -32050
 	// CodeDenied answers a tools/call the policy refuses.
 	CodeDenied = -32051
+	// CodeParse answers a line of the stdio client that is not JSON-RPC
+	// (JSON-RPC's parse error).
+	CodeParse = -32700
+	// CodeInvalidRequest answers a request reusing the id of one still in
+	// flight (JSON-RPC's invalid request).
+	CodeInvalidRequest = -32600
 )
 
 // session relays one downstream session to its own upstream session. Every
@@ -46,35 +55,92 @@ type session struct {
 	clientGone atomic.Bool
 
 	mu sync.Mutex
-	// pending are the client's requests upstream has not answered, by id,
-	// with their method: a tools/list answer is labelled, and when the
-	// upstream fails every pending request is answered with the error.
-	pending map[any]string
-	// tools are the labels of the tools this session's tools/list results
-	// named, by name, for the policy on tools/call.
-	tools map[string]*labelEntry
+	// pending are the client's requests upstream has not answered, by id
+	// (jsonrpc.ID.Raw), with their method: a tools/list answer is
+	// labelled, and when the upstream fails every pending request is
+	// answered with the error.
+	pending map[any]pendingCall
+	// tools are the classes of the tools this session's tools/list results
+	// named, by name, for the policy on tools/call: the union over every
+	// tool listed under the name, so that a second tool of the same name
+	// cannot make a hidden one callable.
+	tools map[string]*toolState
+	// upErr is the upstream's failure once it has failed: every later call
+	// is answered with it.
+	upErr error
+	// waiters take the answers of calls the proxy made itself (call), by
+	// id, instead of the client.
+	waiters map[any]chan callAnswer
+	// initAnswer is the upstream's answer to the client's initialize,
+	// made ahead by the HTTP downstream (see servePOST): the initialize
+	// that then comes through the transport is answered with it.
+	initAnswer *jsonrpc.Response
+}
+
+// callAnswer is the answer to a call the proxy made itself, or the
+// upstream's failure.
+type callAnswer struct {
+	resp *jsonrpc.Response
+	err  error
+}
+
+// pendingCall is a request in flight upstream.
+type pendingCall struct {
+	id     jsonrpc.ID
+	method string
+}
+
+// toolState is what the policy knows of a tool name.
+type toolState struct {
+	classes []string
+	// unlabelled: a tool of this name was listed that the census decoder
+	// rejects, so its classes are unknown.
+	unlabelled bool
+}
+
+func (t *toolState) add(ent *labelEntry) {
+	if ent == nil {
+		t.unlabelled = true
+		return
+	}
+	for _, c := range ent.classes {
+		if !slices.Contains(t.classes, c) {
+			t.classes = append(t.classes, c)
+		}
+	}
 }
 
 // relay runs the session until either side ends or ctx is cancelled, then
-// closes both. It returns the upstream's failure, if that is what ended it.
-func (p *Proxy) relay(ctx context.Context, down mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error, withdraw func(jsonrpc.Message) bool) error {
-	p.metrics.sessions.Inc()
-	defer p.metrics.sessions.Dec()
-	defer down.Close()
+// closes both. up is the upstream's connection when the caller has made it
+// already (nil: relay connects). It returns the upstream's failure, if
+// that is what ended it.
+func (p *Proxy) relay(ctx context.Context, down, up mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error, withdraw func(jsonrpc.Message) bool) error {
+	return p.newSession(down, up, writeDown, withdraw).run(ctx)
+}
+
+// newSession is a session not yet relaying (see relay).
+func (p *Proxy) newSession(down, up mcp.Connection, writeDown func(context.Context, jsonrpc.Message) error, withdraw func(jsonrpc.Message) bool) *session {
 	if writeDown == nil {
 		writeDown = down.Write
 	}
-	s := &session{p: p, down: down, writeDown: writeDown, withdraw: withdraw, pending: map[any]string{}, tools: map[string]*labelEntry{}}
+	return &session{p: p, down: down, up: up, writeDown: writeDown, withdraw: withdraw,
+		pending: map[any]pendingCall{}, tools: map[string]*toolState{}, waiters: map[any]chan callAnswer{}}
+}
 
-	up, err := p.cfg.Upstream.connect(ctx)
-	if err != nil {
-		p.metrics.upstream.Inc()
-		err = fmt.Errorf("upstream: %w", err)
-		p.log.Warn("upstream connect failed", "err", err)
-		s.refuseFirst(ctx, err)
-		return err
+// run relays the session (see relay).
+func (s *session) run(ctx context.Context) error {
+	p, down, up := s.p, s.down, s.up
+	p.metrics.sessions.Inc()
+	defer p.metrics.sessions.Dec()
+	defer down.Close()
+	if up == nil {
+		var err error
+		if up, err = p.connectUpstream(ctx); err != nil {
+			s.refuseFirst(ctx, err)
+			return err
+		}
+		s.up = up // before any reader: only stdio sessions connect here
 	}
-	s.up = up
 	defer up.Close()
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -86,26 +152,136 @@ func (p *Proxy) relay(ctx context.Context, down mcp.Connection, writeDown func(c
 		return nil
 	})
 	g.Go(func() error {
-		defer down.Close()
 		upErr = s.serverToClient(gctx)
+		if upErr == nil {
+			down.Close()
+		}
+		// An upstream that failed leaves the session open: the client's
+		// later calls are answered with the failure, until it goes away.
 		return nil
 	})
 	g.Wait()
-	if upErr != nil {
-		p.log.Warn("upstream failed", "err", upErr)
-	}
 	return upErr
+}
+
+// call sends req upstream on the proxy's own behalf and waits for its
+// answer; err is the upstream's failure (or ctx's), not a JSON-RPC error
+// answer.
+func (s *session) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
+	ch := make(chan callAnswer, 1)
+	s.mu.Lock()
+	if s.upErr != nil {
+		err := s.upErr
+		s.mu.Unlock()
+		return nil, err
+	}
+	if prev, ok := s.pending[req.ID.Raw()]; ok {
+		s.mu.Unlock()
+		return errorResponse(req.ID, CodeInvalidRequest,
+			fmt.Sprintf("request id %v is already in use by a %s request in flight", req.ID.Raw(), prev.method), nil), nil
+	}
+	s.pending[req.ID.Raw()] = pendingCall{id: req.ID, method: req.Method}
+	s.waiters[req.ID.Raw()] = ch
+	s.mu.Unlock()
+	if err := s.up.Write(ctx, req); err != nil {
+		s.take(req.ID)
+		s.mu.Lock()
+		delete(s.waiters, req.ID.Raw())
+		s.mu.Unlock()
+		return nil, fmt.Errorf("upstream: %w", err)
+	}
+	select {
+	case a := <-ch:
+		return a.resp, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// failed returns the upstream's failure, once it has failed.
+func (s *session) failed() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.upErr
+}
+
+// forward relays one message of the client's outside the downstream
+// transport (see Proxy.serveDirect) and returns the answer to a call: the
+// upstream's, the policy's, or the upstream's failure as a JSON-RPC error.
+func (s *session) forward(ctx context.Context, msg jsonrpc.Message) *jsonrpc.Response {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		if ok {
+			s.p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
+			if req.Method == "tools/call" && s.p.cfg.Policy.active() {
+				return nil
+			}
+		}
+		s.up.Write(ctx, msg)
+		return nil
+	}
+	s.p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
+	if req.Method == "tools/call" && s.p.cfg.Policy.active() {
+		if resp := s.check(req); resp != nil {
+			return resp
+		}
+	}
+	resp, err := s.call(ctx, req)
+	if err != nil {
+		return errorResponse(req.ID, CodeUpstream, err.Error(), nil)
+	}
+	return resp
+}
+
+// waiter takes the waiter for id, if the proxy made that call.
+func (s *session) waiter(id jsonrpc.ID) chan callAnswer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := s.waiters[id.Raw()]
+	delete(s.waiters, id.Raw())
+	return ch
+}
+
+// answeredAhead returns the answer made ahead for the client's initialize
+// m, once.
+func (s *session) answeredAhead(m *jsonrpc.Request) *jsonrpc.Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := s.initAnswer; a != nil && m.Method == "initialize" && a.ID == m.ID {
+		s.initAnswer = nil
+		return a
+	}
+	return nil
+}
+
+// connectUpstream opens an upstream session, counting and logging a
+// failure.
+func (p *Proxy) connectUpstream(ctx context.Context) (mcp.Connection, error) {
+	up, err := p.cfg.Upstream.connect(ctx, callLimits{global: p.calls, perSession: p.cfg.MaxSessionCalls})
+	if err != nil {
+		p.metrics.upstream.Inc()
+		err = fmt.Errorf("upstream: %w", err)
+		p.log.Warn("upstream connect failed", "err", err)
+		return nil, err
+	}
+	return up, nil
 }
 
 // refuseFirst answers the client's first request with err: a session whose
 // upstream cannot be reached is an error to the client, not silence.
 func (s *session) refuseFirst(ctx context.Context, err error) {
-	msg, rerr := s.down.Read(ctx)
-	if rerr != nil {
-		return
-	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-		s.writeDown(ctx, errorResponse(req.ID, CodeUpstream, err.Error(), nil))
+	for {
+		msg, rerr := s.down.Read(ctx)
+		if rerr != nil {
+			if errors.Is(rerr, errBadLine) {
+				continue
+			}
+			return
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			s.writeDown(ctx, errorResponse(req.ID, CodeUpstream, err.Error(), nil))
+			return
+		}
 	}
 }
 
@@ -118,22 +294,29 @@ func errorResponse(id jsonrpc.ID, code int64, message string, data json.RawMessa
 func (s *session) clientToServer(ctx context.Context) {
 	for {
 		msg, err := s.down.Read(ctx)
+		if errors.Is(err, errBadLine) {
+			continue // answered by the connection; the session goes on
+		}
 		if err != nil {
 			return
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
 			s.p.metrics.requests.WithLabelValues(methodLabel(m.Method)).Inc()
+			if a := s.answeredAhead(m); a != nil {
+				s.writeDown(ctx, a)
+				continue
+			}
 			if m.IsCall() {
-				if m.Method == "tools/call" && s.p.cfg.Policy.active() {
-					if resp := s.check(m); resp != nil {
-						s.writeDown(ctx, resp)
-						continue
-					}
+				if resp := s.admit(m); resp != nil {
+					s.writeDown(ctx, resp)
+					continue
 				}
-				s.mu.Lock()
-				s.pending[m.ID.Raw()] = m.Method
-				s.mu.Unlock()
+			} else if m.Method == "tools/call" && s.p.cfg.Policy.active() {
+				// A tools/call without an id is no call the policy can
+				// answer; an upstream may still run it.
+				s.p.log.Info("tools/call notification dropped: the policy cannot answer it")
+				continue
 			} else if m.Method == "notifications/cancelled" {
 				s.forget(m.Params)
 			}
@@ -149,6 +332,28 @@ func (s *session) clientToServer(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// admit registers a call as pending, or returns the answer that refuses
+// it: the policy's, an id already in flight (its answer would be taken
+// for the other's), or the upstream's failure once it has failed.
+func (s *session) admit(m *jsonrpc.Request) *jsonrpc.Response {
+	if m.Method == "tools/call" && s.p.cfg.Policy.active() {
+		if resp := s.check(m); resp != nil {
+			return resp
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upErr != nil {
+		return errorResponse(m.ID, CodeUpstream, s.upErr.Error(), nil)
+	}
+	if prev, ok := s.pending[m.ID.Raw()]; ok {
+		return errorResponse(m.ID, CodeInvalidRequest,
+			fmt.Sprintf("request id %v is already in use by a %s request in flight", m.ID.Raw(), prev.method), nil)
+	}
+	s.pending[m.ID.Raw()] = pendingCall{id: m.ID, method: m.Method}
+	return nil
 }
 
 // forget drops a cancelled request from pending: the server need not
@@ -176,7 +381,7 @@ func (s *session) take(id jsonrpc.ID) string {
 	if ok {
 		delete(s.pending, id.Raw())
 	}
-	return m
+	return m.method
 }
 
 // serverToClient relays the upstream's messages to the client until the
@@ -184,6 +389,10 @@ func (s *session) take(id jsonrpc.ID) string {
 func (s *session) serverToClient(ctx context.Context) error {
 	for {
 		msg, err := s.up.Read(ctx)
+		if errors.Is(err, errBadLine) {
+			s.p.log.Warn("upstream sent a line that is not JSON-RPC: skipped", "err", err)
+			continue
+		}
 		if err != nil {
 			if ctx.Err() != nil || s.clientGone.Load() {
 				s.failPending(ctx, errors.New("upstream: the session ended"))
@@ -196,15 +405,31 @@ func (s *session) serverToClient(ctx context.Context) error {
 			// Counted before the client hears of it, so that whoever
 			// sees the error sees the count.
 			s.p.metrics.upstream.Inc()
+			s.p.log.Warn("upstream failed", "err", err)
 			s.failPending(ctx, err)
 			return err
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
-			if method := s.take(resp.ID); method == "tools/list" && resp.Error == nil {
+			method := s.take(resp.ID)
+			if method == "" && s.p.cfg.Policy.active() {
+				// An answer to nothing in flight (a second answer to a
+				// tools/list, say) would pass unlabelled and unfiltered.
+				s.p.log.Warn("upstream answer to no request in flight dropped", "id", resp.ID.Raw())
+				continue
+			}
+			if method == "tools/list" && resp.Error == nil {
 				resp.Result = s.labelList(resp.Result)
 			}
+			if ch := s.waiter(resp.ID); ch != nil {
+				ch <- callAnswer{resp: resp}
+				continue
+			}
 		}
+		large := messageSize(msg) >= reclaimAbove
 		err = s.writeDown(ctx, msg)
+		if large {
+			reclaim()
+		}
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && errors.Is(err, errQueued) {
 			s.bound(ctx, req)
 		} else if err != nil {
@@ -231,85 +456,259 @@ func (s *session) bound(ctx context.Context, req *jsonrpc.Request) {
 // err, so that no client call hangs on a server that is gone.
 func (s *session) failPending(ctx context.Context, err error) {
 	s.mu.Lock()
-	ids := make([]any, 0, len(s.pending))
-	for id := range s.pending {
-		ids = append(ids, id)
+	calls := make([]pendingCall, 0, len(s.pending))
+	for _, c := range s.pending {
+		calls = append(calls, c)
 	}
 	clear(s.pending)
+	s.upErr = err
 	s.mu.Unlock()
-	for _, raw := range ids {
-		id, _ := jsonrpc.MakeID(raw)
-		s.writeDown(context.WithoutCancel(ctx), errorResponse(id, CodeUpstream, err.Error(), nil))
+	for _, c := range calls {
+		if ch := s.waiter(c.id); ch != nil {
+			ch <- callAnswer{err: err}
+			continue
+		}
+		s.writeDown(context.WithoutCancel(ctx), errorResponse(c.id, CodeUpstream, err.Error(), nil))
 	}
 }
 
+// maxListLabelBytes bounds the label bytes one tools/list result gains:
+// a list of millions of tiny properties must not make the proxy hold ten
+// times its size in labels. Tools past the bound pass unlabelled (and are
+// dropped under --hide). A real list of 5,000 tools gains about 5 MB.
+const maxListLabelBytes = 32 << 20
+
 // labelList returns a tools/list result with the labels added and the
-// hidden tools dropped, and records the labels for the policy.
+// hidden tools dropped, and records the labels for the policy. Every tool
+// is labelled first, so that the policy judges a name by all the tools
+// listed under it; with --hide, a tool the census decoder rejects is
+// dropped too (its classes are unknown), and its name refused on call.
 func (s *session) labelList(result json.RawMessage) json.RawMessage {
 	pol := s.p.cfg.Policy
-	label := func(tool []byte) *labelEntry {
-		ent, hit, err := s.p.labels.label(tool)
+	var ents []*labelEntry
+	budget := int64(maxListLabelBytes)
+	private := cacheScopePrivate(result)
+	err := eachTool(result, func(tool []byte) {
+		var ent *labelEntry
+		var hit bool
+		var err error
+		switch {
+		case budget > 0 && private:
+			ent, err = s.p.labels.labelPrivate(tool)
+		case budget > 0:
+			ent, hit, err = s.p.labels.label(tool)
+		default:
+			err = errors.New("the list's labels passed their bound")
+		}
 		if err != nil {
 			s.p.log.Debug("tool left unlabelled", "err", err)
-			return nil
+			ent = nil
+		} else {
+			budget -= int64(len(ent.meta))
+			if hit {
+				s.p.metrics.cacheHits.Inc()
+			}
 		}
-		if hit {
-			s.p.metrics.cacheHits.Inc()
+		ents = append(ents, ent)
+		if !pol.active() {
+			return
+		}
+		names := []string{}
+		if ent != nil {
+			names = append(names, ent.name)
+		} else {
+			names = looseNames(tool)
 		}
 		s.mu.Lock()
-		s.tools[ent.name] = ent
+		for _, n := range names {
+			st := s.tools[n]
+			if st == nil {
+				st = &toolState{}
+				s.tools[n] = st
+			}
+			st.add(ent)
+		}
 		s.mu.Unlock()
-		return ent
+	})
+	if err != nil {
+		s.p.log.Warn("tools/list result passed unlabelled", "err", err)
+		return result
 	}
-	keep := func(ent *labelEntry) bool {
-		c := pol.hiddenBy(ent)
+	i := 0
+	label := func([]byte) *labelEntry { i++; return ents[i-1] }
+	keep := func(tool []byte, ent *labelEntry) bool {
+		if !pol.active() {
+			return true
+		}
+		var c string
+		if ent == nil {
+			if len(pol.Hide) == 0 {
+				return true
+			}
+			c = "unlabelled"
+		} else {
+			s.mu.Lock()
+			c = pol.hiddenBy(ent.name, s.tools[ent.name])
+			s.mu.Unlock()
+		}
 		if c == "" {
 			return true
 		}
 		s.p.metrics.hidden.WithLabelValues(c).Inc()
-		s.p.log.Info("tool hidden", "tool", ent.name, "class", c)
+		s.p.log.Info("tool hidden", "tool", toolNameForLog(ent, tool), "class", c)
 		return false
 	}
-	out, st, err := rewriteList(make([]byte, 0, 2*len(result)), result, label, keep)
+	out, st, err := rewriteList(make([]byte, 0, len(result)+len(result)/2), result, label, keep)
 	if err != nil {
 		s.p.log.Warn("tools/list result passed unlabelled", "err", err)
 		return result
 	}
 	s.p.metrics.labelled.Add(float64(st.labelled))
 	s.p.metrics.unlabelled.Add(float64(st.unlabelled))
+	if st.forged > 0 {
+		s.p.metrics.forged.Add(float64(st.forged))
+		s.p.log.Warn("upstream tools carried a param-risk label of their own: replaced", "tools", st.forged)
+	}
 	return out
 }
 
+// cacheScopePrivate reports whether a result says its cacheScope is
+// "private" (revision 2026-07-28): it is one client's.
+func cacheScopePrivate(result []byte) bool {
+	i := skipWS(result, 0)
+	if i >= len(result) || result[i] != '{' {
+		return false
+	}
+	s, e, _, err := lastMember(result, i, "cacheScope")
+	if err != nil || s < 0 {
+		return false
+	}
+	var scope string
+	return json.Unmarshal(result[s:e], &scope) == nil && scope == "private"
+}
+
+func toolNameForLog(ent *labelEntry, tool []byte) string {
+	if ent != nil {
+		return ent.name
+	}
+	return strings.Join(looseNames(tool), ",")
+}
+
+// looseNames are the names a tool the census decoder rejects may be called
+// by: the string value of every member whose key is "name" in any case
+// (decoders that match keys case-insensitively may take any of them).
+func looseNames(tool []byte) []string {
+	var names []string
+	i := skipWS(tool, 0)
+	members(tool, i, func(m member) {
+		if k, ok := keyText(m.key); ok && strings.EqualFold(k, "name") {
+			var n string
+			if json.Unmarshal(tool[m.start:m.end], &n) == nil {
+				names = append(names, n)
+			}
+		}
+	})
+	return names
+}
+
+// keyText decodes a raw member key.
+func keyText(raw []byte) (string, bool) {
+	var k string
+	return k, json.Unmarshal(raw, &k) == nil
+}
+
+// callName reads the tool name of a tools/call's params, for the policy.
+// It fails unless the params are an object holding exactly one member
+// whose key is "name" in any case (Go's encoding/json, which mcp-go
+// decodes with, matches keys case-insensitively and keeps the last),
+// spelled exactly "name", with a string value: what the proxy checks must
+// be what every upstream runs.
+func callName(params json.RawMessage) (string, error) {
+	i := skipWS(params, 0)
+	if i >= len(params) || params[i] != '{' {
+		return "", errors.New("params are not an object")
+	}
+	var name []byte
+	n := 0
+	exact := true
+	_, err := members(params, i, func(m member) {
+		k, ok := keyText(m.key)
+		if !ok || !strings.EqualFold(k, "name") {
+			return
+		}
+		n++
+		exact = exact && k == "name"
+		name = params[m.start:m.end]
+	})
+	switch {
+	case err != nil:
+		return "", err
+	case n == 0:
+		return "", errors.New("params have no name")
+	case n > 1 || !exact:
+		return "", errors.New("params spell the name key ambiguously")
+	}
+	var s string
+	if err := json.Unmarshal(name, &s); err != nil {
+		return "", errors.New("the name is not a string")
+	}
+	return s, nil
+}
+
 // check applies the policy to a tools/call: nil lets it through, otherwise
-// the error answer.
+// the error answer. A call whose tool name cannot be read unambiguously is
+// refused: the policy cannot know which tool it would run.
 func (s *session) check(req *jsonrpc.Request) *jsonrpc.Response {
-	var params map[string]json.RawMessage
-	var name string
-	if json.Unmarshal(req.Params, &params) != nil || json.Unmarshal(params["name"], &name) != nil {
-		return nil // malformed: the server answers it
+	name, err := callName(req.Params)
+	if err != nil {
+		s.p.metrics.denied.WithLabelValues("unreadable").Inc()
+		s.p.log.Info("tool call denied", "why", err)
+		return errorResponse(req.ID, CodeDenied, "tools/call refused by the atlas-reproduce proxy policy: "+err.Error(), nil)
 	}
 	pol := s.p.cfg.Policy
 	if pol.allowed(name) {
 		return nil
 	}
 	s.mu.Lock()
-	ent := s.tools[name]
-	s.mu.Unlock()
+	st := s.tools[name]
 	var class, why string
 	switch {
-	case ent == nil:
+	case st == nil:
 		class, why = "unlisted", "no tools/list result of this session named it, so the policy cannot check its classes; list the tools first"
-	case pol.hiddenBy(ent) != "":
-		class = pol.hiddenBy(ent)
+	case st.unlabelled:
+		class, why = "unlabelled", "a tool listed under this name could not be labelled, so the policy cannot check its classes"
+	case pol.hiddenBy(name, st) != "":
+		class = pol.hiddenBy(name, st)
 		why = "it carries " + class + ", which the proxy hides (--hide)"
-	case pol.deniedBy(ent) != "":
-		class = pol.deniedBy(ent)
+	case pol.deniedBy(name, st) != "":
+		class = pol.deniedBy(name, st)
 		why = "it carries " + class + ", which the proxy denies (--deny)"
-	default:
+	}
+	s.mu.Unlock()
+	if class == "" {
 		return nil
 	}
 	s.p.metrics.denied.WithLabelValues(class).Inc()
 	s.p.log.Info("tool call denied", "tool", name, "class", class)
 	data, _ := json.Marshal(map[string]any{"tool": name, "class": class})
 	return errorResponse(req.ID, CodeDenied, fmt.Sprintf("tool %q refused by the atlas-reproduce proxy policy: %s", name, why), data)
+}
+
+// reclaimAbove is the message size from which relaying it may give memory
+// back to the operating system.
+const reclaimAbove = 4 << 20
+
+// lastReclaim is when reclaim last ran, in unix nanoseconds.
+var lastReclaim atomic.Int64
+
+// reclaim returns freed memory to the operating system, at most once a
+// second: the Go runtime gives it back only gradually, and after a message
+// of tens of megabytes the process would keep its peak for minutes.
+func reclaim() {
+	now := time.Now().UnixNano()
+	last := lastReclaim.Load()
+	if now-last < int64(time.Second) || !lastReclaim.CompareAndSwap(last, now) {
+		return
+	}
+	debug.FreeOSMemory()
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 )
 
 // streamConn is the client side of the Streamable HTTP transport, as an
@@ -35,10 +36,15 @@ type streamConn struct {
 	cancel context.CancelFunc
 
 	incoming chan jsonrpc.Message
-	failOnce sync.Once
-	failErr  error
-	failed   chan struct{}
-	wg       sync.WaitGroup
+	// calls bounds the calls posted at once over every session (shared)
+	// and in this one (its own): a batch of thousands of calls must not
+	// open thousands of connections.
+	calls        *semaphore.Weighted
+	sessionCalls *semaphore.Weighted
+	failOnce     sync.Once
+	failErr      error
+	failed       chan struct{}
+	wg           sync.WaitGroup
 
 	mu        sync.Mutex
 	sessionID string
@@ -46,14 +52,44 @@ type streamConn struct {
 	initID    any    // id of the initialize request, until answered
 	listening bool   // the standalone stream was opened
 	closed    bool
+	// bridge, once set (before any request but the initialize), makes
+	// this a stateless upstream's connection (see bridge.go).
+	bridge *bridge
 }
 
-func newStreamConn(url string, client *http.Client, maxMessage int64) *streamConn {
+func newStreamConn(url string, client *http.Client, maxMessage int64, lim callLimits) *streamConn {
 	ctx, cancel := context.WithCancel(context.Background())
+	if lim.global == nil {
+		lim.global = semaphore.NewWeighted(DefaultMaxCalls)
+	}
 	return &streamConn{
 		url: url, client: client, maxMessage: maxMessage, ctx: ctx, cancel: cancel,
 		incoming: make(chan jsonrpc.Message, 16), failed: make(chan struct{}),
+		calls: lim.global, sessionCalls: semaphore.NewWeighted(int64(max(lim.perSession, 1))),
 	}
+}
+
+// callLimits bound the calls in flight to an HTTP upstream.
+type callLimits struct {
+	global     *semaphore.Weighted
+	perSession int
+}
+
+// spawn runs fn in a goroutine Close waits for, unless the connection is
+// closed: the Add happens under the lock Close sets closed under, so that
+// no Add can race Close's Wait.
+func (c *streamConn) spawn(fn func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+	return true
 }
 
 // SessionID implements mcp.Connection.
@@ -118,7 +154,11 @@ func (c *streamConn) newRequest(method string, body []byte) (*http.Request, erro
 	if c.version != "" {
 		req.Header.Set("Mcp-Protocol-Version", c.version)
 	}
+	bridged := c.bridge != nil
 	c.mu.Unlock()
+	if bridged && body != nil {
+		bridgeHeaders(req.Header, body)
+	}
 	return req, nil
 }
 
@@ -129,6 +169,16 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	case <-c.failed:
 		return c.failErr
 	default:
+	}
+	c.mu.Lock()
+	bridged := c.bridge != nil
+	c.mu.Unlock()
+	if bridged {
+		m, err := c.bridged(msg)
+		if m == nil || err != nil {
+			return err
+		}
+		msg = m
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
@@ -141,7 +191,7 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		switch {
 		case req.Method == "initialize" && req.IsCall():
 			c.initID = req.ID.Raw()
-		case req.Method == "notifications/initialized" && !c.listening:
+		case req.Method == "notifications/initialized" && !c.listening && c.bridge == nil:
 			c.listening, startListening = true, true
 		}
 		c.mu.Unlock()
@@ -152,23 +202,86 @@ func (c *streamConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if call.IsValid() && c.initIDIsNot(call) {
 		// A call's answer may take as long as the call: post it in the
 		// background, so that the client's other messages (the answer to
-		// a sampling request the call is waiting on) are not held up.
-		c.mu.Lock()
-		if c.closed {
-			c.mu.Unlock()
+		// a sampling request the call is waiting on) are not held up. It
+		// waits its turn among the calls in flight.
+		ok := c.spawn(func() {
+			err := c.sessionCalls.Acquire(c.ctx, 1)
+			if err == nil {
+				defer c.sessionCalls.Release(1)
+				if err = c.calls.Acquire(c.ctx, 1); err == nil {
+					defer c.calls.Release(1)
+					err = c.post(data, call, startListening)
+				}
+			}
+			c.answerFailure(call, err)
+		})
+		if !ok {
 			return mcp.ErrConnectionClosed
 		}
-		c.wg.Add(1)
-		c.mu.Unlock()
-		go func() {
-			defer c.wg.Done()
-			if err := c.post(data, call, startListening); err != nil && c.ctx.Err() == nil {
-				c.deliver(errorResponse(call, CodeUpstream, "upstream: "+err.Error(), nil))
-			}
-		}()
 		return nil
 	}
-	return c.post(data, call, startListening)
+	err = c.post(data, call, startListening)
+	var se *statusError
+	if errors.As(err, &se) && se.resp != nil {
+		// The server answered the call with a JSON-RPC error: it is
+		// the answer, not a failure of the connection.
+		c.deliver(se.resp)
+		return nil
+	}
+	return err
+}
+
+// answerFailure answers call with the failure to post it: the server's own
+// JSON-RPC error when its HTTP error status carried one, else -32050.
+func (c *streamConn) answerFailure(call jsonrpc.ID, err error) {
+	if err == nil || c.ctx.Err() != nil {
+		return
+	}
+	var se *statusError
+	if errors.As(err, &se) && se.resp != nil {
+		c.deliver(se.resp)
+		return
+	}
+	c.deliver(errorResponse(call, CodeUpstream, "upstream: "+err.Error(), nil))
+}
+
+// statusError is an HTTP error status from the upstream. resp is the
+// JSON-RPC error its body held for the call, as it came, when it held one.
+type statusError struct {
+	code int
+	text string
+	resp *jsonrpc.Response
+}
+
+func (e *statusError) Error() string {
+	if e.resp != nil && e.resp.Error != nil {
+		return fmt.Sprintf("HTTP %d: %v", e.code, e.resp.Error)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.code, e.text)
+}
+
+// maxErrorBody bounds what is read of an HTTP error answer.
+const maxErrorBody = 1 << 20
+
+// readStatusError reads an HTTP error answer: a JSON-RPC error for call
+// (or for no id, which is then given call's) is kept whole.
+func readStatusError(resp *http.Response, call jsonrpc.ID) *statusError {
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	se := &statusError{code: resp.StatusCode}
+	if m, err := jsonrpc.DecodeMessage(bytes.TrimSpace(body)); err == nil && call.IsValid() {
+		if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil && (r.ID == call || !r.ID.IsValid()) {
+			r.ID = call
+			se.resp = r
+			return se
+		}
+	}
+	text := strings.TrimSpace(string(body))
+	if len(text) > 512 {
+		text = text[:512] + "..."
+	}
+	se.text = text
+	return se
 }
 
 // initIDIsNot reports whether id is not that of the initialize request,
@@ -199,31 +312,40 @@ func (c *streamConn) post(data []byte, call jsonrpc.ID, startListening bool) err
 		}
 		c.mu.Unlock()
 	}
-	if resp.StatusCode == http.StatusNotFound && c.SessionID() != "" {
-		resp.Body.Close()
-		err := errors.New("the upstream server ended the session (HTTP 404)")
-		c.fail(err)
-		return err
-	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		text, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		resp.Body.Close()
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(text)))
+		se := readStatusError(resp, call)
+		if se.resp == nil && resp.StatusCode == http.StatusNotFound && c.SessionID() != "" {
+			err := errors.New("the upstream server ended the session (HTTP 404)")
+			c.fail(err)
+			return err
+		}
+		return se
 	}
 	if startListening {
-		c.wg.Add(1)
-		go c.listen()
+		// The stream is open before the next message goes: a server's
+		// list_changed after the client's next request must find it.
+		// Servers flush the stream's headers at once; one that does not
+		// is waited for a few seconds only.
+		opened := make(chan struct{})
+		if c.spawn(func() { c.listen(opened) }) {
+			t := time.NewTimer(listenWait)
+			select {
+			case <-opened:
+			case <-t.C:
+			case <-c.ctx.Done():
+			}
+			t.Stop()
+		}
 	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		resp.Body.Close()
 	case ct == "text/event-stream":
-		c.wg.Add(1)
-		go func() {
-			defer c.wg.Done()
-			c.readStream(resp.Body, call)
-		}()
+		if !c.spawn(func() { c.readStream(resp.Body, call) }) {
+			resp.Body.Close()
+			return mcp.ErrConnectionClosed
+		}
 	default:
 		defer resp.Body.Close()
 		body, err := io.ReadAll(io.LimitReader(resp.Body, c.maxMessage+1))
@@ -313,11 +435,15 @@ func (c *streamConn) readStream(body io.ReadCloser, call jsonrpc.ID) {
 	}
 }
 
+// listenWait bounds the wait for the standalone stream's headers.
+const listenWait = 5 * time.Second
+
 // listen holds the standalone event stream open, for what the server sends
-// outside any call. A server may refuse it (405): it then sends nothing
-// outside calls.
-func (c *streamConn) listen() {
-	defer c.wg.Done()
+// outside any call, closing opened once the first answer to its GET came.
+// A server may refuse it (405): it then sends nothing outside calls.
+func (c *streamConn) listen(opened chan struct{}) {
+	once := sync.OnceFunc(func() { close(opened) })
+	defer once()
 	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
 		req, err := c.newRequest(http.MethodGet, nil)
 		if err != nil {
@@ -325,6 +451,7 @@ func (c *streamConn) listen() {
 		}
 		req.Header.Set("Accept", "text/event-stream")
 		resp, err := c.client.Do(req)
+		once()
 		if err != nil {
 			return
 		}

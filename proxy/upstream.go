@@ -10,8 +10,10 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +21,9 @@ import (
 type Upstream struct {
 	// URL is an MCP endpoint: Streamable HTTP, or the legacy HTTP+SSE
 	// transport when its path ends in /sse (the convention the crawl
-	// follows too).
+	// follows too) or when the initialize POST is refused with a 4xx.
+	// Every request goes to the URL's origin: redirects and SSE endpoints
+	// elsewhere are refused.
 	URL string
 	// Command starts a stdio server, one process per session: the program
 	// and its arguments.
@@ -79,11 +83,18 @@ var defaultHTTPClient = &http.Client{Transport: &http.Transport{
 	ForceAttemptHTTP2:     true,
 }}
 
-// connect opens a new upstream session's connection.
-func (u Upstream) connect(ctx context.Context) (mcp.Connection, error) {
+// connect opens a new upstream session's connection. ctx holds what
+// outlives the call (a legacy SSE stream).
+func (u Upstream) connect(ctx context.Context, lim callLimits) (mcp.Connection, error) {
 	client := u.HTTPClient
 	if client == nil {
 		client = defaultHTTPClient
+	}
+	if u.URL != "" {
+		var err error
+		if client, err = sameOriginClient(client, u.URL); err != nil {
+			return nil, err
+		}
 	}
 	maxMsg := u.MaxMessage
 	if maxMsg <= 0 {
@@ -96,15 +107,183 @@ func (u Upstream) connect(ctx context.Context) (mcp.Connection, error) {
 		cmd := exec.Command(u.Command[0], u.Command[1:]...)
 		cmd.Env = u.Env
 		cmd.Stderr = u.Stderr
-		// The SDK's transport closes the command's stdin on Close, then
-		// signals and kills it if it does not exit.
-		return (&mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}).Connect(ctx)
+		// Closing the connection closes the command's stdin, then signals
+		// and kills it if it does not exit. Its lines are bounded as an
+		// HTTP upstream's messages are.
+		return startCommand(cmd, maxMsg, 2*time.Second)
 	case u.isSSE():
-		return (&mcp.SSEClientTransport{Endpoint: u.URL, HTTPClient: client}).Connect(ctx)
+		return (&mcp.SSEClientTransport{Endpoint: u.URL, HTTPClient: client, MaxEventSize: int(maxMsg)}).Connect(ctx)
 	default:
-		return newStreamConn(u.URL, client, maxMsg), nil
+		sse := func() (mcp.Connection, error) {
+			return (&mcp.SSEClientTransport{Endpoint: u.URL, HTTPClient: client, MaxEventSize: int(maxMsg)}).Connect(ctx)
+		}
+		return &fallbackConn{cur: newStreamConn(u.URL, client, maxMsg, lim), sse: sse}, nil
 	}
 }
+
+// maxRedirects is how many redirects one upstream request may follow.
+const maxRedirects = 5
+
+// sameOriginClient returns a client that sends requests only to the
+// upstream URL's origin (scheme, host and port): a redirect elsewhere
+// (a 307 would repost the client's message to another host), and a legacy
+// SSE server's endpoint event naming another origin (which would get
+// every client message), are refused, and https never becomes http. The
+// operator named one server; the proxy talks to that one only.
+func sameOriginClient(base *http.Client, upstream string) (*http.Client, error) {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return nil, err
+	}
+	origin := originOf(u)
+	rt := base.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	c := *base
+	c.Transport = originTransport{base: rt, origin: origin}
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if o := originOf(req.URL); o != origin {
+			return fmt.Errorf("redirect to %s refused: the proxy talks to %s only", o, origin)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("more than %d redirects", maxRedirects)
+		}
+		if base.CheckRedirect != nil {
+			return base.CheckRedirect(req, via)
+		}
+		return nil
+	}
+	return &c, nil
+}
+
+// originOf is scheme://host:port with the default port made explicit.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if strings.EqualFold(u.Scheme, "https") {
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(net.JoinHostPort(u.Hostname(), port))
+}
+
+// originTransport refuses requests to any origin but one.
+type originTransport struct {
+	base   http.RoundTripper
+	origin string
+}
+
+func (t originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if o := originOf(req.URL); o != t.origin {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, fmt.Errorf("request to %s refused: the proxy talks to %s only", o, t.origin)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// fallbackConn is a Streamable HTTP upstream. On the client's initialize
+// it negotiates as the specification says: server/discover first (a
+// server of the stateless revision is bridged to, see bridge.go), then
+// the initialize; and it falls back to the legacy HTTP+SSE transport at
+// the same URL when its initialize POST is refused
+// with a 4xx status (but 401 and 403: credentials would be refused again),
+// as the specification's backwards-compatibility section and the crawl
+// do, whatever the URL's path.
+type fallbackConn struct {
+	sse func() (mcp.Connection, error)
+
+	mu    sync.Mutex
+	cur   mcp.Connection
+	tried bool
+}
+
+func (f *fallbackConn) current() mcp.Connection {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cur
+}
+
+// SessionID implements mcp.Connection.
+func (f *fallbackConn) SessionID() string { return f.current().SessionID() }
+
+// Read implements mcp.Connection: a read that fails because the streamable
+// connection gave way to the SSE one goes on with the SSE one.
+func (f *fallbackConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		c := f.current()
+		m, err := c.Read(ctx)
+		if err != nil && f.current() != c {
+			continue
+		}
+		return m, err
+	}
+}
+
+// Write implements mcp.Connection.
+func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	f.mu.Lock()
+	c, first := f.cur, !f.tried
+	f.mu.Unlock()
+	req, isInit := msg.(*jsonrpc.Request)
+	isInit = isInit && req.Method == "initialize" && req.IsCall()
+	if !first || !isInit {
+		return c.Write(ctx, msg)
+	}
+	sc := c.(*streamConn)
+	// The newest revision first: a server that speaks the stateless one
+	// is bridged to (see bridge.go).
+	if b := sc.discover(req); b != nil {
+		f.mu.Lock()
+		f.tried = true
+		f.mu.Unlock()
+		sc.mu.Lock()
+		sc.bridge, sc.version = b, statelessVersion
+		sc.mu.Unlock()
+		return sc.Write(ctx, msg)
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	sc.mu.Lock()
+	sc.initID = req.ID.Raw()
+	sc.mu.Unlock()
+	err = sc.post(data, req.ID, false)
+	var se *statusError
+	if !errors.As(err, &se) || se.code < 400 || se.code > 499 || se.code == http.StatusUnauthorized || se.code == http.StatusForbidden {
+		f.mu.Lock()
+		f.tried = true
+		f.mu.Unlock()
+		if se != nil && se.resp != nil {
+			sc.deliver(se.resp)
+			return nil
+		}
+		return err
+	}
+	sseConn, sseErr := f.sse()
+	f.mu.Lock()
+	f.tried = true
+	if sseErr == nil {
+		f.cur = sseConn
+	}
+	f.mu.Unlock()
+	if sseErr != nil {
+		if se.resp != nil {
+			sc.deliver(se.resp) // the streamable server's own answer
+			return nil
+		}
+		return fmt.Errorf("%v; legacy SSE: %w", err, sseErr)
+	}
+	sc.Close() // its Read gives way to the SSE connection's
+	return sseConn.Write(ctx, msg)
+}
+
+// Close implements mcp.Connection.
+func (f *fallbackConn) Close() error { return f.current().Close() }
 
 // SplitCommand splits a command line as a POSIX shell would split words:
 // whitespace separates them, single quotes keep text as it is, double

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
@@ -90,15 +91,16 @@ func (s *Server) newMCPServer() *mcp.Server {
 }
 
 // mcpHandler serves the MCP server over Streamable HTTP, stateless and
-// answering in plain JSON: every call stands alone, so there are no
+// answering in plain JSON, behind the Origin, Host and Content-Type checks
+// the proxy applies too (httpserve.GuardMCP): every call stands alone, so there are no
 // sessions to keep, no event streams held open, and any replica can answer.
 func (s *Server) mcpHandler() http.Handler {
 	srv := s.newMCPServer()
-	return jsonErrors(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return jsonErrors(httpserve.GuardMCP(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
 		Stateless:           true,
 		JSONResponse:        true,
 		MaxRequestBodyBytes: s.cfg.MaxBody,
-	}))
+	})))
 }
 
 // jsonErrors turns the plain-text error answers of h (the MCP transport

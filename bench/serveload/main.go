@@ -20,7 +20,8 @@
 // With --memory it runs the hostile loads instead (memory.go): bodies of
 // millions of empty tools, on /v1/classify and /mcp, one and four at once,
 // and 150 connections each holding 8 MiB-1 of body; each against its own
-// server, whose peak RSS (VmHWM) it prints.
+// server, whose peak RSS (VmHWM) it prints. With --memory --proxy it runs
+// the proxy's hostile loads (proxy.go) against the proxy command.
 package main
 
 import (
@@ -58,7 +59,15 @@ func main() {
 	ceiling := flag.Int64("rss-ceiling", 3<<30, "with --memory: kill a server whose RSS passes this many `bytes` (the machine is shared)")
 	settle := flag.Duration("settle", 5*time.Second, "with --memory: idle time after each load before its RSS is read again")
 	only := flag.String("only", "", "with --memory: run only the loads whose name holds this `text`")
+	proxyLoads := flag.Bool("proxy", false, "with --memory: run the proxy's hostile loads (proxy.go) instead of serve's")
 	flag.Parse()
+	if *memory && *proxyLoads {
+		if err := runProxyMemory(*binary, *ceiling, *settle, *only); err != nil {
+			fmt.Fprintln(os.Stderr, "serveload:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *memory {
 		if err := runMemory(*binary, *ceiling, *settle, *only); err != nil {
 			fmt.Fprintln(os.Stderr, "serveload:", err)

@@ -28,13 +28,17 @@ func (l *listFlag) Set(v string) error {
 // runProxy relays until SIGINT or SIGTERM cancels ctx (HTTP), or until the
 // client closes stdin (--stdio); both are clean stops.
 func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME]`)
+	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME] [--max-body BYTES] [--max-in-flight BYTES] [--max-conns N] [--max-sessions N] [--memory-limit BYTES]`)
 	upstream := fs.String("upstream", "", "MCP server `URL`: Streamable HTTP, or legacy SSE when the path ends in /sse")
 	upstreamCmd := fs.String("upstream-cmd", "", "stdio MCP server to start per session, as a shell-quoted `command` (e.g. \"npx -y @scope/server\"); nothing is expanded")
 	listen := fs.String("listen", proxy.DefaultAddr, "`address` to serve Streamable HTTP on at /mcp, with /healthz and /metrics (port 0 picks a free one; the bound address is printed on stderr)")
 	stdio := fs.Bool("stdio", false, "serve one session over stdin and stdout instead of HTTP, for clients that launch the proxy")
 	maxBody := fs.Int64("max-body", proxy.DefaultMaxBody, "largest HTTP request body in `bytes`; a larger one is answered 413")
 	cacheSize := fs.Int("cache-size", proxy.DefaultCacheSize, "tool definitions whose labels are kept (LRU)")
+	maxInFlight := fs.Int64("max-in-flight", 0, "request body `bytes` held at once; a body waits for room, then is answered 503 (default 4 × --max-body)")
+	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "most open connections; more wait to be accepted")
+	maxSessions := fs.Int("max-sessions", 0, fmt.Sprintf("most HTTP sessions, each holding an upstream session; an initialize beyond is answered 503 (default %d, or %d with --upstream-cmd: a process each)", proxy.DefaultMaxSessions, proxy.DefaultMaxCommandSessions))
+	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	var hide, deny classesFlag
 	var allow listFlag
 	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (gg:command-string, command-string or command_string) from tools/list and refuse their calls; repeatable")
@@ -58,17 +62,33 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	if *maxBody <= 0 {
 		return usageError{fmt.Sprintf("--max-body %d: want a positive number of bytes", *maxBody)}
 	}
+	for _, f := range []struct {
+		name string
+		v    int64
+		zero bool
+	}{{"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}, {"max-sessions", int64(*maxSessions), true}} {
+		if f.v < 0 || (f.v == 0 && !f.zero) {
+			return usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
+		}
+	}
+	if *maxInFlight != 0 && *maxInFlight <= *maxBody {
+		return usageError{fmt.Sprintf("--max-in-flight %d is not above --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
+	}
+	setMemoryLimit(fs, *memLimit)
 	level := slog.LevelInfo
 	if *quiet {
 		level = slog.LevelWarn
 	}
 	p, err := proxy.New(proxy.Config{
-		Upstream:  up,
-		Policy:    proxy.Policy{Hide: hide, Deny: deny, AllowTools: allow},
-		Addr:      *listen,
-		MaxBody:   *maxBody,
-		CacheSize: *cacheSize,
-		Logger:    slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+		Upstream:    up,
+		Policy:      proxy.Policy{Hide: hide, Deny: deny, AllowTools: allow},
+		Addr:        *listen,
+		MaxBody:     *maxBody,
+		MaxInFlight: *maxInFlight,
+		MaxConns:    *maxConns,
+		MaxSessions: *maxSessions,
+		CacheSize:   *cacheSize,
+		Logger:      slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
 	})
 	if err != nil {
 		return usageError{err.Error()}

@@ -1,0 +1,257 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The stateless revision of MCP (2026-07-28 and later) has no initialize
+// and no session: every request stands alone, carrying the protocol
+// version, the client's capabilities and its info in its _meta (and the
+// version in the MCP-Protocol-Version header), and server/discover takes
+// the handshake's place. The proxy relays such a request to the upstream
+// as it came, headers and _meta included, and labels a tools/list answer
+// on the way back; to a legacy upstream the request's refusal (-32022,
+// naming the versions it speaks) is relayed as it came too, and the
+// client falls back to initialize.
+
+// statelessVersion is the first revision without sessions.
+const statelessVersion = "2026-07-28"
+
+// legacyVersions are the revisions the proxy's sessions speak, newest
+// first: what a stateless request is told when the upstream cannot be
+// reached statelessly (a command, an SSE server).
+var legacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// codeUnsupportedVersion is the error of a request at a revision the
+// server does not speak (mcp.CodeUnsupportedProtocolVersion).
+const codeUnsupportedVersion = -32022
+
+// statelessRequest reports whether a POST without a session is a request
+// of the stateless revision, by its header or its _meta, and returns its
+// version.
+func statelessRequest(r *http.Request, body []byte) (string, bool) {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessVersion {
+		return v, true
+	}
+	var msg struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return "", false
+	}
+	var v string
+	if json.Unmarshal(msg.Params.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && v >= statelessVersion {
+		return v, true
+	}
+	return "", false
+}
+
+// serveStateless relays one request of the stateless revision.
+func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []byte, version string) {
+	msgs, err := decodeLine(body)
+	if err != nil || len(msgs) != 1 {
+		http.Error(w, "a stateless request is one JSON-RPC message", http.StatusBadRequest)
+		return
+	}
+	req, _ := msgs[0].(*jsonrpc.Request)
+	if p.statelessClient == nil {
+		// A command or an SSE server has no stateless form here: the
+		// client is told which revisions the proxy speaks, and falls back.
+		if req == nil || !req.IsCall() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		data, _ := json.Marshal(map[string]any{"supported": legacyVersions, "requested": version})
+		writeRPC(w, http.StatusBadRequest, errorResponse(req.ID, codeUnsupportedVersion,
+			fmt.Sprintf("protocol version %q is not supported through this proxy's upstream", version), data))
+		return
+	}
+	if req != nil {
+		p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
+	}
+	// A stateless request is an upstream call of its own: it waits its
+	// turn among the calls in flight, as a session's do.
+	if err := p.calls.Acquire(r.Context(), 1); err != nil {
+		return // the client went away
+	}
+	defer p.calls.Release(1)
+	if req != nil && req.Method == "tools/call" && p.cfg.Policy.active() {
+		if !req.IsCall() {
+			w.WriteHeader(http.StatusAccepted) // dropped: see clientToServer
+			return
+		}
+		if resp := p.checkStateless(r, req); resp != nil {
+			writeRPC(w, http.StatusOK, resp)
+			return
+		}
+	}
+	resp, err := p.postUpstream(r.Context(), r.Header, body)
+	if err != nil {
+		if req != nil && req.IsCall() {
+			writeRPC(w, statusUpstream, errorResponse(req.ID, CodeUpstream, "upstream: "+err.Error(), nil))
+			return
+		}
+		http.Error(w, "upstream: "+err.Error(), statusUpstream)
+		return
+	}
+	defer resp.Body.Close()
+	relabel := req != nil && req.IsCall() && req.Method == "tools/list"
+	p.relayStateless(w, resp, relabel)
+}
+
+// statelessHeaders are the request headers relayed upstream: the MCP ones
+// (version, method, name, parameters), never the session's.
+func statelessHeaders(dst, src http.Header) {
+	for k, vs := range src {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-") && !strings.EqualFold(k, sessionHeader) {
+			dst[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+		}
+	}
+	dst.Set("Content-Type", "application/json")
+	dst.Set("Accept", "application/json, text/event-stream")
+}
+
+// postUpstream posts body to the upstream with the client's MCP headers.
+func (p *Proxy) postUpstream(ctx context.Context, header http.Header, body []byte) (*http.Response, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, p.cfg.Upstream.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	statelessHeaders(hreq.Header, header)
+	return p.statelessClient.Do(hreq)
+}
+
+// relayStateless writes the upstream's answer to the client: its status
+// and body as they came, but a tools/list answer labelled (and filtered).
+func (p *Proxy) relayStateless(w http.ResponseWriter, resp *http.Response, relabel bool) {
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if v := resp.Header.Get("Content-Type"); v != "" {
+		w.Header().Set("Content-Type", v)
+	}
+	max := p.maxMessage()
+	label := func(data []byte) []byte {
+		if !relabel {
+			return data
+		}
+		m, err := jsonrpc.DecodeMessage(data)
+		r, ok := m.(*jsonrpc.Response)
+		if err != nil || !ok || r.Error != nil {
+			return data
+		}
+		s := &session{p: p, tools: map[string]*toolState{}}
+		r.Result = s.labelList(r.Result)
+		out, err := jsonrpc.EncodeMessage(r)
+		if err != nil {
+			return data
+		}
+		return out
+	}
+	switch {
+	case resp.StatusCode/100 == 2 && ct == "text/event-stream":
+		w.WriteHeader(resp.StatusCode)
+		flush := func() {
+			if f, ok := w.(http.Flusher); ok {
+				f.Flush()
+			}
+		}
+		flush()
+		readEvents(resp.Body, max, func(data []byte) {
+			io.WriteString(w, "event: message\n")
+			// One data line per line: an event's data may span lines.
+			for line := range bytes.Lines(label(data)) {
+				io.WriteString(w, "data: ")
+				w.Write(bytes.TrimSuffix(line, []byte("\n")))
+				io.WriteString(w, "\n")
+			}
+			io.WriteString(w, "\n")
+			flush()
+		})
+	default:
+		data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+		if err != nil || int64(len(data)) > max {
+			w.Header().Del("Content-Type")
+			http.Error(w, fmt.Sprintf("upstream: an answer of more than %d bytes, or cut off", max), statusUpstream)
+			return
+		}
+		if resp.StatusCode/100 == 2 && ct == "application/json" {
+			data = label(data)
+		}
+		w.WriteHeader(resp.StatusCode)
+		w.Write(data)
+	}
+}
+
+// checkStateless applies the policy to a stateless tools/call: the
+// upstream's tools are listed first, with the call's own _meta and
+// headers, so that the policy knows the classes of the tool it names (a
+// stateless call has no session that listed them).
+func (p *Proxy) checkStateless(r *http.Request, req *jsonrpc.Request) *jsonrpc.Response {
+	s := &session{p: p, tools: map[string]*toolState{}}
+	if _, err := callName(req.Params); err != nil {
+		return s.check(req)
+	}
+	var params struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	json.Unmarshal(req.Params, &params)
+	header := r.Header.Clone()
+	header.Set("Mcp-Method", "tools/list")
+	header.Del("Mcp-Name")
+	for k := range header {
+		if strings.HasPrefix(k, "Mcp-Param-") {
+			header.Del(k)
+		}
+	}
+	cursor := ""
+	for page := 0; page < maxPolicyPages; page++ {
+		lp := map[string]any{}
+		if len(params.Meta) > 0 {
+			lp["_meta"] = params.Meta
+		}
+		if cursor != "" {
+			lp["cursor"] = cursor
+		}
+		lreq, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "atlas-proxy-policy", "method": "tools/list", "params": lp})
+		resp, err := p.postUpstream(r.Context(), header, lreq)
+		if err != nil {
+			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
+		}
+		result, err := readResult(resp, p.maxMessage())
+		if err != nil {
+			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
+		}
+		s.labelList(result)
+		var next struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		json.Unmarshal(result, &next)
+		if cursor = next.NextCursor; cursor == "" {
+			break
+		}
+	}
+	return s.check(req)
+}
+
+// maxPolicyPages bounds the tools/list pages read for a stateless call's
+// policy check.
+const maxPolicyPages = 100
+
+// writeRPC writes one JSON-RPC message as a JSON answer.
+func writeRPC(w http.ResponseWriter, code int, msg jsonrpc.Message) {
+	data, _ := jsonrpc.EncodeMessage(msg)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(data)
+}
