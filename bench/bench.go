@@ -23,6 +23,7 @@ import (
 
 	"github.com/klauspost/pgzip"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -146,13 +147,13 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale, tail i
 	if tail > 0 {
 		label += " heavy tail"
 	}
-	tools := filepath.Join(data, synth.ServerToolsFile)
+	tools := filepath.Join(data, release.ToolsFile)
 	fi, err := os.Stat(tools)
 	if err != nil {
 		return row, err
 	}
 	row.GzBytes = fi.Size()
-	sums := filepath.Join(data, synth.SumsFile)
+	sums := filepath.Join(data, release.SumsFile)
 
 	gzipDC, _ := exec.LookPath("gzip")
 	var gunzip, gzipTimes, pipeline, python []time.Duration

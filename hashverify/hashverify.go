@@ -14,26 +14,21 @@ import (
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
-// Snapshot file names, in the order the spec lists them.
-const (
-	ServersFile    = "servers.jsonl.gz"
-	ToolsFile      = "server_tools.jsonl.gz"
-	CandidatesFile = "candidates_remotes.jsonl"
-)
-
-// SnapshotFiles are the three files a run reads and verifies.
-var SnapshotFiles = []string{ServersFile, ToolsFile, CandidatesFile}
+// SnapshotFiles are the three files a run reads and verifies, in the order
+// the spec lists them.
+var SnapshotFiles = []string{release.ServersFile, release.ToolsFile, release.CandidatesFile}
 
 // Manifest maps a file's base name to its lowercase hex SHA-256.
 type Manifest map[string]string
 
 // Pinned is the manifest the spec pins for the 2026-10-12 snapshot.
 var Pinned = Manifest{
-	ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
-	ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
-	CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
+	release.ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
+	release.ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
+	release.CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
 }
 
 // IsPinned reports whether m holds exactly the pinned hashes of the three

@@ -10,13 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 	"io"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/pgzip"
@@ -26,6 +27,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
@@ -132,7 +134,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	for i, name := range hashverify.SnapshotFiles {
 		f := files[name]
 		inputs[i] = report.Input{Name: name, Location: f.Location}
-		if name == hashverify.ToolsFile {
+		if name == release.ToolsFile {
 			g.Go(func() error {
 				var err error
 				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i])
@@ -198,7 +200,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	if opt.Log != nil {
 		el := time.Since(start)
 		fmt.Fprintf(opt.Log, "%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); verdict %s; outputs in %s\n",
-			hashverify.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
+			release.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
 			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Verdict, opt.Out)
 	}
 	return r, nil

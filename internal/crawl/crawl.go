@@ -3,32 +3,23 @@ package crawl
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"hash"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
-
-// SumsFile is the manifest the crawl writes beside its three files.
-const SumsFile = "SHA256SUMS"
 
 // Defaults of Options.
 const (
@@ -375,60 +366,23 @@ func (b *bar) finish() {
 	}
 }
 
-// releaseFile is one final file of the release, written under a
-// temporary name of the set.
-type releaseFile struct {
-	name string
-	f    *os.File
-	sum  hash.Hash
-	gz   *gzip.Writer
-	w    io.Writer
-}
-
-func createRelease(set *outset.Set, name string, compress bool) (*releaseFile, error) {
-	f, err := set.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	rf := &releaseFile{name: name, f: f, sum: sha256.New()}
-	rf.w = io.MultiWriter(f, rf.sum)
-	if compress {
-		// The zero header has no name and no mtime: the same records
-		// give the same bytes.
-		rf.gz, _ = gzip.NewWriterLevel(rf.w, gzip.DefaultCompression)
-		rf.w = rf.gz
-	}
-	return rf, nil
-}
-
-// finish ends the file's stream and returns its SHA-256; the set's commit
-// syncs and renames it.
-func (rf *releaseFile) finish() (string, error) {
-	if rf.gz != nil {
-		if err := rf.gz.Close(); err != nil {
-			return "", err
-		}
-	}
-	return hex.EncodeToString(rf.sum.Sum(nil)), nil
-}
-
 // writeRelease is the ordered writer: the final files from the journal, in
 // candidate order, committed as one set: a crash at any instant leaves the
 // previous release or this one, never a mix. On error the caller's Close of
 // the set removes the temporaries.
 func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *release.Release) error {
-	var files []*releaseFile
+	var files []*release.Writer
 	for _, f := range []struct {
-		name     string
-		compress bool
-	}{{hashverify.ToolsFile, true}, {hashverify.ServersFile, true}, {hashverify.CandidatesFile, false}} {
-		rf, err := createRelease(set, f.name, f.compress)
+		name string
+		c    release.Compression
+	}{{release.ToolsFile, release.Gzip}, {release.ServersFile, release.Gzip}, {release.CandidatesFile, release.Compression{}}} {
+		rf, err := release.Create(set, f.name, f.c)
 		if err != nil {
 			return err
 		}
 		files = append(files, rf)
 	}
-	toolsW, serversW, candW := files[0].w, files[1].w, files[2].w
+	toolsW, serversW, candW := files[0], files[1], files[2]
 
 	var line []byte
 	var rec bytes.Buffer
@@ -485,28 +439,13 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 	}
 	sums := map[string]string{}
 	for _, f := range files {
-		h, err := f.finish()
+		h, err := f.Finish()
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		sums[f.name] = h
-	}
-	names := make([]string, 0, len(sums))
-	for n := range sums {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	mf, err := createRelease(set, SumsFile, false)
-	if err != nil {
-		return err
-	}
-	files = append(files, mf)
-	for _, n := range names {
-		if _, err := fmt.Fprintf(mf.w, "%s  %s\n", sums[n], n); err != nil {
 			return err
 		}
+		sums[f.Name()] = h
 	}
-	if _, err := mf.finish(); err != nil {
+	if err := release.WriteSums(set, sums); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -520,18 +459,18 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 
 // writeReleaseJSON adds release.json, with the final counts, to the files
 // of the release.
-func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files *[]*releaseFile) error {
+func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files *[]*release.Writer) error {
 	rel.Finished = time.Now().UTC().Format(time.RFC3339)
 	rel.Counts.Reachable, rel.Counts.Unreachable, rel.Counts.Tools = sum.Reachable, sum.Unreachable, sum.Tools
 	if sum.UnreachableByKind != nil {
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
-	rf, err := createRelease(set, release.File, false)
+	rf, err := release.Create(set, release.File, release.Compression{})
 	if err != nil {
 		return err
 	}
 	*files = append(*files, rf)
-	enc := json.NewEncoder(rf.w)
+	enc := json.NewEncoder(rf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(rel)

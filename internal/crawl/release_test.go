@@ -6,13 +6,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
@@ -59,7 +60,7 @@ func TestReleaseJSON(t *testing.T) {
 		t.Errorf("candidates %+v", rel.Candidates)
 	}
 	kinds := map[string]int{}
-	sb, _ := os.ReadFile(filepath.Join(out, hashverify.ServersFile))
+	sb, _ := os.ReadFile(filepath.Join(out, release.ServersFile))
 	for _, l := range gunzipLines(t, sb) {
 		var rec ServerRecord
 		json.Unmarshal([]byte(l), &rec)
@@ -77,7 +78,7 @@ func TestReleaseJSON(t *testing.T) {
 			t.Errorf("unreachable %s: %d, want %d", k, c.UnreachableByKind[k], n)
 		}
 	}
-	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, SumsFile))
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, release.SumsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
