@@ -180,12 +180,12 @@ func TestDiskFull(t *testing.T) {
 	assertNoOutputs(t, mnt)
 }
 
-// cancelOnWrite cancels a context the first time the progress bar draws,
-// which happens once the run has started reading: a deterministic way to
-// cancel a run in the middle.
-type cancelOnWrite struct{ cancel context.CancelFunc }
-
-func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
+// cancelOnProgress cancels a context the first time the run reports
+// progress, which happens once it has started reading: a deterministic way
+// to cancel a run in the middle.
+func cancelOnProgress(cancel context.CancelFunc) func(string, int64, int64) {
+	return func(string, int64, int64) { cancel() }
+}
 
 // TestCancelMidRun: a cancelled run stops every stage, publishes nothing,
 // and leaks no goroutine.
@@ -195,7 +195,7 @@ func TestCancelMidRun(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := Run(ctx, Options{Data: data, Out: out, Manifest: m, ManifestName: "m", Workers: 4, ChunkSize: 4096, Progress: cancelOnWrite{cancel}})
+	_, err := Run(ctx, Options{Data: data, Out: out, Manifest: m, ManifestName: "m", Workers: 4, ChunkSize: 4096, Progress: cancelOnProgress(cancel)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

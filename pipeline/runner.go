@@ -11,17 +11,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
-
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/pgzip"
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
@@ -33,6 +31,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/source"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
 // Options configure a run.
@@ -63,10 +62,12 @@ type Options struct {
 	// report then has no sensitivity figures, and their tools.parquet
 	// columns are null.
 	NoSensitivity bool
-	// Progress receives progress bars; nil draws none.
-	Progress io.Writer
-	// Log receives the one-line summary; nil discards it.
-	Log io.Writer
+	// Progress, when not nil, is told after each read how many compressed
+	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
+	// size (total), from the goroutine that reads it.
+	Progress func(file string, done, total int64)
+	// Logger receives the one-line summary; nil discards it.
+	Logger *slog.Logger
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -197,11 +198,11 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	if opt.Log != nil {
+	if opt.Logger != nil {
 		el := time.Since(start)
-		fmt.Fprintf(opt.Log, "%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); verdict %s; outputs in %s\n",
+		opt.Logger.Info(fmt.Sprintf("%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); verdict %s; outputs in %s",
 			release.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
-			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Verdict, opt.Out)
+			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Verdict, opt.Out))
 	}
 	return r, nil
 }
@@ -239,20 +240,14 @@ func (s *stream) finish() error {
 }
 
 // openStream opens f for reading; the caller must close the stream.
-func openStream(f *source.File, progress io.Writer) (*stream, error) {
+// progress, when not nil, is told of every read.
+func openStream(f *source.File, progress func(file string, done, total int64)) (*stream, error) {
 	if f.Size == 0 {
 		return nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
 	}
 	var raw io.Reader = f
 	if progress != nil {
-		bar := progressbar.NewOptions64(f.Size,
-			progressbar.OptionSetWriter(progress),
-			progressbar.OptionSetDescription(f.Name),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-		raw = io.TeeReader(raw, bar)
+		raw = &progressReader{r: f, name: f.Name, total: f.Size, fn: progress}
 	}
 	s := &stream{hr: hashverify.NewReader(raw)}
 	if !strings.HasSuffix(f.Name, ".gz") {
@@ -267,6 +262,23 @@ func openStream(f *source.File, progress io.Writer) (*stream, error) {
 	}
 	s.Reader, s.zr = zr, zr
 	return s, nil
+}
+
+// progressReader reports the bytes read through it.
+type progressReader struct {
+	r           io.Reader
+	name        string
+	done, total int64
+	fn          func(file string, done, total int64)
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.done += int64(n)
+		p.fn(p.name, p.done, p.total)
+	}
+	return n, err
 }
 
 // countRecords hashes a side file and counts its non-blank lines.

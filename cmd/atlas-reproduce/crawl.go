@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -72,7 +73,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		debug.SetMemoryLimit(crawl.SoftLimitFactor * *maxMemory)
 	}
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Logger: env.logger(slog.LevelInfo)}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err
@@ -87,10 +88,10 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		opt.CandidateList = list
 		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
 	}
-	if *progress && env.stderrIsTerminal {
-		opt.Progress = env.stderr
-	}
-	if _, err := crawl.Run(ctx, opt); err != nil {
+	opt.Progress = env.console().crawlProgress(env.drawBars(*progress))
+	_, err = crawl.Run(ctx, opt)
+	env.console().end(false)
+	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.stderr, "atlas-reproduce crawl: finished servers are kept in %s/%s; rerun with --out %s to resume\n",
 				*out, crawl.JournalFile, *out)

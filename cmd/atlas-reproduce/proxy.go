@@ -67,7 +67,7 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		Addr:      *listen,
 		MaxBody:   *maxBody,
 		CacheSize: *cacheSize,
-		Logger:    slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+		Logger:    env.logger(level),
 	})
 	if err != nil {
 		return usageError{err.Error()}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
@@ -26,8 +27,8 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	rep := &fetchReporter{w: env.stderr, bars: rf.progress && env.stderrIsTerminal}
-	fo, err := ff.options(rep)
+	rep := newFetchReporter(env, rf.progress)
+	fo, err := ff.options(rep, env.logger(slog.LevelInfo))
 	if err != nil {
 		return err
 	}
@@ -44,6 +45,7 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	r, err := pipeline.Run(ctx, opt)
+	env.console().end(false)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
@@ -36,7 +37,7 @@ func (f *runFlags) register(fs interface {
 }
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, error) {
-	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens, Log: env.stderr}
+	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens, Logger: env.logger(slog.LevelInfo)}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
@@ -53,9 +54,7 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 	if f.maxLine <= 0 {
 		return opt, usageError{"--max-line must be positive"}
 	}
-	if f.progress && env.stderrIsTerminal {
-		opt.Progress = env.stderr
-	}
+	opt.Progress = env.console().fileProgress(env.drawBars(f.progress))
 	return opt, nil
 }
 
@@ -76,6 +75,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	r, err := pipeline.Run(ctx, opt)
+	env.console().end(false)
 	if err != nil {
 		return err
 	}

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
@@ -51,30 +49,11 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{fmt.Sprintf("--max-server-tools %d leaves too few of --tools %d for the other %d servers", *maxServerTools, *tools, *servers-1)}
 	}
 	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools, Dense: *dense}
-	var bar *progressbar.ProgressBar
-	if *progress && env.stderrIsTerminal {
-		bar = progressbar.NewOptions(opt.Tools,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("synth"),
-			progressbar.OptionSetItsString("tools"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetSpinnerChangeInterval(0),
-			progressbar.OptionSetRenderBlankState(true),
-		)
-		opt.Progress = func(n int) { bar.Set(n) }
-	}
+	con := env.console()
+	opt.Progress = con.toolsProgress(env.drawBars(*progress), opt.Tools)
 	start := time.Now()
 	truth, err := synth.Write(ctx, *out, opt)
-	if bar != nil {
-		if err == nil {
-			bar.Finish()
-		}
-		bar.Clear()
-	}
+	con.end(err == nil)
 	if err != nil {
 		return err
 	}

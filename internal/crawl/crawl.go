@@ -6,19 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // Defaults of Options.
@@ -52,10 +50,12 @@ type Options struct {
 	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
 	// output's bytes depend only on what the servers answered.
 	OmitElapsed bool
-	// Progress receives a progress bar; nil draws none.
-	Progress io.Writer
-	// Log receives the one-line summary; nil discards it.
-	Log io.Writer
+	// Progress, when not nil, is told the reachable and unreachable counts
+	// of the total servers each time a server is finished (the resumed
+	// ones first), from one goroutine.
+	Progress func(reachable, unreachable, total int)
+	// Logger receives the one-line summary; nil discards it.
+	Logger *slog.Logger
 }
 
 // Summary counts what a crawl did.
@@ -148,10 +148,10 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
-	if opt.Log != nil {
-		fmt.Fprintf(opt.Log, "crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s\n",
+	if opt.Logger != nil {
+		opt.Logger.Info(fmt.Sprintf("crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s",
 			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
-			time.Since(start).Seconds(), opt.Out)
+			time.Since(start).Seconds(), opt.Out))
 	}
 	return sum, nil
 }
@@ -229,8 +229,7 @@ func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string
 func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary) error {
 	p := NewProber(opt.Probe)
 	defer p.Close()
-	bar := newBar(opt.Progress, len(ts))
-	defer bar.finish()
+	bar := &tally{fn: opt.Progress, total: len(ts)}
 	for _, t := range ts {
 		if s, ok := j.done[t.id]; ok {
 			bar.add(s.reachable)
@@ -327,42 +326,20 @@ func newEntry(t *target, r *Result) *entry {
 	return e
 }
 
-// bar draws the progress of a crawl with its reachable/unreachable counts.
-type bar struct {
-	pb                     *progressbar.ProgressBar
-	reachable, unreachable int
+// tally counts the finished servers for Options.Progress.
+type tally struct {
+	fn                            func(reachable, unreachable, total int)
+	reachable, unreachable, total int
 }
 
-func newBar(w io.Writer, total int) *bar {
-	b := &bar{}
-	if w != nil {
-		b.pb = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("crawl"),
-			progressbar.OptionShowCount(),
-			// No throttle: servers finish tens a second at most, and
-			// every count should show.
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	return b
-}
-
-func (b *bar) add(reachable bool) {
+func (b *tally) add(reachable bool) {
 	if reachable {
 		b.reachable++
 	} else {
 		b.unreachable++
 	}
-	if b.pb != nil {
-		b.pb.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", b.reachable, b.unreachable))
-		_ = b.pb.Add(1)
-	}
-}
-
-func (b *bar) finish() {
-	if b.pb != nil {
-		_ = b.pb.Finish()
+	if b.fn != nil {
+		b.fn(b.reachable, b.unreachable, b.total)
 	}
 }
 

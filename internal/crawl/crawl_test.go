@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -483,7 +484,7 @@ func TestCrawlStripsUserinfo(t *testing.T) {
 	var log bytes.Buffer
 	probe := fleetProbe
 	probe.Timeout = 30 * time.Second // no server here hangs
-	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: probe, Log: &log})
+	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: probe, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
