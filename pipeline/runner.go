@@ -247,7 +247,7 @@ func openStream(f *source.File, progress func(file string, done, total int64)) (
 	}
 	var raw io.Reader = f
 	if progress != nil {
-		raw = &progressReader{r: f, name: f.Name, total: f.Size, fn: progress}
+		raw = &countingReader{r: f, report: func(n int64) { progress(f.Name, n, f.Size) }}
 	}
 	s := &stream{hr: hashverify.NewReader(raw)}
 	if !strings.HasSuffix(f.Name, ".gz") {
@@ -262,23 +262,6 @@ func openStream(f *source.File, progress func(file string, done, total int64)) (
 	}
 	s.Reader, s.zr = zr, zr
 	return s, nil
-}
-
-// progressReader reports the bytes read through it.
-type progressReader struct {
-	r           io.Reader
-	name        string
-	done, total int64
-	fn          func(file string, done, total int64)
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	if n > 0 {
-		p.done += int64(n)
-		p.fn(p.name, p.done, p.total)
-	}
-	return n, err
 }
 
 // countRecords hashes a side file and counts its non-blank lines.
@@ -419,16 +402,21 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	return res, nil
 }
 
-// countingReader counts the decompressed bytes, for the summary and for
-// error positions.
+// countingReader counts the bytes read through it: the decompressed ones,
+// for the summary and for error positions, and the compressed ones, for
+// Options.Progress, which report is then told after each read.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r      io.Reader
+	n      int64
+	report func(n int64)
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if c.report != nil && n > 0 {
+		c.report(c.n)
+	}
 	return n, err
 }
 

@@ -11,21 +11,11 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
 )
 
-// recordList collects a repeatable --record flag.
-type recordList []string
-
-func (l *recordList) String() string { return strings.Join(*l, ",") }
-
-func (l *recordList) Set(v string) error {
-	*l = append(*l, v)
-	return nil
-}
-
 // fetchFlags are the download flags fetch and reproduce share, with one
 // validation for both.
 type fetchFlags struct {
 	dest    string
-	records recordList
+	records listFlag
 	baseURL string
 	timeout time.Duration
 	retries int
@@ -33,7 +23,7 @@ type fetchFlags struct {
 
 func (f *fetchFlags) register(fs *flag.FlagSet, destUsage string) {
 	fs.StringVar(&f.dest, "dest", "", destUsage)
-	fs.Var(&f.records, "record", "Zenodo record `ID` (or DOI, or record URL; a concept record means its newest version) to fetch; repeatable (default: the pinned snapshot records "+strings.Join(fetch.SnapshotRecordIDs(), " and ")+")")
+	fs.Var(&f.records, "record", "Zenodo record `ID` (or DOI, or record URL; a concept record means its newest version) to fetch; repeatable, or comma-separated (default: the pinned snapshot records "+strings.Join(fetch.SnapshotRecordIDs(), " and ")+")")
 	fs.StringVar(&f.baseURL, "base-url", fetch.DefaultBaseURL, "Zenodo instance `URL`")
 	fs.DurationVar(&f.timeout, "timeout", fetch.DefaultTimeout, "abandon and retry a download attempt after this long without data from the server (0: wait forever)")
 	fs.IntVar(&f.retries, "retries", fetch.DefaultRetries, "download retries after a connection error, stall, 429 or 5xx (0: none)")

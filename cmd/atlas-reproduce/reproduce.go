@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
-	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 )
 
 func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
@@ -44,8 +43,7 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := pipeline.Run(ctx, opt)
-	env.console().end(false)
+	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // runFlags are the flags run and reproduce share.
@@ -74,8 +75,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := pipeline.Run(ctx, opt)
-	env.console().end(false)
+	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
 	}
@@ -83,4 +83,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")
 	}
 	return nil
+}
+
+// runPipeline runs the census and takes its progress bar off the screen.
+func runPipeline(ctx context.Context, env *cmdEnv, opt pipeline.Options) (*report.Report, error) {
+	r, err := pipeline.Run(ctx, opt)
+	env.console().end(false)
+	return r, err
 }
