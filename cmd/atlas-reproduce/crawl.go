@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // probeFlags are the per-server bounds crawl and scan share.
