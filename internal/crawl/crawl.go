@@ -349,10 +349,11 @@ func (b *tally) add(reachable bool) {
 // the set removes the temporaries.
 func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *release.Release) error {
 	var files []*release.Writer
+	gz := release.Compression{Gzip: true}
 	for _, f := range []struct {
 		name string
 		c    release.Compression
-	}{{release.ToolsFile, release.Gzip}, {release.ServersFile, release.Gzip}, {release.CandidatesFile, release.Compression{}}} {
+	}{{release.ToolsFile, gz}, {release.ServersFile, gz}, {release.CandidatesFile, release.Compression{}}} {
 		rf, err := release.Create(set, f.name, f.c)
 		if err != nil {
 			return err

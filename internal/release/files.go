@@ -43,9 +43,6 @@ type Compression struct {
 	Parallel, Block int
 }
 
-// Gzip is the sequential gzip at the default level.
-var Gzip = Compression{Gzip: true}
-
 // Writer is one file of a release being written under a temporary name of
 // an outset.Set, hashed as it is written: its SHA-256 is that of the bytes
 // on disk, known at Finish without a second read.

@@ -79,7 +79,7 @@ func TestWriter(t *testing.T) {
 		c    release.Compression
 	}{
 		{"plain", release.Compression{}},
-		{"gzip", release.Gzip},
+		{"gzip", release.Compression{Gzip: true}},
 		{"parallel gzip", release.Compression{Gzip: true, Parallel: 2, Block: 64 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
