@@ -348,17 +348,9 @@ func (b *tally) add(reachable bool) {
 // previous release or this one, never a mix. On error the caller's Close of
 // the set removes the temporaries.
 func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *release.Release) error {
-	var files []*release.Writer
-	gz := release.Compression{Gzip: true}
-	for _, f := range []struct {
-		name string
-		c    release.Compression
-	}{{release.ToolsFile, gz}, {release.ServersFile, gz}, {release.CandidatesFile, release.Compression{}}} {
-		rf, err := release.Create(set, f.name, f.c)
-		if err != nil {
-			return err
-		}
-		files = append(files, rf)
+	files, err := release.CreateSnapshot(set, release.Compression{Gzip: true})
+	if err != nil {
+		return err
 	}
 	toolsW, serversW, candW := files[0], files[1], files[2]
 

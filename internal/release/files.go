@@ -91,6 +91,28 @@ func Create(set *outset.Set, name string, c Compression) (*Writer, error) {
 	return w, nil
 }
 
+// CreateSnapshot starts the three files of the snapshot's layout in set,
+// in the order ToolsFile, ServersFile, CandidatesFile: the two .gz ones
+// compressed with gz, the candidates as they come. On error it aborts the
+// ones it started.
+func CreateSnapshot(set *outset.Set, gz Compression) ([]*Writer, error) {
+	var ws []*Writer
+	for _, f := range []struct {
+		name string
+		c    Compression
+	}{{ToolsFile, gz}, {ServersFile, gz}, {CandidatesFile, Compression{}}} {
+		w, err := Create(set, f.name, f.c)
+		if err != nil {
+			for _, w := range ws {
+				w.Abort()
+			}
+			return nil, err
+		}
+		ws = append(ws, w)
+	}
+	return ws, nil
+}
+
 // Name is the file's final name.
 func (w *Writer) Name() string { return w.name }
 

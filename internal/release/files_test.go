@@ -132,3 +132,38 @@ func TestWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateSnapshot: the three files in the snapshot's order, the two
+// .gz ones compressed and the candidates not.
+func TestCreateSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	set, err := outset.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	ws, err := release.CreateSnapshot(set, release.Compression{Gzip: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{release.ToolsFile, release.ServersFile, release.CandidatesFile}
+	for i, w := range ws {
+		if w.Name() != want[i] {
+			t.Errorf("file %d is %s, want %s", i, w.Name(), want[i])
+		}
+		io.WriteString(w, "{}\n")
+		if _, err := w.Finish(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := set.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range want {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		gzipped := bytes.HasPrefix(b, []byte{0x1f, 0x8b})
+		if gzipped != strings.HasSuffix(name, ".gz") {
+			t.Errorf("%s: gzip %v", name, gzipped)
+		}
+	}
+}

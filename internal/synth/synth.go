@@ -224,23 +224,15 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 		perServer = heavyTail(opt.Tools, opt.Servers, opt.MaxServerTools, opt.Seed)
 	}
 
-	var outs []*release.Writer
+	outs, err := release.CreateSnapshot(set, release.Compression{Gzip: true, Parallel: max(2, workers), Block: gzipBlock})
+	if err != nil {
+		return nil, err
+	}
 	cleanup := func(err error) error {
 		for _, o := range outs {
 			o.Abort()
 		}
 		return err
-	}
-	gz := release.Compression{Gzip: true, Parallel: max(2, workers), Block: gzipBlock}
-	for _, f := range []struct {
-		name string
-		c    release.Compression
-	}{{release.ToolsFile, gz}, {release.ServersFile, gz}, {release.CandidatesFile, release.Compression{}}} {
-		o, err := release.Create(set, f.name, f.c)
-		if err != nil {
-			return nil, cleanup(err)
-		}
-		outs = append(outs, o)
 	}
 	st, sv, cand := outs[0], outs[1], outs[2]
 
