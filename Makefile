@@ -49,11 +49,14 @@ fuzz:
 	$(GO) test ./internal/crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
 
-## demo: a synthetic census at full scale, the whole pipeline, the report.
+## demo: a synthetic census at full scale, the whole pipeline, the report,
+## which holds the counts to the census's own truth.json; its verdict line
+## is repeated last.
 demo: build
 	$(BIN) synth --out $(DEMO_DIR)/data
 	$(BIN) run --data $(DEMO_DIR)/data --sha256sums $(DEMO_DIR)/data/SHA256SUMS --out $(DEMO_DIR)/out
 	cat $(DEMO_DIR)/out/report.md
+	@echo; grep -m1 '^Verdict' $(DEMO_DIR)/out/report.md
 
 bench: build
 	$(BIN) bench

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"path"
 	"strings"
 
@@ -17,15 +18,21 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
-// SnapshotFiles are the three files a run reads and verifies, in the order
-// the spec lists them.
-var SnapshotFiles = []string{release.ServersFile, release.ToolsFile, release.CandidatesFile}
+// SnapshotFiles returns the three files a run reads and verifies, in the
+// spec's order (a fresh slice).
+func SnapshotFiles() []string {
+	return []string{release.ServersFile, release.ToolsFile, release.CandidatesFile}
+}
 
 // Manifest maps a file's base name to its lowercase hex SHA-256.
 type Manifest map[string]string
 
-// Pinned is the manifest the spec pins for the 2026-10-12 snapshot.
-var Pinned = Manifest{
+// Pinned returns the manifest the spec pins for the 2026-10-12 snapshot: a
+// copy, which the caller may change.
+func Pinned() Manifest { return maps.Clone(pinned) }
+
+// pinned is the spec's manifest; see Pinned.
+var pinned = Manifest{
 	release.ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
 	release.ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
 	release.CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
@@ -34,18 +41,19 @@ var Pinned = Manifest{
 // IsPinned reports whether m holds exactly the pinned hashes of the three
 // snapshot files (a verdict of REPRODUCED needs them).
 func (m Manifest) IsPinned() bool {
-	for _, name := range SnapshotFiles {
-		if m[name] != Pinned[name] {
+	for _, name := range SnapshotFiles() {
+		if m[name] != pinned[name] {
 			return false
 		}
 	}
 	return true
 }
 
-// ParseSHA256Sums reads a manifest in the format sha256sum writes:
-// "<64 hex>  <name>" or "<64 hex> *<name>" per line; blank lines and lines
-// starting with '#' are ignored. Names are reduced to their base name. src
-// names the manifest in errors.
+// ParseSHA256Sums reads a manifest in the formats sha256sum writes:
+// "<64 hex>  <name>" or "<64 hex> *<name>" per line, or with --tag (BSD
+// style, as shasum and openssl also write) "SHA256 (<name>) = <64 hex>";
+// blank lines and lines starting with '#' are ignored. Names are reduced to
+// their base name. src names the manifest in errors.
 func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 	m := Manifest{}
 	sc := bufio.NewScanner(r)
@@ -56,10 +64,12 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		sum, name, ok := strings.Cut(line, " ")
-		name = strings.TrimPrefix(strings.TrimPrefix(name, " "), "*")
+		sum, name, ok, err := parseLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", src, n, err)
+		}
 		if !ok || len(sum) != 64 || name == "" {
-			return nil, fmt.Errorf("%s:%d: not a sha256sum line (want \"<64 hex digits>  <name>\")", src, n)
+			return nil, fmt.Errorf("%s:%d: not a sha256sum line (want \"<64 hex digits>  <name>\" or \"SHA256 (<name>) = <64 hex digits>\")", src, n)
 		}
 		if _, err := hex.DecodeString(sum); err != nil {
 			return nil, fmt.Errorf("%s:%d: %q is not hexadecimal", src, n, sum)
@@ -79,9 +89,28 @@ func ParseSHA256Sums(r io.Reader, src string) (Manifest, error) {
 	return m, nil
 }
 
+// parseLine splits one manifest line into its hash and name, in the GNU
+// form or the BSD (--tag) one; ok is false when it is neither. A BSD line
+// of another algorithm is an error that names it.
+func parseLine(line string) (sum, name string, ok bool, err error) {
+	if algo, rest, tagged := strings.Cut(line, " ("); tagged && !strings.ContainsAny(algo, " \t") && len(algo) < 16 {
+		i := strings.LastIndex(rest, ") = ")
+		if i < 0 {
+			return "", "", false, nil
+		}
+		if algo != "SHA256" {
+			return "", "", false, fmt.Errorf("a %s line: the manifest must hold SHA-256 hashes (sha256sum --tag writes \"SHA256 (<name>) = <hex>\")", algo)
+		}
+		return rest[i+len(") = "):], rest[:i], true, nil
+	}
+	sum, name, ok = strings.Cut(line, " ")
+	name = strings.TrimPrefix(strings.TrimPrefix(name, " "), "*")
+	return sum, name, ok, nil
+}
+
 // ReadSHA256Sums reads a manifest file. A manifest in a folder that a writer
 // left between two sets may describe files that are not there yet, so such a
-// folder is an error (*outset.InterruptedError).
+// folder is an error for which errors.Is(err, ErrInterrupted) holds.
 func ReadSHA256Sums(file string) (Manifest, error) {
 	f, err := outset.OpenFile(file)
 	if err != nil {
@@ -90,6 +119,11 @@ func ReadSHA256Sums(file string) (Manifest, error) {
 	defer f.Close()
 	return ParseSHA256Sums(f, file)
 }
+
+// ErrInterrupted is the error of a folder that a writer left between two
+// sets of files (stopped while renaming them): test for it with errors.Is.
+// Running the command that writes the folder again completes it.
+var ErrInterrupted = outset.ErrInterrupted
 
 // Reader hashes what is read through it, so that verification rides on the
 // read that decompresses or copies the bytes: no second pass over a file.

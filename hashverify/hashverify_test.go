@@ -23,6 +23,13 @@ func TestParseSHA256Sums(t *testing.T) {
 		{strings.Repeat("zz", 32) + "  x\n", nil, "is not hexadecimal"},
 		{"\n# only comments\n", nil, "no hashes"},
 		{h + "  x\n" + strings.Repeat("cd", 32) + "  x\n", nil, "m:2: x is listed twice"},
+		// sha256sum --tag (BSD) lines, alone or mixed with GNU ones.
+		{"SHA256 (server_tools.jsonl.gz) = " + h + "\n", Manifest{"server_tools.jsonl.gz": h}, ""},
+		{"SHA256 (dir/a (1).gz) = " + strings.ToUpper(h) + "\r\n" + h + "  b\n", Manifest{"a (1).gz": h, "b": h}, ""},
+		{"SHA256 (x) = abc\n", nil, "m:1: not a sha256sum line"},
+		{"SHA256 (x) " + h + "\n", nil, "m:1: not a sha256sum line"},
+		{"MD5 (x) = " + strings.Repeat("ab", 16) + "\n", nil, "m:1: a MD5 line: the manifest must hold SHA-256"},
+		{"SHA256 () = " + h + "\n", nil, "m:1: not a sha256sum line"},
 	}
 	for i, tc := range tests {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
@@ -67,7 +74,7 @@ func TestReaderAndCheck(t *testing.T) {
 	if err := m.Check("g", want); err == nil {
 		t.Fatal("Check of an unlisted file succeeded")
 	}
-	if !Pinned.IsPinned() || (Manifest{"f": want}).IsPinned() {
+	if !Pinned().IsPinned() || (Manifest{"f": want}).IsPinned() {
 		t.Fatal("IsPinned is wrong")
 	}
 }

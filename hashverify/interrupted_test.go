@@ -27,7 +27,11 @@ func TestReadSHA256SumsHalfCommitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ie *outset.InterruptedError
-	if _, err := ReadSHA256Sums(sums); !errors.As(err, &ie) {
+	_, err := ReadSHA256Sums(sums)
+	if !errors.As(err, &ie) {
 		t.Fatalf("half-committed folder: err = %v, want *outset.InterruptedError", err)
+	}
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("half-committed folder: errors.Is(%v, ErrInterrupted) is false: callers outside the module cannot tell", err)
 	}
 }

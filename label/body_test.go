@@ -169,9 +169,9 @@ func TestClassifyLinesMatchesClassifyStream(t *testing.T) {
 			if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
 				t.Fatalf("%.200q: ClassifyLines error %v, ClassifyStream error %v", in, gerr, werr)
 			}
-			var le *LineError
+			var le *DecodeError
 			if gerr != nil && !errors.As(gerr, &le) {
-				t.Fatalf("%.200q: %v is not a LineError", in, gerr)
+				t.Fatalf("%.200q: %v is not a DecodeError", in, gerr)
 			}
 		})
 	}

@@ -1,6 +1,8 @@
 package label
 
 import (
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -35,4 +37,38 @@ func TestNoHeavyDependencies(t *testing.T) {
 		}
 		t.Error("the check finds no arrow-go under report/tables")
 	})
+}
+
+// TestOnlyTheLibrary holds label's whole dependency list (go list -deps)
+// to the library's own packages and the standard library: no
+// golang.org/x, nothing of the run (pipeline) or of the services.
+func TestOnlyTheLibrary(t *testing.T) {
+	const module = "github.com/atlas-reproduce/atlas-reproduce/"
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go list needs the go command on PATH: %v", err)
+	}
+	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	allowed := func(p string) bool {
+		rel, ok := strings.CutPrefix(p, module)
+		return ok && (rel == "label" || strings.HasPrefix(rel, "label/")) && !strings.HasSuffix(rel, "_test")
+	}
+	deps := strings.Fields(string(out))
+	var extra []string
+	for _, dep := range deps {
+		if !allowed(dep) {
+			extra = append(extra, dep)
+		}
+	}
+	if len(extra) > 0 {
+		t.Errorf("label depends on %s beyond the library and the standard library", strings.Join(extra, ", "))
+	}
+	for _, want := range []string{"label", "label/census", "label/classify", "label/sensitivity"} {
+		if !slices.Contains(deps, module+want) {
+			t.Errorf("go list -deps does not list %s: the check reads the wrong list", want)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package label_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label"
@@ -37,7 +38,7 @@ func ExampleLabeller_ClassifyBody() {
 		{"name": "login", "inputSchema": {"properties": {"clientSecret": {"type": "string"}}}}]}`)
 	l := label.NewLabeller().WithSensitivity()
 	err := l.ClassifyBody(result, func(t *label.ToolLabels) error {
-		fmt.Println(*t.Tool, t.Classes, t.RequiredClasses, "camel_case adds", t.Sensitivity.CamelCase)
+		fmt.Println(*t.Tool, t.Classes, t.RequiredClasses, "camel_case adds", t.Sensitivity.CamelCase.Classes)
 		return nil
 	})
 	if err != nil {
@@ -46,4 +47,28 @@ func ExampleLabeller_ClassifyBody() {
 	// Output:
 	// fetch [gg:url-endpoint] [gg:url-endpoint] camel_case adds []
 	// login [] [] camel_case adds [gg:credential-value]
+}
+
+// Label a tools/list result in one call, and find where a bad document
+// breaks.
+func ExampleDocument() {
+	tools, err := label.Document([]byte(`{"tools": [
+		{"name": "exec", "inputSchema": {"properties": {"command": {"type": "string"}}, "required": ["command"]}},
+		{"name": "echo", "inputSchema": {"properties": {"text": {"type": "string"}}}}]}`))
+	if err != nil {
+		fmt.Println(err)
+	}
+	for _, t := range tools {
+		fmt.Println(*t.Tool, t.Classes, t.RequiredClasses)
+	}
+
+	_, err = label.Document([]byte(`{"name": "exec", "inputSchema": {"properties": {]}}`))
+	var de *label.DecodeError
+	if errors.As(err, &de) {
+		fmt.Println("bad input at byte", de.Offset, "-", err)
+	}
+	// Output:
+	// exec [gg:command-string] [gg:command-string]
+	// echo [] []
+	// bad input at byte 48 - Expecting property name enclosed in double quotes at byte 48
 }

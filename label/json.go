@@ -1,6 +1,6 @@
 package label
 
-import "unicode/utf8"
+import "github.com/atlas-reproduce/atlas-reproduce/label/census"
 
 // ToolLabels is the classification of one tool: one line of the classify
 // command's output (keys exactly as documented) and one SARIF source.
@@ -15,6 +15,12 @@ type ToolLabels struct {
 	Properties      []PropertyLabels `json:"properties"`
 	// Sensitivity is set only when asked for (classify --sensitivity).
 	Sensitivity *SensitivityLabels `json:"sensitivity,omitempty"`
+	// DefinitionSHA256 is the tool's definition hash in hex, set only when
+	// the Labeller was asked for it (WithDefinitionHash); it is not part of
+	// classify's output.
+	DefinitionSHA256 string `json:"-"`
+	// offset is where the tool object starts in its document.
+	offset int
 }
 
 // PropertyLabels is the classification of one enumerated property.
@@ -29,14 +35,18 @@ type PropertyLabels struct {
 
 // Origin says where a tool was read, for SARIF locations and messages.
 type Origin struct {
-	// File is the input's name, or "stdin" for standard input.
+	// File is the input's name, or "stdin" for standard input; a server's
+	// URL for scan.
 	File string
-	// Line is the 1-based line of the record holding the tool.
+	// Line is the 1-based line where the tool stands: the line of its
+	// record in JSON Lines, the line of the tool object's '{' in a
+	// document that spans many lines.
 	Line int64
 }
 
 // AppendJSON appends t as one line of JSON (with its newline) in the key
-// order of the classify output. Strings are the decoder's WTF-8: a lone
+// order of the classify output, the keys and values json.Marshal gives
+// (in Python's spacing, and without escaping <, > and &). Strings are the decoder's WTF-8: a lone
 // surrogate is written as its \udXXX escape, as Python's json writes it, and
 // any other invalid byte as \ufffd.
 func (t *ToolLabels) AppendJSON(b []byte) []byte {
@@ -57,9 +67,9 @@ func (t *ToolLabels) AppendJSON(b []byte) []byte {
 			b = append(b, ", "...)
 		}
 		b = append(b, `{"name": `...)
-		b = AppendJSONString(b, p.Name)
+		b = census.AppendJSONString(b, p.Name)
 		b = append(b, `, "where": `...)
-		b = AppendJSONString(b, p.Where)
+		b = census.AppendJSONString(b, p.Where)
 		if p.Required {
 			b = append(b, `, "required": true`...)
 		} else {
@@ -83,7 +93,7 @@ func appendOptString(b []byte, s *string) []byte {
 	if s == nil {
 		return append(b, "null"...)
 	}
-	return AppendJSONString(b, *s)
+	return census.AppendJSONString(b, *s)
 }
 
 func appendStrings(b []byte, ss []string) []byte {
@@ -92,80 +102,42 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ", "...)
 		}
-		b = AppendJSONString(b, s)
+		b = census.AppendJSONString(b, s)
 	}
 	return append(b, ']')
-}
-
-// AppendJSONString appends s as a JSON string. UTF-8 is kept as is (like
-// Python's ensure_ascii=False); a lone surrogate in WTF-8 becomes \udXXX.
-func AppendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-			i++
-		case c < 0x20:
-			switch c {
-			case '\n':
-				b = append(b, `\n`...)
-			case '\r':
-				b = append(b, `\r`...)
-			case '\t':
-				b = append(b, `\t`...)
-			case '\b':
-				b = append(b, `\b`...)
-			case '\f':
-				b = append(b, `\f`...)
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-			}
-			i++
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r != utf8.RuneError || n > 1 {
-				b = append(b, s[i:i+n]...)
-				i += n
-				continue
-			}
-			if c == 0xED && i+2 < len(s) && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
-				u := rune(c&0x0F)<<12 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
-				b = append(b, '\\', 'u', hex[u>>12], hex[u>>8&15], hex[u>>4&15], hex[u&15])
-				i += 3
-				continue
-			}
-			b = append(b, `\ufffd`...)
-			i++
-		}
-	}
-	return append(b, '"')
 }
 
 // SensitivityLabels is what the variants add to one tool, as the classify
 // command prints it with --sensitivity.
 type SensitivityLabels struct {
-	CamelCase, CamelCaseRequired []string
-	WordSplit, WordSplitRequired []string
-	Deep                         []string
+	CamelCase VariantLabels `json:"camel_case"`
+	WordSplit VariantLabels `json:"word_split"`
+	Deep      DeepLabels    `json:"deep"`
+}
+
+// VariantLabels are the classes and required classes a name-splitting
+// variant adds to a tool.
+type VariantLabels struct {
+	Classes         []string `json:"classes"`
+	RequiredClasses []string `json:"required_classes"`
+}
+
+// DeepLabels are the classes the deep variant (nested properties) adds.
+type DeepLabels struct {
+	Classes []string `json:"classes"`
 }
 
 // appendJSON appends s as the value of the "sensitivity" key.
 func (s *SensitivityLabels) appendJSON(b []byte) []byte {
 	b = append(b, `{"camel_case": {"classes": `...)
-	b = appendStrings(b, s.CamelCase)
+	b = appendStrings(b, s.CamelCase.Classes)
 	b = append(b, `, "required_classes": `...)
-	b = appendStrings(b, s.CamelCaseRequired)
+	b = appendStrings(b, s.CamelCase.RequiredClasses)
 	b = append(b, `}, "word_split": {"classes": `...)
-	b = appendStrings(b, s.WordSplit)
+	b = appendStrings(b, s.WordSplit.Classes)
 	b = append(b, `, "required_classes": `...)
-	b = appendStrings(b, s.WordSplitRequired)
+	b = appendStrings(b, s.WordSplit.RequiredClasses)
 	b = append(b, `}, "deep": {"classes": `...)
-	b = appendStrings(b, s.Deep)
+	b = appendStrings(b, s.Deep.Classes)
 	return append(b, "}}"...)
 }

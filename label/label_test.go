@@ -61,7 +61,7 @@ func TestRealCorpusMatchesCPython(t *testing.T) {
 }
 
 // TestClassifyStreamShapesAndErrors covers the record shapes and a broken
-// line: the tools before it are emitted, then a LineError names the line.
+// line: the tools before it are emitted, then a DecodeError names the line.
 func TestClassifyStreamShapesAndErrors(t *testing.T) {
 	good := `{"server_id": "s1", "tools": [{"name": "a", "inputSchema": {"properties": {"api_key": {}}, "required": ["api_key"]}}, {"name": "b"}]}
 {"server": "s2", "tool": {"name": "c", "input_schema": {"$defs": {"D": {"properties": {"file_path": {"description": "where"}}}}}}}
@@ -81,9 +81,9 @@ func TestClassifyStreamShapesAndErrors(t *testing.T) {
 	}
 	bad := append(append([]byte{}, in...), []byte("{\"tools\": 3}\n{\"name\":\"e\"}\n")...)
 	out, err := goClassify(t, bad)
-	var le *LineError
+	var le *DecodeError
 	if !errors.As(err, &le) || le.Line != 5 || !strings.Contains(err.Error(), "stdin: line 5") {
-		t.Fatalf("err = %v, want a LineError at line 5", err)
+		t.Fatalf("err = %v, want a DecodeError at line 5", err)
 	}
 	if !bytes.Equal(out, got) {
 		t.Fatalf("the tools before the bad line were not all emitted")

@@ -10,7 +10,7 @@ import (
 
 // ClassifyStream classifies JSON Lines from r, calling emit per tool in
 // input order. Blank lines are skipped as the reference skips them. A bad
-// line stops it with a LineError, after every tool before it was emitted.
+// line stops it with a *DecodeError naming file and line, after every tool before it was emitted.
 func (l *Labeller) ClassifyStream(r io.Reader, file string, emit func(Origin, *ToolLabels) error) error {
 	lr := census.NewLineReader(r)
 	for {
@@ -32,7 +32,7 @@ func (l *Labeller) ClassifyStream(r io.Reader, file string, emit func(Origin, *T
 // line without '\n' counted), without ClassifyStream's read buffer: a
 // service that has the bounded body in hand classifies many small requests
 // and should not allocate a megabyte for each. A bad line stops it with a
-// LineError naming file and line, after every tool before it was emitted.
+// *DecodeError naming file and line, after every tool before it was emitted.
 func (l *Labeller) ClassifyLines(body []byte, file string, emit func(Origin, *ToolLabels) error) error {
 	var line int64
 	for len(body) > 0 {
@@ -56,11 +56,9 @@ func (l *Labeller) line(text []byte, file string, line int64, emit func(Origin, 
 		return nil
 	}
 	o := Origin{File: file, Line: line}
-	if err := l.Record(text, func(t *ToolLabels) error { return emit(o, t) }); err != nil {
-		if isDecodeError(err) {
-			return &LineError{File: file, Line: line, Err: err}
-		}
-		return err
+	err := l.Record(text, func(t *ToolLabels) error { return emit(o, t) })
+	if de, ok := err.(*DecodeError); ok {
+		de.File, de.Line = file, line
 	}
-	return nil
+	return err
 }

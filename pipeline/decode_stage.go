@@ -24,7 +24,7 @@ type chunkRows struct {
 	tools tables.ToolsBatch
 	props tables.PropertiesBatch
 	// keys, hasServer and surface are per tool. surface has bit i set when
-	// the tool counts in classify.SurfaceFigures[i].
+	// the tool counts in surfaceFigures[i].
 	keys      []aggregate.ServerKey
 	hasServer []bool
 	surface   []uint8
@@ -136,7 +136,7 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 			}
 			return nil
 		}
-		return &label.LineError{File: s.file, Line: line, Err: err}
+		return label.NewDecodeError(s.file, line, err)
 	}
 	ws.counters.Shapes[rec.Shape.String()]++
 	ws.line, ws.key = line, aggregate.ServerKey{}
@@ -146,7 +146,7 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 	for {
 		t, err := ws.dec.Next()
 		if err != nil {
-			return &label.LineError{File: s.file, Line: line, Err: err}
+			return label.NewDecodeError(s.file, line, err)
 		}
 		if t == nil {
 			return nil
@@ -161,16 +161,24 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows := ws.rows
 	ordinal := int64(rows.tools.Len())
 	props := &rows.props
-	// The labels go straight into their column; the other columns follow.
+	// The labels go straight into their column, in the loop that fills the
+	// other property columns: label's per-tool kernel (appendProperties),
+	// fused.
 	var labels, required classify.Set
-	props.Labels, labels, required = label.AppendProperties(props.Labels, t)
 	for pi := range t.Properties {
 		p := &t.Properties[pi]
+		ps := classify.PropertyBytes(p.Name, p.Description)
+		labels |= ps
+		if p.Required {
+			required |= ps
+		}
+		props.Labels = append(props.Labels, ps)
 		props.ToolOrdinal = append(props.ToolOrdinal, ordinal)
 		props.Name.Append(p.Name)
 		appendWhere(&props.Where, p.Where, p.DefKey)
 		props.Required = append(props.Required, p.Required)
 	}
+	required &= classify.Classes
 	// Server ids are counted by the sink, in one set.
 	ws.counters.AddTool(labels, required, len(t.Properties))
 	var added sensitivity.Added
@@ -180,8 +188,8 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	}
 	var surface uint8
 	s := classify.Surface(t.Name, t.Description)
-	for fi := range classify.SurfaceFigures {
-		if fig := &classify.SurfaceFigures[fi]; fig.Counts(s, labels) {
+	for fi := range surfaceFigures {
+		if fig := &surfaceFigures[fi]; fig.Counts(s, labels) {
 			ws.counters.AddSurface(fig.ID)
 			surface |= 1 << fi
 		}
@@ -224,3 +232,7 @@ func (ws *decodeWorker) hashes(tools *tables.ToolsBatch, t *census.Tool) {
 	tools.Schema = append(tools.Schema, h.Schema)
 	tools.HasSchema = append(tools.HasSchema, h.HasSchema)
 }
+
+// surfaceFigures are classify's tool-surface figures, copied once for the
+// per-tool loops: bit i of a tool's surface mask stands for element i.
+var surfaceFigures = classify.SurfaceFigures()

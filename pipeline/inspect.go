@@ -26,7 +26,7 @@ func Inspect(ctx context.Context, data string, records, top int, w io.Writer) er
 	}
 	defer src.Close()
 	found := 0
-	for _, name := range hashverify.SnapshotFiles {
+	for _, name := range hashverify.SnapshotFiles() {
 		f, err := src.Open(name)
 		var nf *source.NotFoundError
 		if errors.As(err, &nf) {
@@ -44,7 +44,7 @@ func Inspect(ctx context.Context, data string, records, top int, w io.Writer) er
 		}
 	}
 	if found == 0 {
-		return fmt.Errorf("%s: none of the census files %v is there", data, hashverify.SnapshotFiles)
+		return fmt.Errorf("%s: none of the census files %v is there", data, hashverify.SnapshotFiles())
 	}
 	return nil
 }

@@ -62,6 +62,13 @@ type Options struct {
 	// report then has no sensitivity figures, and their tools.parquet
 	// columns are null.
 	NoSensitivity bool
+	// TruthFile is a synthetic census's ground truth (synth's truth.json):
+	// the run is then held to it (KindSynthetic). Empty looks for
+	// truth.json in the Data folder.
+	TruthFile string
+	// Baseline is a previous run's output folder: a release's report then
+	// sets its figures beside that run's, class by class and tool by tool.
+	Baseline string
 	// Progress, when not nil, is told after each read how many compressed
 	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
 	// size (total), from the goroutine that reads it.
@@ -82,10 +89,10 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 	manifest, manifestName := opt.Manifest, opt.ManifestName
 	if manifest == nil {
-		manifest, manifestName = hashverify.Pinned, "pinned (the spec's)"
+		manifest, manifestName = hashverify.Pinned(), "pinned (the spec's)"
 	}
 	if !opt.NoVerify {
-		for _, name := range hashverify.SnapshotFiles {
+		for _, name := range hashverify.SnapshotFiles() {
 			if _, ok := manifest[name]; !ok {
 				return nil, fmt.Errorf("%s: the manifest %s lists no SHA-256 for it", name, manifestName)
 			}
@@ -106,13 +113,13 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 	defer src.Close()
-	files := make(map[string]*source.File, len(hashverify.SnapshotFiles))
+	files := make(map[string]*source.File, len(hashverify.SnapshotFiles()))
 	defer func() {
 		for _, f := range files {
 			f.Close()
 		}
 	}()
-	for _, name := range hashverify.SnapshotFiles {
+	for _, name := range hashverify.SnapshotFiles() {
 		f, err := src.Open(name)
 		if err != nil {
 			return nil, err
@@ -129,16 +136,17 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 
-	inputs := make([]report.Input, len(hashverify.SnapshotFiles))
+	source := tables.Source(describeSource(opt, manifest, manifestName))
+	inputs := make([]report.Input, len(hashverify.SnapshotFiles()))
 	var main *mainResult
 	g, gctx := errgroup.WithContext(ctx)
-	for i, name := range hashverify.SnapshotFiles {
+	for i, name := range hashverify.SnapshotFiles() {
 		f := files[name]
 		inputs[i] = report.Input{Name: name, Location: f.Location}
 		if name == release.ToolsFile {
 			g.Go(func() error {
 				var err error
-				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i])
+				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], source)
 				return err
 			})
 			continue
@@ -167,18 +175,30 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		in.OK = true
 	}
 	if len(mismatches) > 0 {
-		return nil, fmt.Errorf("verification failed, no report written: %w", errors.Join(mismatches...))
+		return nil, fmt.Errorf("verification failed, no report written: %w%s", errors.Join(mismatches...), notSnapshotHint(opt, manifest))
 	}
 
-	r := buildReport(main, inputs, verified, manifestName, !opt.NoVerify && manifest.IsPinned())
+	if err := nameShared(ctx, main.defs, toolsF.Name()); err != nil {
+		return nil, err
+	}
+	r := buildReport(main, inputs, verified, manifestName)
 	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
 		return nil, err
+	}
+	if err := decideKind(r, opt, manifest); err != nil {
+		return nil, err
+	}
+	r.Judge(!opt.NoVerify && manifest.IsPinned())
+	if opt.Baseline != "" {
+		if err := setBaseline(ctx, r, opt.Baseline, toolsF.Name()); err != nil {
+			return nil, err
+		}
 	}
 	for _, w := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r) }},
+		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r, source) }},
 		{"report.json", r.WriteJSON},
 		{"report.md", r.WriteMarkdown},
 		{"report.html", r.WriteHTML},
@@ -200,9 +220,13 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 	if opt.Logger != nil {
 		el := time.Since(start)
-		opt.Logger.Info(fmt.Sprintf("%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); verdict %s; outputs in %s",
+		verdict := "verdict " + r.Verdict
+		if r.Verdict == "" {
+			verdict = "no verdict"
+		}
+		opt.Logger.Info(fmt.Sprintf("%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); %s report, %s; outputs in %s",
 			release.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
-			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Verdict, opt.Out))
+			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Kind, verdict, opt.Out))
 	}
 	return r, nil
 }
@@ -341,7 +365,7 @@ type mainResult struct {
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
 // stage on the workers, the sink stage in order, the tables stage writing
 // the two Parquet tables beside them.
-func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input) (*mainResult, error) {
+func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta tables.KV) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
@@ -349,7 +373,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer st.close()
 	hr := st.hr
 	pool := &rowsPool{}
-	tables, err := startTables(ctx, toolsF, propsF, pool)
+	tables, err := startTables(ctx, toolsF, propsF, pool, meta)
 	if err != nil {
 		return nil, err
 	}
@@ -420,12 +444,14 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// buildReport sets the merged counts beside the published table and judges.
-func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestName string, pinned bool) *report.Report {
+// buildReport sets the merged counts beside the published table; the
+// caller decides the report's kind and judges.
+func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestName string) *report.Report {
 	c := m.counters
+	published := report.Published()
 	r := &report.Report{
 		Verified:   verified,
-		Snapshot:   report.Published.Snapshot,
+		Snapshot:   published.Snapshot,
 		Tools:      c.Tools,
 		Servers:    int64(len(c.Servers)),
 		Properties: c.Properties,
@@ -442,10 +468,10 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 	if r.Skipped.First == nil {
 		r.Skipped.First = []report.SkippedLine{}
 	}
-	for _, rule := range classify.Rules {
+	for _, rule := range classify.Rules() {
 		tools, req := c.Label(rule.Bit)
 		if rule.Normative {
-			pub := report.Published.Classes[rule.ID]
+			pub := published.Classes[rule.ID]
 			r.Classes[rule.ID] = report.Class{
 				Row:           report.Row{Tools: tools, Percent: report.Percent(tools, c.Tools), Required: req},
 				Published:     pub,
@@ -454,15 +480,15 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 			}
 			continue
 		}
-		pub := report.Published.Buckets[rule.ID]
+		pub := published.Buckets[rule.ID]
 		r.Buckets[rule.ID] = report.Bucket{
 			Tools: tools, Percent: report.Percent(tools, c.Tools),
-			Published: pub, PublishedPercent: report.Percent(pub, report.Published.Tools),
+			Published: pub, PublishedPercent: report.Percent(pub, published.Tools),
 			DeltaTools: tools - pub, NonNormative: true,
 		}
 	}
-	for fi, fig := range classify.SurfaceFigures {
-		pub := report.Published.Surface[fig.ID]
+	for fi, fig := range surfaceFigures {
+		pub := published.Surface[fig.ID]
 		sf := report.Surface{
 			ID: fig.ID, Title: fig.Title, Rule: fig.Rule,
 			Tools: c.Surface[fig.ID], Percent: report.Percent(c.Surface[fig.ID], c.Tools),
@@ -478,6 +504,5 @@ func buildReport(m *mainResult, inputs []report.Input, verified bool, manifestNa
 		r.Sensitivity = report.NewSensitivity(r, m.sens)
 	}
 	r.Definitions = m.defs
-	r.Judge(pinned)
 	return r
 }

@@ -54,7 +54,7 @@ func columnText(tbl arrow.Table, i int) string {
 }
 
 func isSensitivityColumn(name string) bool {
-	for _, v := range sensitivity.Variants {
+	for _, v := range sensitivity.Variants() {
 		if strings.HasPrefix(name, v+"_") {
 			return true
 		}

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
-	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // sinkStage sees the chunks' rows in file order, on one goroutine: it
@@ -18,6 +17,7 @@ type sinkStage struct {
 	lastFlags uint8
 	haveLast  bool
 	defs      definitionTally
+	names     nameOrdinals
 }
 
 func newSinkStage(tables *tablesStage) *sinkStage {
@@ -32,6 +32,7 @@ func (s *sinkStage) chunk(rows *chunkRows) error {
 		}
 	}
 	rows.firstOrdinal = s.ordinal
+	s.names.add(&rows.tools)
 	s.defs.add(rows)
 	s.ordinal += int64(rows.tools.Len())
 	return s.tables.send(rows)
@@ -41,8 +42,8 @@ func (s *sinkStage) chunk(rows *chunkRows) error {
 // carries.
 func (s *sinkStage) server(key aggregate.ServerKey, surface uint8) {
 	var flags uint8
-	for fi := range classify.SurfaceFigures {
-		if classify.SurfaceFigures[fi].CountServers && surface&(1<<fi) != 0 {
+	for fi := range surfaceFigures {
+		if surfaceFigures[fi].CountServers && surface&(1<<fi) != 0 {
 			flags |= 1 << fi
 		}
 	}

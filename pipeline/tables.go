@@ -25,13 +25,13 @@ type tablesStage struct {
 	err          error
 }
 
-func startTables(ctx context.Context, toolsF, propsF io.Writer, pool *rowsPool) (*tablesStage, error) {
+func startTables(ctx context.Context, toolsF, propsF io.Writer, pool *rowsPool, meta ...tables.KV) (*tablesStage, error) {
 	toolsBuf, propsBuf := bufio.NewWriterSize(toolsF, 1<<20), bufio.NewWriterSize(propsF, 1<<20)
-	tw, err := tables.NewToolsWriter(toolsBuf)
+	tw, err := tables.NewToolsWriter(toolsBuf, meta...)
 	if err != nil {
 		return nil, err
 	}
-	pw, err := tables.NewPropertiesWriter(propsBuf)
+	pw, err := tables.NewPropertiesWriter(propsBuf, meta...)
 	if err != nil {
 		return nil, err
 	}

@@ -170,9 +170,9 @@ func entryOf(t *label.ToolLabels) *labelEntry {
 			b = append(b, ',')
 		}
 		b = append(b, `{"name":`...)
-		b = label.AppendJSONString(b, p.Name)
+		b = census.AppendJSONString(b, p.Name)
 		b = append(b, `,"where":`...)
-		b = label.AppendJSONString(b, p.Where)
+		b = census.AppendJSONString(b, p.Where)
 		if p.Required {
 			b = append(b, `,"required":true`...)
 		} else {
@@ -193,7 +193,7 @@ func appendStrings(b []byte, ss []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = label.AppendJSONString(b, s)
+		b = census.AppendJSONString(b, s)
 	}
 	return append(b, ']')
 }

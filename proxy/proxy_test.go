@@ -597,10 +597,7 @@ var _ jsonrpc.ID
 // kept), a call's _meta and number literals kept, its error object as it
 // came, and its own roots/list request answered by the client.
 func TestNodeUpstream(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the Node.js upstream is tested where it is")
-	}
+	node := testenv.Node(t) // skips without node, fails with CI=true
 	out, err := exec.Command(node, "testdata/node_server.js", "--dump").Output()
 	if err != nil {
 		t.Fatal(err)

@@ -28,22 +28,26 @@ type SharedDefinition struct {
 	// memory small): DuckDB's starts_with(definition_sha256, '…') finds
 	// its tools.
 	SHA256Prefix string `json:"definition_sha256_prefix"`
-	Servers      int64  `json:"servers"`
-	Tools        int64  `json:"tools"`
+	// Tool is the name of the first tool in file order with this
+	// definition (every tool of a definition has one name, unless the
+	// definition is unnamed); empty when none was found.
+	Tool    string `json:"tool,omitempty"`
+	Servers int64  `json:"servers"`
+	Tools   int64  `json:"tools"`
 }
 
 func (d *Definitions) writeMarkdown(p func(string, ...any)) {
 	p("\n## Tool definitions\n\n")
 	p("Tools are hashed as served (`definition_sha256`: the whole tool object in canonical JSON, RFC 8785; `schema_sha256`: its input schema alone), so that key order and whitespace do not count.\n\n")
 	p("| | Count |\n|---|---:|\n")
-	p("| Distinct definitions | %d |\n| Definitions served by more than one server | %d |\n", d.Distinct, d.Shared)
-	p("| Distinct input schemas | %d (of %d tools with an object schema) |\n", d.DistinctSchemas, d.ToolsWithSchema)
+	p("| Distinct definitions | %s |\n| Definitions served by more than one server | %s |\n", group(d.Distinct), group(d.Shared))
+	p("| Distinct input schemas | %s (of %s tools with an object schema) |\n", group(d.DistinctSchemas), group(d.ToolsWithSchema))
 	if len(d.MostShared) == 0 {
 		return
 	}
 	p("\nMost shared definitions (`SELECT * FROM 'tools.parquet' WHERE starts_with(definition_sha256, '…')` lists their tools):\n\n")
-	p("| definition_sha256 (first 32 digits) | Servers | Tools |\n|---|---:|---:|\n")
+	p("| Tool | definition_sha256 (first 32 digits) | Servers | Tools |\n|---|---|---:|---:|\n")
 	for _, s := range d.MostShared {
-		p("| `%s` | %d | %d |\n", s.SHA256Prefix, s.Servers, s.Tools)
+		p("| %s | `%s` | %s | %s |\n", mdCode(s.Tool), s.SHA256Prefix, group(s.Servers), group(s.Tools))
 	}
 }

@@ -44,7 +44,9 @@ type DiffResult struct {
 type DiffSide struct {
 	// Label names the report for the reader (its file name); Diff sets
 	// "old" and "new".
-	Label    string `json:"label"`
+	Label string `json:"label"`
+	// Kind is the report's kind (reproduction, release, synthetic).
+	Kind     string `json:"kind"`
 	Verdict  string `json:"verdict"`
 	Verified bool   `json:"verified"`
 	Manifest string `json:"manifest"`
@@ -165,7 +167,7 @@ func Diff(old, new *Report) *DiffResult {
 }
 
 func side(label string, r *Report) DiffSide {
-	return DiffSide{Label: label, Verdict: r.Verdict, Verified: r.Verified, Manifest: r.Manifest, Snapshot: r.Snapshot}
+	return DiffSide{Label: label, Kind: r.EffectiveKind(), Verdict: r.Verdict, Verified: r.Verified, Manifest: r.Manifest, Snapshot: r.Snapshot}
 }
 
 func change(o, n int64) Change { return Change{Old: o, New: n, Change: n - o} }
@@ -243,6 +245,13 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 	b := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("# Census comparison\n\n")
+	d.writeBody(p, "")
+	return b.Flush()
+}
+
+// writeBody writes the comparison under a heading of the reader's: h is
+// prepended to each section's "##" (a report nests it one level deeper).
+func (d *DiffResult) writeBody(p func(string, ...any), h string) {
 	p("Old: %s. New: %s.\n\n", mdCode(d.Old.Label), mdCode(d.New.Label))
 	for _, s := range []DiffSide{d.Old, d.New} {
 		if !s.Verified {
@@ -250,6 +259,7 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	p("| | Old | New | Change |\n|---|---|---|---:|\n")
+	p("| Report | %s | %s | |\n", mdText(d.Old.Kind), mdText(d.New.Kind))
 	p("| Verdict | %s | %s | |\n", mdText(d.Old.Verdict), mdText(d.New.Verdict))
 	p("| Verified | %s | %s | |\n", verifiedText(d.Old), verifiedText(d.New))
 	p("| Published snapshot | %s | %s | |\n", mdText(d.Old.Snapshot), mdText(d.New.Snapshot))
@@ -257,13 +267,13 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 		name string
 		c    Change
 	}{{"Tools", d.Tools.Change}, {"Servers", d.Servers.Change}, {"Properties", d.Properties}} {
-		p("| %s | %d | %d | %+d |\n", row.name, row.c.Old, row.c.New, row.c.Change)
+		p("| %s | %s | %s | %s |\n", row.name, group(row.c.Old), group(row.c.New), signedGroup(row.c.Change))
 	}
 	if len(d.OptionsDiffer) > 0 {
 		p("\n> **Crawled with different options**: the two releases are not like for like (%s).\n", mdText(strings.Join(d.OptionsDiffer, "; ")))
 	}
 
-	p("\n## Parameter risk classes\n\n")
+	p("\n%s## Parameter risk classes\n\n", h)
 	p("Percentages are of each report's own live tools; Δ pp is the change in percentage points.\n\n")
 	p("| Class | Old tools | Old %% | New tools | New %% | Δ tools | Δ pp | Old ≥1 required | New ≥1 required | Δ required |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -272,7 +282,7 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 			changeCells(c.Required, c.Missing))
 	}
 
-	p("\n## Contextual buckets (non-normative)\n\n")
+	p("\n%s## Contextual buckets (non-normative)\n\n", h)
 	p("High-recall buckets, compared for completeness only: they are not risk classes.\n\n")
 	p("| Bucket | Old tools | Old %% | New tools | New %% | Δ tools | Δ pp |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, bk := range d.Buckets {
@@ -280,7 +290,7 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 	}
 
 	if len(d.Surface) > 0 {
-		p("\n## Tool-surface figures (non-normative)\n\n")
+		p("\n%s## Tool-surface figures (non-normative)\n\n", h)
 		p("Approximations computed from tool names and descriptions; each report states the rule it used.\n\n")
 		p("| Figure | Old tools | Old %% | New tools | New %% | Δ tools | Δ pp | Old servers | New servers | Δ servers |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -294,23 +304,22 @@ func (d *DiffResult) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	if d.Tools.ToolCounts != nil {
-		d.writeToolsMarkdown(p)
+		d.writeToolsMarkdown(p, h)
 	}
-	return b.Flush()
 }
 
 // shareCells is the six cells of a Share. The side without the row, and the
 // changes, show a dash rather than numbers that would read as a count.
 func shareCells(s Share, missing string) string {
-	oldN, oldP := fmt.Sprint(s.Old), fmt.Sprintf("%.3f", s.OldPercent)
-	newN, newP := fmt.Sprint(s.New), fmt.Sprintf("%.3f", s.NewPercent)
+	oldN, oldP := group(s.Old), fmt.Sprintf("%.3f", s.OldPercent)
+	newN, newP := group(s.New), fmt.Sprintf("%.3f", s.NewPercent)
 	switch missing {
 	case "old":
 		oldN, oldP = "–", "–"
 	case "new":
 		newN, newP = "–", "–"
 	}
-	dn, dp := fmt.Sprintf("%+d", s.Change.Change), fmt.Sprintf("%+.3f", s.ChangePoints)
+	dn, dp := signedGroup(s.Change.Change), fmt.Sprintf("%+.3f", s.ChangePoints)
 	if missing != "" {
 		dn, dp = "–", "–"
 	}
@@ -319,7 +328,7 @@ func shareCells(s Share, missing string) string {
 
 // changeCells is the Old, New and change cells of a Change.
 func changeCells(c Change, missing string) string {
-	o, n, d := fmt.Sprint(c.Old), fmt.Sprint(c.New), fmt.Sprintf("%+d", c.Change)
+	o, n, d := group(c.Old), group(c.New), signedGroup(c.Change)
 	switch missing {
 	case "old":
 		o, d = "–", "–"

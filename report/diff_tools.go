@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
@@ -43,12 +44,23 @@ type ServerCounts struct {
 	ReachableNewOnly *int64 `json:"reachable_new_only,omitempty"`
 }
 
+// ChangeKind is how a tool differs between two runs (toolid's one kind
+// of change, shared with scan's lock); JSON spells it "added", "removed"
+// or "changed".
+type ChangeKind = toolid.ChangeKind
+
+// The kinds of a ToolChange.
+const (
+	Added   = toolid.Added
+	Removed = toolid.Removed
+	Changed = toolid.Changed
+)
+
 // ToolChange is one tool added, removed or changed.
 type ToolChange struct {
-	// Change is "added", "removed" or "changed".
-	Change   string  `json:"change"`
-	ServerID *string `json:"server_id"`
-	Tool     *string `json:"tool"`
+	Change   ChangeKind `json:"change"`
+	ServerID *string    `json:"server_id"`
+	Tool     *string    `json:"tool"`
 	// NameOrdinal is the tool's position among the tools of its name on its
 	// server (0 for the first).
 	NameOrdinal int64 `json:"name_ordinal"`
@@ -71,8 +83,10 @@ type ToolChange struct {
 // SetLabels fills the label lists from Old, New, OldReq and NewReq.
 func (c *ToolChange) SetLabels() {
 	c.OldClasses, c.NewClasses = c.Old.IDs(classify.Classes), c.New.IDs(classify.Classes)
-	c.ClassesGained, c.ClassesLost = (c.New &^ c.Old).IDs(classify.Classes), (c.Old &^ c.New).IDs(classify.Classes)
-	c.RequiredGained, c.RequiredLost = (c.NewReq &^ c.OldReq).IDs(classify.Classes), (c.OldReq &^ c.NewReq).IDs(classify.Classes)
+	gained, lost := toolid.GainedLost(c.Old, c.New)
+	c.ClassesGained, c.ClassesLost = gained.IDs(classify.Classes), lost.IDs(classify.Classes)
+	gained, lost = toolid.GainedLost(c.OldReq, c.NewReq)
+	c.RequiredGained, c.RequiredLost = gained.IDs(classify.Classes), lost.IDs(classify.Classes)
 }
 
 // ToolChanges are the first rows of each list of a tool-level diff (all of
@@ -118,16 +132,18 @@ func NewToolDiff() *ToolDiff {
 
 // Count adds one tool's change of labels to the class counts.
 func (d *ToolDiff) Count(old, new, oldReq, newReq classify.Set) {
-	for _, id := range (new &^ old).IDs(classify.Classes) {
+	gained, lost := toolid.GainedLost(old, new)
+	for _, id := range gained.IDs(classify.Classes) {
 		d.ClassesGained[id]++
 	}
-	for _, id := range (old &^ new).IDs(classify.Classes) {
+	for _, id := range lost.IDs(classify.Classes) {
 		d.ClassesLost[id]++
 	}
-	for _, id := range (newReq &^ oldReq).IDs(classify.Classes) {
+	gained, lost = toolid.GainedLost(oldReq, newReq)
+	for _, id := range gained.IDs(classify.Classes) {
 		d.RequiredGained[id]++
 	}
-	for _, id := range (oldReq &^ newReq).IDs(classify.Classes) {
+	for _, id := range lost.IDs(classify.Classes) {
 		d.RequiredLost[id]++
 	}
 }
@@ -155,20 +171,20 @@ func (r *DiffResult) AddTools(td *ToolDiff) {
 
 // writeToolsMarkdown writes the tool-level part of a diff: the counts, the
 // classes gained and lost, and the first rows of each list.
-func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
+func (d *DiffResult) writeToolsMarkdown(p func(string, ...any), h string) {
 	tc, sc, f := d.Tools.ToolCounts, d.Servers.ServerCounts, d.ToolChanges
-	p("\n## Tools, one by one\n\n")
+	p("\n%s## Tools, one by one\n\n", h)
 	p("A tool is its server id, its name and its ordinal among the tools of that name on that server; it changed when its definition hash (`definition_sha256`: the whole tool object, canonical JSON) differs.\n\n")
 	p("| | Count |\n|---|---:|\n")
-	p("| Tools added | %d |\n| Tools removed | %d |\n| Tools changed | %d |\n| Tools unchanged | %d |\n", tc.Added, tc.Removed, tc.Changed, tc.Unchanged)
-	p("| Servers added | %d |\n| Servers removed | %d |\n", sc.Added, sc.Removed)
+	p("| Tools added | %s |\n| Tools removed | %s |\n| Tools changed | %s |\n| Tools unchanged | %s |\n", group(tc.Added), group(tc.Removed), group(tc.Changed), group(tc.Unchanged))
+	p("| Servers added | %s |\n| Servers removed | %s |\n", group(sc.Added), group(sc.Removed))
 	if sc.ReachableOldOnly != nil {
-		p("| Servers reachable in the old release only | %d |\n| Servers reachable in the new release only | %d |\n", *sc.ReachableOldOnly, *sc.ReachableNewOnly)
+		p("| Servers reachable in the old release only | %s |\n| Servers reachable in the new release only | %s |\n", group(*sc.ReachableOldOnly), group(*sc.ReachableNewOnly))
 	}
 	p("\nTools gaining or losing each class (an added tool gains its classes, a removed one loses them):\n\n")
 	p("| Class | Gained | Lost | Required gained | Required lost |\n|---|---:|---:|---:|---:|\n")
 	for _, id := range ClassOrder() {
-		p("| %s | %d | %d | %d | %d |\n", mdCode(id), d.ClassesGained[id], d.ClassesLost[id], d.RequiredGained[id], d.RequiredLost[id])
+		p("| %s | %s | %s | %s | %s |\n", mdCode(id), group(d.ClassesGained[id]), group(d.ClassesLost[id]), group(d.RequiredGained[id]), group(d.RequiredLost[id]))
 	}
 	for _, list := range []struct {
 		title string
@@ -178,11 +194,11 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 		if list.n == 0 {
 			continue
 		}
-		p("\n### %s (%s)\n\n", list.title, firstOf(len(list.rows), list.n))
+		p("\n%s### %s (%s)\n\n", h, list.title, firstOf(len(list.rows), list.n))
 		p("| Server | Tool | # | Classes before | Classes after | Gained | Lost |\n|---|---|---:|---|---|---|---|\n")
 		for _, c := range list.rows {
 			p("| %s | %s | %d | %s | %s | %s | %s |\n", mdCode(strOrNull(c.ServerID)), mdCode(strOrNull(c.Tool)), c.NameOrdinal,
-				idList(c.OldClasses, c.Change == "added"), idList(c.NewClasses, c.Change == "removed"),
+				idList(c.OldClasses, c.Change == Added), idList(c.NewClasses, c.Change == Removed),
 				idList(c.ClassesGained, false), idList(c.ClassesLost, false))
 		}
 	}
@@ -196,7 +212,7 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 		if list.n == 0 {
 			continue
 		}
-		p("\n### %s (%s)\n\n", list.title, firstOf(len(list.ids), list.n))
+		p("\n%s### %s (%s)\n\n", h, list.title, firstOf(len(list.ids), list.n))
 		for _, id := range list.ids {
 			p("- %s\n", mdCode(id))
 		}
@@ -205,9 +221,9 @@ func (d *DiffResult) writeToolsMarkdown(p func(string, ...any)) {
 
 func firstOf(shown int, n int64) string {
 	if int64(shown) == n {
-		return fmt.Sprint(n)
+		return group(n)
 	}
-	return fmt.Sprintf("the first %d of %d", shown, n)
+	return fmt.Sprintf("the first %d of %s", shown, group(n))
 }
 
 func strOrNull(s *string) string {

@@ -38,6 +38,9 @@ type htmlBar struct {
 	Series, Fill string
 	X, Y, W, H   string
 	Value        int64
+	// Percent is set, formatted, on a chart in percent of live tools
+	// (a release's or a synthetic census's); Value is then unused.
+	Percent string
 }
 
 type htmlChartRow struct {
@@ -80,6 +83,12 @@ type htmlBucketRow struct {
 	Bucket
 }
 
+type htmlTruthRow struct {
+	What          string
+	Ours, Truth   int64
+	Differs, Code bool
+}
+
 type htmlShape struct {
 	Name  string
 	Count int64
@@ -87,12 +96,17 @@ type htmlShape struct {
 
 type htmlView struct {
 	R            *Report
+	Kind         string
 	VerdictClass string
-	Published    struct{ Tools, Servers int64 }
-	Chart        htmlChart
-	Classes      []htmlClassRow
-	Buckets      []htmlBucketRow
-	Shapes       []htmlShape
+	// ChartInPercent is true for a release or a synthetic census: its bars
+	// are percentages of live tools, beside the snapshot's.
+	ChartInPercent bool
+	Truth          []htmlTruthRow
+	Published      struct{ Tools, Servers int64 }
+	Chart          htmlChart
+	Classes        []htmlClassRow
+	Buckets        []htmlBucketRow
+	Shapes         []htmlShape
 }
 
 // WriteHTML writes report.html: one self-contained page (inline CSS and SVG,
@@ -101,15 +115,38 @@ type htmlView struct {
 // and as tables, the inputs and their hashes, and the non-normative figures
 // marked as such.
 func (r *Report) WriteHTML(w io.Writer) error {
-	v := htmlView{R: r, Chart: buildChart(r)}
-	v.Published.Tools, v.Published.Servers = Published.Tools, Published.Servers
+	v := htmlView{R: r, Kind: r.EffectiveKind()}
+	v.ChartInPercent = v.Kind != KindReproduction
+	v.Chart = buildChart(r, v.ChartInPercent)
+	v.Published.Tools, v.Published.Servers = published.Tools, published.Servers
 	switch {
+	case v.Kind == KindRelease:
+		v.VerdictClass = "info"
+	case v.Kind == KindSynthetic && r.Verdict == VerdictMatchesTruth:
+		v.VerdictClass = "ok"
 	case !r.Verified || r.Verdict == VerdictUnverified:
 		v.VerdictClass = "warn"
 	case r.Verdict == VerdictReproduced:
 		v.VerdictClass = "ok"
 	default:
 		v.VerdictClass = "bad"
+	}
+	if t := r.Truth; t != nil {
+		row := func(what string, code bool, ours, truth int64) {
+			v.Truth = append(v.Truth, htmlTruthRow{What: what, Code: code, Ours: ours, Truth: truth, Differs: ours != truth})
+		}
+		row("tools", false, r.Tools, t.Truth.Tools)
+		row("servers", false, r.Servers, t.Truth.Servers)
+		for _, id := range htmlClassOrder(r) {
+			row(id+" tools", true, r.Classes[id].Tools, t.Truth.Classes[id].Tools)
+			row(id+" ≥1 required", true, r.Classes[id].Required, t.Truth.Classes[id].Required)
+		}
+		for _, id := range slices.Sorted(maps.Keys(r.Buckets)) {
+			row(id+" (bucket)", true, r.Buckets[id].Tools, t.Truth.Buckets[id])
+		}
+		for _, k := range slices.Sorted(maps.Keys(union(r.Shapes, t.Truth.Shapes))) {
+			row("records of shape "+k, false, r.Shapes[k], t.Truth.Shapes[k])
+		}
 	}
 	for _, id := range htmlClassOrder(r) {
 		v.Classes = append(v.Classes, htmlClassRow{id, r.Classes[id]})
@@ -132,7 +169,14 @@ func htmlClassOrder(r *Report) []string {
 	return ClassOrder()
 }
 
-func buildChart(r *Report) htmlChart {
+// buildChart draws the classes as bars: counts beside the published counts
+// for a reproduction; with inPercent, percentages of each census's live
+// tools (this one's beside the snapshot's), since a release's counts are
+// not on the snapshot's scale.
+func buildChart(r *Report, inPercent bool) htmlChart {
+	if inPercent {
+		return buildPercentChart(r)
+	}
 	ids := htmlClassOrder(r)
 	c := htmlChart{Width: chartWidth, Height: chartTop + len(ids)*chartRowH + chartAxisH, LabelX: chartLabelW}
 	c.GridTop, c.GridBottom = chartTop-6, chartTop+len(ids)*chartRowH
@@ -187,6 +231,64 @@ func buildChart(r *Report) htmlChart {
 	return c
 }
 
+// buildPercentChart is buildChart in percent of live tools, in
+// thousandths of a percent so that the count chart's geometry serves.
+func buildPercentChart(r *Report) htmlChart {
+	ids := htmlClassOrder(r)
+	milli := func(x float64) int64 { return int64(math.Round(x * 1000)) }
+	pct := func(m int64) string { return strconv.FormatFloat(float64(m)/1000, 'f', -1, 64) + "%" }
+	c := htmlChart{Width: chartWidth, Height: chartTop + len(ids)*chartRowH + chartAxisH, LabelX: chartLabelW}
+	c.GridTop, c.GridBottom = chartTop-6, chartTop+len(ids)*chartRowH
+	c.AxisLabelY = c.GridBottom + 18
+	type four struct{ ours, oursReq, pub, pubReq int64 }
+	vals := make([]four, len(ids))
+	var top int64 = 1
+	for i, id := range ids {
+		cl := r.Classes[id]
+		vals[i] = four{milli(cl.Percent), milli(Percent(cl.Required, r.Tools)), milli(cl.Published.Percent), milli(Percent(cl.Published.Required, published.Tools))}
+		top = max(top, vals[i].ours, vals[i].pub)
+	}
+	step := niceStep(top)
+	top = (top + step - 1) / step * step
+	scale := func(n int64) float64 { return float64(max(n, 0)) * chartBarMaxW / float64(top) }
+	f := func(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
+	for x := int64(0); x <= top; x += step {
+		c.Ticks = append(c.Ticks, htmlTick{X: f(chartBarX + scale(x)), Label: pct(x)})
+	}
+	for i, id := range ids {
+		v := vals[i]
+		y := float64(chartTop + i*chartRowH)
+		oursY, pubY := y+6, y+6+chartBarH+4
+		row := htmlChartRow{ID: id, LabelY: f(y + 6 + chartBarH + 2)}
+		bar := func(series, fill string, yy float64, n int64) htmlBar {
+			return htmlBar{Series: series, Fill: fill, X: f(chartBarX), Y: f(yy), W: f(scale(n)), H: f(chartBarH), Percent: strconv.FormatFloat(float64(n)/1000, 'f', 3, 64)}
+		}
+		row.Bars = []htmlBar{
+			bar("ours", colourOurs, oursY, v.ours),
+			bar("ours-required", colourOursRequired, oursY, v.oursReq),
+			bar("published", colourPublished, pubY, v.pub),
+			bar("published-required", colourPublishedRequired, pubY, v.pubReq),
+		}
+		row.OursText = fmt.Sprintf("this census %s (%s required)", pct(v.ours), pct(v.oursReq))
+		row.PubText = fmt.Sprintf("snapshot %s (%s required)", pct(v.pub), pct(v.pubReq))
+		row.OursTextX, row.OursTextY = f(chartBarX+scale(v.ours)+6), f(oursY+14)
+		row.PubTextX, row.PubTextY = f(chartBarX+scale(v.pub)+6), f(pubY+14)
+		c.Rows = append(c.Rows, row)
+	}
+	legend := []struct{ series, fill, label string }{
+		{"ours", colourOurs, "this census: % of tools"},
+		{"ours-required", colourOursRequired, "≥1 required"},
+		{"published", colourPublished, "snapshot " + published.Snapshot + ": %"},
+		{"published-required", colourPublishedRequired, "snapshot: ≥1 required"},
+	}
+	x := chartBarX
+	for _, l := range legend {
+		c.Legend = append(c.Legend, htmlLegend{X: x, TextX: x + 20, Fill: l.fill, Label: l.label, Series: l.series, SwatchY: 8, TxY: 21})
+		x += 190
+	}
+	return c
+}
+
 // niceStep is the smallest gridline interval of 1, 2 or 5 times a power of
 // ten that reaches top in at most seven intervals: the longest bar then
 // spans most of the chart.
@@ -220,6 +322,22 @@ func group(n int64) string {
 	return string(out)
 }
 
+// numAny is group for the page, whose values are int or int64.
+func numAny(v any) string {
+	switch n := v.(type) {
+	case int:
+		return group(int64(n))
+	case int64:
+		return group(n)
+	case *int64:
+		if n == nil {
+			return "–"
+		}
+		return group(*n)
+	}
+	return fmt.Sprint(v)
+}
+
 func signed(n int64) string {
 	if n > 0 {
 		return "+" + group(n)
@@ -231,9 +349,11 @@ func signed(n int64) string {
 }
 
 var htmlTemplate = template.Must(template.New("report.html").Funcs(template.FuncMap{
-	"num":    group,
-	"signed": signed,
-	"pct":    func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) },
+	"num":       numAny,
+	"signed":    signed,
+	"pct":       func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) },
+	"pp":        func(ours, snapshot float64) string { return fmt.Sprintf("%+.3f", points(ours, snapshot)) },
+	"percentOf": Percent,
 	// Published figures are shown with the precision the spec gives.
 	"asGiven": func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) },
 }).Parse(htmlSource))
@@ -244,7 +364,7 @@ const htmlSource = `<!DOCTYPE html>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Census reproduction report: {{.R.Verdict}}</title>
+<title>{{.R.Title}}{{if .R.Verdict}}: {{.R.Verdict}}{{end}}</title>
 <style>
 :root { color-scheme: light; }
 * { box-sizing: border-box; }
@@ -259,6 +379,7 @@ h2 { font-size: 1.2rem; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; pa
 .verdict.ok { border-color: #1a7f37; background: #e9f6ec; }
 .verdict.bad { border-color: #b3261e; background: #fbeaea; }
 .verdict.warn { border-color: #bf6a02; background: #fff4e0; }
+.verdict.info { border-color: #1d4e89; background: #eef4fb; }
 .verdict ul { margin: 6px 0 0; padding-left: 20px; }
 .totals { margin: 4px 0 0; }
 .chart { display: block; max-width: 100%; height: auto; }
@@ -287,15 +408,32 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 <body>
 {{if not .R.Verified}}<div class="banner" id="unverified" role="alert"><strong>UNVERIFIED</strong> The input hashes were not checked against a manifest. These counts are not a reproduction of the published census.</div>
 {{end}}<div class="wrap">
-<h1>Census reproduction report</h1>
-<section class="verdict {{.VerdictClass}}" id="verdict">
-<div>Verdict: <span class="word">{{.R.Verdict}}</span></div>
+<h1>{{.R.Title}}</h1>
+<section class="verdict {{.VerdictClass}}" id="verdict" data-kind="{{.Kind}}">
+{{if eq .Kind "release"}}<div><span class="word">No verdict</span></div>
+<p>This census release is not the published {{.R.Snapshot}} snapshot ({{if not .R.Verified}}its inputs were not checked{{else if .R.Manifest}}its inputs were verified against <code>{{.R.Manifest}}</code>, not the pinned hashes{{else}}its inputs are not the pinned files{{end}}), so it gets no reproduction verdict: its figures stand on their own{{with .R.Baseline}}, beside the baseline run <code>{{.Dir}}</code>{{end}} and beside the published snapshot's in percentage points.</p>
+{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties).</p>
+{{else if eq .Kind "synthetic"}}<div>Verdict: <span class="word">{{if .R.Verdict}}{{.R.Verdict}}{{else}}no truth read{{end}}</span></div>
+{{if .R.Truth}}{{if .R.Truth.Matches}}<p>Every count equals the synthetic census's own ground truth (<code>{{.R.Truth.File}}</code>): tools, servers, record shapes, the five classes with their required counts, and the two buckets.</p>
+{{end}}{{end}}{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
+{{end}}<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties). The census is synthetic: the published table it is set beside below is the {{.R.Snapshot}} snapshot's, for scale, and is not expected to match.</p>
+{{if .Truth}}<table id="truth">
+<thead><tr><th>Count</th><th>This run</th><th>Truth</th><th></th></tr></thead>
+<tbody>
+{{range .Truth}}<tr><td>{{if .Code}}<code class="id">{{.What}}</code>{{else}}{{.What}}{{end}}</td><td class="n">{{num .Ours}}</td><td class="n">{{num .Truth}}</td><td>{{if .Differs}}<span class="badv">differs</span>{{else}}<span class="good">equal</span>{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+{{end}}{{else}}<div>Verdict: <span class="word">{{.R.Verdict}}</span></div>
 {{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties); published: {{num .Published.Tools}} tools on {{num .Published.Servers}} servers, snapshot {{.R.Snapshot}}.</p>
-</section>
+{{end}}</section>
 
-<h2>Parameter risk classes: ours against the published table</h2>
+{{if .ChartInPercent}}<h2>Parameter risk classes, in percent of live tools, beside the {{.R.Snapshot}} snapshot</h2>
+<p class="note">A tool counts under a class when at least one of its properties carries the label; the dark part of each bar is the tools where such a property is also required. Each census's percentages are of its own live tools.</p>
+{{else}}<h2>Parameter risk classes: ours against the published table</h2>
 <p class="note">A tool counts under a class when at least one of its properties carries the label; the dark part of each bar is the tools where such a property is also required. Percentages are of live tools.</p>
+{{end}}
 <svg id="class-chart" class="chart" role="img" aria-labelledby="class-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{.Chart.Width}}" height="{{.Chart.Height}}" viewBox="0 0 {{.Chart.Width}} {{.Chart.Height}}">
 <title id="class-chart-title">Tools per parameter risk class, ours beside the published count, with the part that has a required labelled property</title>
 <rect x="0" y="0" width="{{.Chart.Width}}" height="{{.Chart.Height}}" fill="#ffffff"/>
@@ -303,17 +441,24 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{end}}{{$c := .Chart}}{{range .Chart.Ticks}}<line class="grid" x1="{{.X}}" x2="{{.X}}" y1="{{$c.GridTop}}" y2="{{$c.GridBottom}}"/><text class="tick" x="{{.X}}" y="{{$c.AxisLabelY}}" text-anchor="middle">{{.Label}}</text>
 {{end}}{{range .Chart.Rows}}<g data-class="{{.ID}}">
 <text x="{{$c.LabelX}}" y="{{.LabelY}}" text-anchor="end">{{.ID}}</text>
-{{range .Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" data-series="{{.Series}}" data-value="{{.Value}}"><title>{{.Series}}: {{num .Value}}</title></rect>
+{{range .Bars}}{{if .Percent}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" data-series="{{.Series}}" data-percent="{{.Percent}}"><title>{{.Series}}: {{.Percent}}%</title></rect>{{else}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" data-series="{{.Series}}" data-value="{{.Value}}"><title>{{.Series}}: {{num .Value}}</title></rect>{{end}}
 {{end}}<text x="{{.OursTextX}}" y="{{.OursTextY}}">{{.OursText}}</text>
 <text x="{{.PubTextX}}" y="{{.PubTextY}}">{{.PubText}}</text>
 </g>
 {{end}}</svg>
-<table id="classes">
+{{if .ChartInPercent}}<table id="classes">
+<thead><tr><th>Class</th><th>Tools (≥1 property)</th><th>% of live</th><th>≥1 required</th><th>% of live (required)</th><th>Snapshot %</th><th>Δ pp</th></tr></thead>
+<tbody>
+{{$tools := .R.Tools}}{{range .Classes}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{num .Required}}</td><td class="n">{{pct (percentOf .Required $tools)}}</td><td class="n">{{pct .Published.Percent}}</td><td class="n">{{pp .Percent .Published.Percent}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<table id="classes">
 <thead><tr><th>Class</th><th>Tools (≥1 property)</th><th>% of live</th><th>≥1 required</th><th>Published tools</th><th>Published %</th><th>Published ≥1 required</th><th>Δ tools</th><th>Δ required</th></tr></thead>
 <tbody>
 {{range .Classes}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{num .Required}}</td><td class="n">{{num .Published.Tools}}</td><td class="n">{{pct .Published.Percent}}</td><td class="n">{{num .Published.Required}}</td><td class="n">{{signed .DeltaTools}}</td><td class="n">{{signed .DeltaRequired}}</td></tr>
 {{end}}</tbody>
 </table>
+{{end}}{{template "baseline" .}}
 {{template "sensitivity" .}}
 <h2>Inputs</h2>
 {{if .R.Verified}}<p>Expected hashes from: <code>{{.R.Manifest}}</code>.</p>
@@ -347,12 +492,19 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 <section class="nonnormative" id="buckets">
 <h2>Contextual buckets <span class="badge">non-normative</span></h2>
 <p class="note">High-recall buckets, reported for comparability only. They are not parameter risk classes and carry no containment semantics.</p>
-<table>
+{{if .ChartInPercent}}<table>
+<thead><tr><th>Bucket</th><th>Tools</th><th>% of live</th><th>Snapshot %</th><th>Δ pp</th></tr></thead>
+<tbody>
+{{range .Buckets}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{pct .PublishedPercent}}</td><td class="n">{{pp .Percent .PublishedPercent}}</td></tr>
+{{end}}</tbody>
+</table>
+{{else}}<table>
 <thead><tr><th>Bucket</th><th>Tools</th><th>% of live</th><th>Published tools</th><th>Published %</th><th>Δ tools</th></tr></thead>
 <tbody>
 {{range .Buckets}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{num .Published}}</td><td class="n">{{pct .PublishedPercent}}</td><td class="n">{{signed .DeltaTools}}</td></tr>
 {{end}}</tbody>
 </table>
+{{end}}
 </section>
 {{if .R.Surface}}
 <section class="nonnormative" id="surface">
@@ -378,9 +530,9 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 </tbody>
 </table>
 {{if .MostShared}}<table id="most-shared">
-<thead><tr><th>Most shared definitions (definition_sha256, first 32 digits)</th><th>Servers</th><th>Tools</th></tr></thead>
+<thead><tr><th>Tool</th><th>Most shared definitions (definition_sha256, first 32 digits)</th><th>Servers</th><th>Tools</th></tr></thead>
 <tbody>
-{{range .MostShared}}<tr><td class="hash">{{.SHA256Prefix}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td></tr>
+{{range .MostShared}}<tr><td>{{if .Tool}}<code>{{.Tool}}</code>{{else}}–{{end}}</td><td class="hash">{{.SHA256Prefix}}</td><td class="n">{{num .Servers}}</td><td class="n">{{num .Tools}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}</section>

@@ -29,7 +29,7 @@ func sampleReport(verified bool) *Report {
 		Verdict:     VerdictNotReproduced,
 		Differences: []string{`gg:url-endpoint: 31,870 tools, published 31,880`, `<script>alert("x")</script> & "quoted"`},
 		Verified:    verified,
-		Snapshot:    Published.Snapshot,
+		Snapshot:    published.Snapshot,
 		Tools:       229539, Servers: 13089, Properties: 1843210,
 		Inputs: []Input{
 			{Name: "servers.jsonl.gz", Location: "data/servers.jsonl.gz", Bytes: 1204331, Records: 13089,
@@ -54,16 +54,16 @@ func sampleReport(verified bool) *Report {
 		"gg:url-endpoint": {31870, 22880}, "gg:command-string": {23847, 13619}, "gg:money-amount": {15230, 4449},
 		"gg:credential-value": {14753, 3418}, "gg:filesystem-path": {5569, 1690},
 	}
-	for id, pub := range Published.Classes {
+	for id, pub := range published.Classes {
 		o := ours[id]
 		r.Classes[id] = Class{Row: Row{Tools: o[0], Percent: Percent(o[0], r.Tools), Required: o[1]}, Published: pub,
 			DeltaTools: o[0] - pub.Tools, DeltaRequired: o[1] - pub.Required}
 	}
-	for id, pub := range Published.Buckets {
+	for id, pub := range published.Buckets {
 		n := pub + 3
 		r.Buckets[id] = Bucket{Tools: n, Percent: Percent(n, r.Tools), Published: pub, PublishedPercent: Percent(pub, r.Tools), DeltaTools: 3, NonNormative: true}
 	}
-	for _, f := range classify.SurfaceFigures {
+	for _, f := range classify.SurfaceFigures() {
 		s := Surface{ID: f.ID, Title: f.Title, Rule: f.Rule, NonNormative: true}
 		if f.CountServers {
 			s.Tools, s.Servers, s.Published, s.PublishedPercent, s.PublishedServers = 70110, 11602, 67423, 29.373, 11520
@@ -104,7 +104,7 @@ func TestWriteHTMLContent(t *testing.T) {
 		}
 	}
 	// Every surface rule is printed in full (escaped as the page escapes it).
-	for _, f := range classify.SurfaceFigures {
+	for _, f := range classify.SurfaceFigures() {
 		if !strings.Contains(html.UnescapeString(page), f.Rule) {
 			t.Errorf("page lacks the rule of %s", f.ID)
 		}

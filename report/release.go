@@ -34,22 +34,23 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 		p("- Candidates: `%s` (SHA-256 `%s`).\n", c.File, c.SHA256)
 	}
 	o := rel.Options
-	p("- Options: concurrency %d, %d per host, timeout %s, at most %d tools, %d bytes and %d pages per server, %d bytes in flight, private addresses %s.\n",
-		o.Concurrency, o.PerHost, o.Timeout, o.MaxTools, o.MaxBytes, o.MaxPages, o.MaxMemory, map[bool]string{true: "allowed", false: "refused"}[o.AllowPrivate])
+	p("- Options: concurrency %d, %d per host, timeout %s, at most %s tools, %s bytes and %s pages per server, %s bytes in flight, private addresses %s.\n",
+		o.Concurrency, o.PerHost, o.Timeout, group(int64(o.MaxTools)), group(o.MaxBytes), group(int64(o.MaxPages)), group(o.MaxMemory), map[bool]string{true: "allowed", false: "refused"}[o.AllowPrivate])
 	p("- Client: protocol %s, clientInfo `%s`, capabilities `%s`.\n", rel.Client.ProtocolVersion, compactRaw(rel.Client.ClientInfo), compactRaw(rel.Client.Capabilities))
 	n := rel.Counts
-	p("- Counts: %d candidates, %d servers: %d reachable with %d tools, %d unreachable", n.Candidates, n.Servers, n.Reachable, n.Tools, n.Unreachable)
+	p("- Counts: %s candidates, %s servers: %s reachable with %s tools, %s unreachable", group(int64(n.Candidates)), group(int64(n.Servers)), group(int64(n.Reachable)), group(int64(n.Tools)), group(int64(n.Unreachable)))
 	if len(n.UnreachableByKind) > 0 {
 		p(" (")
 		for i, k := range slices.Sorted(maps.Keys(n.UnreachableByKind)) {
 			if i > 0 {
 				p(", ")
 			}
-			p("%s %d", k, n.UnreachableByKind[k])
+			p("%s %s", k, group(int64(n.UnreachableByKind[k])))
 		}
 		p(")")
 	}
 	p(".\n")
+	r.writeProtocolsMarkdown(b)
 }
 
 func compactRaw(raw json.RawMessage) string {
@@ -73,9 +74,9 @@ const releaseHTML = `{{with .R.Release}}<h2>Crawl release</h2>
 <tr><th>Crawled by</th><td>{{.Tool.Name}} {{.Tool.Version}}{{if .Tool.Revision}} (revision <code>{{.Tool.Revision}}</code>{{if .Tool.Modified}}, modified{{end}}){{end}}</td></tr>
 <tr><th>Time (UTC)</th><td>{{.Started}} to {{.Finished}}</td></tr>
 <tr><th>Candidates</th><td>{{if .Candidates.Registry}}MCP Registry <code>{{.Candidates.Registry}}</code>{{if .Candidates.UpdatedSince}}, updated since {{.Candidates.UpdatedSince}}{{end}}{{else}}<code>{{.Candidates.File}}</code>, SHA-256 <code class="hash">{{.Candidates.SHA256}}</code>{{end}}</td></tr>
-<tr><th>Options</th><td>concurrency {{.Options.Concurrency}}, {{.Options.PerHost}} per host, timeout {{.Options.Timeout}}, at most {{.Options.MaxTools}} tools, {{num .Options.MaxBytes}} bytes and {{.Options.MaxPages}} pages per server, {{num .Options.MaxMemory}} bytes in flight, private addresses {{if .Options.AllowPrivate}}allowed{{else}}refused{{end}}</td></tr>
+<tr><th>Options</th><td>concurrency {{.Options.Concurrency}}, {{.Options.PerHost}} per host, timeout {{.Options.Timeout}}, at most {{num .Options.MaxTools}} tools, {{num .Options.MaxBytes}} bytes and {{.Options.MaxPages}} pages per server, {{num .Options.MaxMemory}} bytes in flight, private addresses {{if .Options.AllowPrivate}}allowed{{else}}refused{{end}}</td></tr>
 <tr><th>Client</th><td>protocol {{.Client.ProtocolVersion}}, clientInfo <code>{{compactRaw .Client.ClientInfo}}</code>, capabilities <code>{{compactRaw .Client.Capabilities}}</code></td></tr>
-<tr><th>Counts</th><td>{{.Counts.Candidates}} candidates, {{.Counts.Servers}} servers: {{.Counts.Reachable}} reachable with {{.Counts.Tools}} tools, {{.Counts.Unreachable}} unreachable{{with .Counts.KindCounts}} ({{range $i, $k := .}}{{if $i}}, {{end}}{{$k.Kind}} {{$k.Count}}{{end}}){{end}}</td></tr>
+<tr><th>Counts</th><td>{{num .Counts.Candidates}} candidates, {{num .Counts.Servers}} servers: {{num .Counts.Reachable}} reachable with {{num .Counts.Tools}} tools, {{num .Counts.Unreachable}} unreachable{{with .Counts.KindCounts}} ({{range $i, $k := .}}{{if $i}}, {{end}}{{$k.Kind}} {{num $k.Count}}{{end}}){{end}}</td></tr>
 </tbody>
 </table>
-{{end}}`
+{{template "protocols" .}}{{end}}`

@@ -17,8 +17,16 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
-// Published is the census as the spec publishes it (snapshot 2026-10-12).
-var Published = struct {
+// Published returns the census as the spec publishes it (snapshot
+// 2026-10-12): a copy, which the caller may change.
+func Published() PublishedCensus {
+	p := published
+	p.Classes, p.Buckets, p.Surface = maps.Clone(p.Classes), maps.Clone(p.Buckets), maps.Clone(p.Surface)
+	return p
+}
+
+// PublishedCensus is the spec's published figures.
+type PublishedCensus struct {
 	Snapshot string
 	Tools    int64
 	Servers  int64
@@ -29,7 +37,10 @@ var Published = struct {
 	// Surface maps a tool-surface figure id to its published figure; its
 	// ID, Title and Rule are left for the run to fill.
 	Surface map[string]Surface
-}{
+}
+
+// published is the spec's census; see Published.
+var published = PublishedCensus{
 	Snapshot: "2026-10-12",
 	Tools:    229539,
 	Servers:  13089,
@@ -120,9 +131,15 @@ type Surface struct {
 
 // Report is the result of one run: the content of report.json.
 type Report struct {
-	// Verdict is REPRODUCED only when the inputs are the pinned snapshot and
-	// every count equals the published one; NOT REPRODUCED or UNVERIFIED
-	// otherwise, with the reasons in Differences.
+	// Kind is what the inputs claim to be: KindReproduction (the pinned
+	// snapshot), KindRelease (another census release) or KindSynthetic (a
+	// synthetic census with its ground truth).
+	Kind string `json:"kind"`
+	// Verdict, for a reproduction, is REPRODUCED only when the inputs are
+	// the pinned snapshot and every count equals the published one; NOT
+	// REPRODUCED or UNVERIFIED otherwise, with the reasons in Differences.
+	// For a synthetic census it is MATCHES TRUTH or DIFFERS FROM TRUTH; a
+	// release has none (empty): it is not the snapshot and claims no truth.
 	Verdict     string   `json:"verdict"`
 	Differences []string `json:"differences"`
 	Verified    bool     `json:"verified"`
@@ -147,6 +164,10 @@ type Report struct {
 	Skipped     Skipped      `json:"skipped_lines"`
 	// Release is the data folder's release.json, for a crawl release.
 	Release *release.Release `json:"release,omitempty"`
+	// Truth is a synthetic census's counts held to its ground truth.
+	Truth *TruthCheck `json:"truth,omitempty"`
+	// Baseline is a release beside a previous run (run --baseline).
+	Baseline *Baseline `json:"baseline,omitempty"`
 	// ClassOrder is the published table's row order, for readers of the
 	// JSON that want to lay the classes out as the spec does.
 	ClassOrder []string `json:"class_order"`
@@ -163,9 +184,9 @@ func Percent(n, total int64) float64 {
 
 // ClassOrder returns the class ids in the published table's row order.
 func ClassOrder() []string {
-	ids := make([]string, len(classify.PublishedOrder))
-	for i, b := range classify.PublishedOrder {
-		ids[i] = classify.RuleOf(b).ID
+	ids := make([]string, len(classify.PublishedOrder()))
+	for i, b := range classify.PublishedOrder() {
+		ids[i] = b.ID()
 	}
 	return ids
 }
@@ -190,11 +211,34 @@ func ReadJSON(rd io.Reader) (*Report, error) {
 	return &r, nil
 }
 
-// Judge sets the verdict: REPRODUCED only when the inputs were verified
-// against the pinned snapshot hashes, no line was skipped, and every count
-// equals the published one. pinned reports that the manifest used was the
-// pinned one.
+// Judge sets the verdict the report's kind can earn. A reproduction is
+// REPRODUCED only when the inputs were verified against the pinned snapshot
+// hashes, no line was skipped, and every count equals the published one
+// (pinned reports that the manifest used was the pinned one). A synthetic
+// census (r.Truth set) MATCHES TRUTH when its counts equal its ground truth
+// and no line was skipped. A release gets no verdict.
 func (r *Report) Judge(pinned bool) {
+	switch r.EffectiveKind() {
+	case KindRelease:
+		// No verdict; Differences keeps what qualifies the figures.
+		r.Verdict, r.Differences = "", []string{}
+		if r.Skipped.Count > 0 {
+			r.Differences = append(r.Differences, fmt.Sprintf("%s bad lines skipped", group(r.Skipped.Count)))
+		}
+		return
+	case KindSynthetic:
+		if r.Truth != nil {
+			r.Differences = append([]string{}, r.Truth.Differences...)
+			if r.Skipped.Count > 0 {
+				r.Differences = append(r.Differences, fmt.Sprintf("%s bad lines skipped", group(r.Skipped.Count)))
+			}
+			r.Verdict = VerdictMatchesTruth
+			if len(r.Differences) > 0 {
+				r.Verdict = VerdictDiffersTruth
+			}
+			return
+		}
+	}
 	var diffs []string
 	if !r.Verified {
 		diffs = append(diffs, "input hashes not verified")
@@ -202,23 +246,23 @@ func (r *Report) Judge(pinned bool) {
 		diffs = append(diffs, "inputs verified against "+r.Manifest+", not the pinned snapshot hashes")
 	}
 	if r.Skipped.Count > 0 {
-		diffs = append(diffs, fmt.Sprintf("%d bad lines skipped", r.Skipped.Count))
+		diffs = append(diffs, fmt.Sprintf("%s bad lines skipped", group(r.Skipped.Count)))
 	}
-	if r.Tools != Published.Tools {
-		diffs = append(diffs, fmt.Sprintf("tools %d, published %d", r.Tools, Published.Tools))
+	if r.Tools != published.Tools {
+		diffs = append(diffs, fmt.Sprintf("tools %s, published %s", group(r.Tools), group(published.Tools)))
 	}
-	if r.Servers != Published.Servers {
-		diffs = append(diffs, fmt.Sprintf("servers %d, published %d", r.Servers, Published.Servers))
+	if r.Servers != published.Servers {
+		diffs = append(diffs, fmt.Sprintf("servers %s, published %s", group(r.Servers), group(published.Servers)))
 	}
 	for _, id := range r.ClassOrder {
 		c := r.Classes[id]
 		if c.DeltaTools != 0 || c.DeltaRequired != 0 {
-			diffs = append(diffs, fmt.Sprintf("%s %d/%d required, published %d/%d", id, c.Tools, c.Required, c.Published.Tools, c.Published.Required))
+			diffs = append(diffs, fmt.Sprintf("%s %s/%s required, published %s/%s", id, group(c.Tools), group(c.Required), group(c.Published.Tools), group(c.Published.Required)))
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(r.Buckets)) {
 		if b := r.Buckets[id]; b.DeltaTools != 0 {
-			diffs = append(diffs, fmt.Sprintf("%s %d, published %d", id, b.Tools, b.Published))
+			diffs = append(diffs, fmt.Sprintf("%s %s, published %s", id, group(b.Tools), group(b.Published)))
 		}
 	}
 	r.Differences = diffs

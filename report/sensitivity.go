@@ -15,9 +15,9 @@ import (
 // add to each class (package sensitivity). They are non-normative, reported
 // apart from the class table, and change no normative count.
 
-// SensitivityDefinitions says what each variant is, one line each, in the
+// sensitivityDefinitions says what each variant is, one line each, in the
 // words report.md and report.html print.
-var SensitivityDefinitions = []struct{ ID, Text string }{
+var sensitivityDefinitions = []struct{ ID, Text string }{
 	{"camel_case", "the normative properties with each name rewritten as a snake_case author would write it: Python `re.sub(r'(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])', '_', name)` before lower-casing (privateKey → private_Key, webhookURL → webhook_URL); descriptions unchanged."},
 	{"word_split", "the same boundaries replaced by a space, and every `_`, `-` and `.` by a space (access_token → access token, outputPath → output Path). Recall-oriented: it over-counts by design (total_results → total results counts as money)."},
 	{"deep", "the names and descriptions of every entry of every `properties` object anywhere in the input schema, through properties, patternProperties, $defs, definitions, additionalProperties, items, not, if/then/else, prefixItems, anyOf, oneOf and allOf; the root is depth 0, a schema under a keyword one deeper, a node deeper than 64 is not read; `$ref` is not followed."},
@@ -69,7 +69,7 @@ func NewSensitivity(r *Report, c *aggregate.Sensitivity) *Sensitivity {
 		Deep:         map[string]SensitivityDeep{},
 	}
 	for i := range 5 {
-		id := classify.RuleOf(classify.Set(1) << i).ID
+		id := (classify.Set(1) << i).ID()
 		norm := r.Classes[id].Tools
 		for v, m := range []map[string]SensitivityAdded{s.CamelCase, s.WordSplit} {
 			n := c.Tools[v][i]
@@ -119,18 +119,18 @@ func (r *Report) writeSensitivityMarkdown(b *bufio.Writer) {
 	p("| Class | Normative tools | camel_case adds | of them required | word_split adds | of them required | deep adds |\n")
 	p("|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, id := range r.ClassOrder {
-		p("| `%s` | %d", id, r.Classes[id].Tools)
+		p("| `%s` | %s", id, group(r.Classes[id].Tools))
 		for v := range 3 {
 			n, req, pct, hasReq := s.variantAdded(v, id)
-			p(" | +%d (+%.2f%%)", n, pct)
+			p(" | +%s (+%.2f%%)", group(n), pct)
 			if hasReq {
-				p(" | +%d", req)
+				p(" | +%s", group(req))
 			}
 		}
 		p(" |\n")
 	}
 	p("\n")
-	for _, d := range SensitivityDefinitions {
+	for _, d := range sensitivityDefinitions {
 		p("- **%s**: %s\n", d.ID, d.Text)
 	}
 	p("\nWorked example: %s\n", SensitivityWorkedExample)
@@ -196,7 +196,7 @@ func buildSensitivityView(r *Report) *htmlSensView {
 		return nil
 	}
 	ids := htmlClassOrder(r)
-	v := &htmlSensView{Width: chartWidth, LabelX: chartLabelW, BarX: chartBarX, Definitions: SensitivityDefinitions, WorkedExample: SensitivityWorkedExample}
+	v := &htmlSensView{Width: chartWidth, LabelX: chartLabelW, BarX: chartBarX, Definitions: sensitivityDefinitions, WorkedExample: SensitivityWorkedExample}
 	v.Height = sensTop + len(ids)*sensRowH + chartAxisH
 	v.GridTop, v.GridBottom = sensTop-6, sensTop+len(ids)*sensRowH
 	v.AxisLabelY = v.GridBottom + 18

@@ -85,7 +85,7 @@ func TestSensitivityMarkdown(t *testing.T) {
 	}
 	for _, want := range []string{
 		// filesystem-path: bit 1, normative 5,569.
-		"| `gg:filesystem-path` | 5569 | +2000 (+35.91%) | +800 | +5000 (+89.78%) | +1800 | +1400 (+25.14%) |",
+		"| `gg:filesystem-path` | 5,569 | +2,000 (+35.91%) | +800 | +5,000 (+89.78%) | +1,800 | +1,400 (+25.14%) |",
 		"word_split over-counts by design",
 		"- **camel_case**: ", "- **word_split**: ", "- **deep**: ",
 	} {

@@ -12,7 +12,6 @@ import (
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label"
-	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // sarifArtifact names the request body in SARIF locations, where classify
@@ -308,7 +307,7 @@ const maxSARIFResults = 10_000
 
 // classifySARIF answers with the SARIF log of body's labels.
 func (s *Server) classifySARIF(w http.ResponseWriter, body []byte, jsonLines bool) {
-	sw := sarif.NewWriter(s.cfg.Version)
+	sw := sarif.NewWriter()
 	results := 0
 	tools, props := 0, 0
 	err := s.walk(body, jsonLines, func(o label.Origin, t *label.ToolLabels) error {
@@ -345,15 +344,17 @@ func (s *Server) classifySARIF(w http.ResponseWriter, body []byte, jsonLines boo
 // decoder's message and position.
 func decodeError(err error) apiError {
 	e := apiError{Error: err.Error()}
-	var le *label.LineError
-	if errors.As(err, &le) {
-		e.Line = le.Line
-		err = le.Err
-		e.Error = fmt.Sprintf("line %d: %v", le.Line, err)
+	var de *label.DecodeError
+	if !errors.As(err, &de) {
+		return e
 	}
-	var se *census.SyntaxError
-	if errors.As(err, &se) {
-		off := se.Offset
+	e.Error = de.Err.Error()
+	if de.Line > 0 {
+		e.Line = de.Line
+		e.Error = fmt.Sprintf("line %d: %v", de.Line, de.Err)
+	}
+	if de.Offset >= 0 {
+		off := de.Offset
 		e.Offset = &off
 	}
 	return e

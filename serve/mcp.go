@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
@@ -67,7 +68,7 @@ var outputSchema = json.RawMessage(`{
 }`)
 
 func (s *Server) newMCPServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "atlas-reproduce", Version: s.cfg.Version}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}, &mcp.ServerOptions{
 		Instructions: "Call " + toolName + " with the tools a server lists (or one input schema) to learn which parameters carry credentials, paths, commands, money amounts or URLs.",
 	})
 	no := false

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 )
 
 // callText calls classify_tools and returns its text content, checking that
@@ -65,6 +67,9 @@ func TestMCPOverHTTPMatchesClassify(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	_, base := testServer(t, Config{})
 	cs := connectHTTP(t, base)
+	if got, want := cs.InitializeResult().ServerInfo, buildinfo.Read().Version; got == nil || got.Name != "atlas-reproduce" || got.Version != want {
+		t.Errorf("serverInfo %+v, want atlas-reproduce version %q (the build's)", got, want)
+	}
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -73,9 +73,6 @@ type Config struct {
 	// same.
 	LingerBytes   int64
 	LingerTimeout time.Duration
-	// Version names the build in SARIF and in the MCP server's
-	// implementation info.
-	Version string
 	// OnDrain, when not nil, is called once Serve has stopped accepting
 	// connections after its context was cancelled, while the requests in
 	// flight finish.
@@ -104,7 +101,6 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.MaxTools, DefaultMaxTools)
 	defaults.Set(&c.MaxConns, DefaultMaxConns)
 	defaults.Set(&c.LingerBytes, DefaultLingerBytes)
-	defaults.Set(&c.Version, "devel")
 	defaults.Set(&c.LingerTimeout, DefaultLingerTimeout)
 	defaults.Set(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	defaults.Set(&c.ReadTimeout, DefaultReadTimeout)

@@ -175,7 +175,7 @@ func TestClassifyMatchesCPython(t *testing.T) {
 // classify command uses, and the SARIF answer against classify's writer.
 func TestClassifyBodyForms(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // registered first, so it runs after the servers stop
-	_, base := testServer(t, Config{Version: "9.9.9"})
+	_, base := testServer(t, Config{})
 	c := client(t)
 	tool := `{"name": "deploy", "inputSchema": {"properties": {"api_key": {}, "target_path": {"description": "where"}}, "required": ["api_key"]}}`
 	schema := `{"type": "object", "properties": {"webhook_url": {}, "amount": {"description": "in cents"}}}`
@@ -196,7 +196,7 @@ func TestClassifyBodyForms(t *testing.T) {
 	} {
 		var want []byte
 		var sarifWant bytes.Buffer
-		sw := sarif.NewWriter("9.9.9")
+		sw := sarif.NewWriter()
 		emit := func(o label.Origin, tl *label.ToolLabels) error {
 			want = tl.AppendJSON(want)
 			sw.Add(o, tl)

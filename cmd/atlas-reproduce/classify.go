@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
-
-// version names the build in SARIF output.
-const version = "0.1.0"
 
 func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] [--sensitivity] < tools.jsonl")
@@ -36,6 +35,9 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	l := label.NewLabeller()
 	if *sens {
 		l.WithSensitivity()
+	}
+	if sw != nil {
+		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
 	}
 	var err error
 	if *schema != "" {
@@ -62,7 +64,7 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 // the returned writer, which the caller writes at the end.
 func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.ToolLabels) error, *sarif.Writer) {
 	if format == "sarif" {
-		sw := sarif.NewWriter(version)
+		sw := sarif.NewWriter()
 		return func(o label.Origin, t *label.ToolLabels) error { sw.Add(o, t); return nil }, sw
 	}
 	var line []byte
@@ -71,4 +73,11 @@ func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.T
 		_, err := out.Write(line)
 		return err
 	}, nil
+}
+
+// definitionHash is the tool's definition SHA-256 as tools.parquet holds
+// it, for a Labeller's WithDefinitionHash; one hasher per Labeller.
+func definitionHash() func(*census.Tool) [32]byte {
+	var h toolid.Hasher
+	return func(t *census.Tool) [32]byte { return h.Tool(t).Definition }
 }

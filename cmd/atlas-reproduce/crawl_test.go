@@ -62,12 +62,25 @@ func TestScan(t *testing.T) {
 	ts := httptest.NewServer(http.NotFoundHandler())
 	dead := ts.URL
 	ts.Close()
+	// A server of a revision scan does not speak says so in a JSON-RPC
+	// error inside an HTTP 400; scan passes on what it said.
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&msg)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2099-01-01"]}}}`, msg.ID)
+	}))
+	t.Cleanup(refusing.Close)
 	for _, c := range []struct {
 		args []string
 		code int
 		msg  string
 	}{
 		{[]string{"scan", dead}, exitFailure, "unreachable (connect)"},
+		{[]string{"scan", refusing.URL}, exitFailure, `(the server said: -32022 "Unsupported protocol version", data {"supported":["2099-01-01"]})`},
 		{[]string{"scan", "ftp://example.org/"}, exitUsage, "only http and https"},
 		{[]string{"scan"}, exitUsage, "one URL"},
 		{[]string{"scan", url, url}, exitUsage, "one URL"},

@@ -53,6 +53,8 @@ func TestDiffTools(t *testing.T) {
 		{"fail-on no gained class", []string{"diff", "--json", "--fail-on", "gg:money-amount", oldRun, newRun}, 0},
 		{"fail-on needs folders", []string{"diff", "--fail-on", "gg:money-amount", filepath.Join(oldRun, "report.json"), filepath.Join(newRun, "report.json")}, exitUsage},
 		{"fail-on bad class", []string{"diff", "--fail-on", "gg:nope", oldRun, newRun}, exitUsage},
+		{"fail-on as proxy --deny spells it", []string{"diff", "--json", "--fail-on", "command-string", oldRun, newRun}, exitFailure},
+		{"fail-on underscores, repeated", []string{"diff", "--json", "--fail-on", "money_amount", "--fail-on", "command_string", oldRun, newRun}, exitFailure},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := run(t, "", tc.args...)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,14 +72,16 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 	dest, out := t.TempDir(), t.TempDir()
 	stdout, stderr, code := run(t, "", "reproduce", "--dest", dest, "--out", out, "--record", "4242",
 		"--base-url", srv.URL, "--sha256sums", filepath.Join(data, release.SumsFile))
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
+	// The record is not the snapshot: the report is a release's, printed,
+	// and reproduce exits 1 as sha256sum -c does when nothing reproduced.
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
-	if !strings.HasPrefix(stdout, "# Census reproduction report") || !strings.Contains(stdout, fmt.Sprintf("%d tools on %d servers", truth.Tools, truth.Servers)) {
+	if !strings.HasPrefix(stdout, "# Census release report") || !strings.Contains(stdout, fmt.Sprintf("%s tools on %s servers", group(truth.Tools), group(truth.Servers))) {
 		t.Fatalf("stdout is not the report:\n%.600s", stdout)
 	}
-	if !strings.Contains(stderr, "verdict NOT REPRODUCED") {
-		t.Errorf("stderr does not give the verdict:\n%s", stderr)
+	if !strings.Contains(stderr, "a release report has no verdict") {
+		t.Errorf("stderr does not say why it failed:\n%s", stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dest, "census-release.zip")); err != nil {
 		t.Error(err)
@@ -90,8 +93,12 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 func TestDemoFlowMatchesTruth(t *testing.T) {
 	data, _ := makeCensus(t, 20000)
 	out := t.TempDir()
-	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, release.SumsFile), "--out", out); code != 0 {
+	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, release.SumsFile), "--out", out, "--require-reproduced"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.HasPrefix(string(md), "# Synthetic census report\n\nVerdict: **MATCHES TRUTH**") {
+		t.Errorf("the demo's report does not say what it proved:\n%.400s", md)
 	}
 	truth, err := synth.ReadTruth(filepath.Join(data, synth.TruthFile))
 	if err != nil {
@@ -330,5 +337,42 @@ func TestRunRenameFailsHalfway(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("left behind: %s", e.Name())
 		}
+	}
+}
+
+// group is n with thousands separators, as the reports print counts.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// TestRequireReproduced: --require-reproduced exits 1 unless the run
+// earned its verdict.
+func TestRequireReproduced(t *testing.T) {
+	data, _ := makeCensus(t, 500)
+	bad := filepath.Join(t.TempDir(), "truth.json")
+	b, _ := os.ReadFile(filepath.Join(data, synth.TruthFile))
+	os.WriteFile(bad, []byte(strings.Replace(string(b), `"tools": `, `"tools": 1`, 1)), 0o644)
+	sums := filepath.Join(data, release.SumsFile)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		says string
+	}{
+		{"synthetic, matching its truth", []string{"--sha256sums", sums}, 0, ""},
+		{"synthetic, against another truth", []string{"--sha256sums", sums, "--truth", bad}, 1, "DIFFERS FROM TRUTH"},
+		{"unverified", []string{"--no-verify", "--truth", bad}, 1, "verdict"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"run", "--data", data, "--out", t.TempDir(), "--require-reproduced"}, tc.args...)
+			_, stderr, code := run(t, "", args...)
+			if code != tc.code || !strings.Contains(stderr, tc.says) {
+				t.Errorf("exit %d, want %d, stderr lacks %q:\n%s", code, tc.code, tc.says, stderr)
+			}
+		})
 	}
 }

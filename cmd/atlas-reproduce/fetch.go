@@ -46,20 +46,17 @@ func (f *fetchFlags) options(rep *fetchReporter, log *slog.Logger) (fetch.Option
 		}
 	}
 	opts := fetch.Options{
-		Dest:     f.dest,
-		Records:  f.records,
-		BaseURL:  f.baseURL,
-		Retries:  f.retries,
-		Timeout:  f.timeout,
-		Progress: rep,
-		Logger:   log,
-	}
-	// The package reads zero as "default"; on the command line 0 means none.
-	if f.retries == 0 {
-		opts.Retries = -1
-	}
-	if f.timeout == 0 {
-		opts.Timeout = -1
+		Dest:    f.dest,
+		Records: f.records,
+		BaseURL: f.baseURL,
+		Retries: f.retries,
+		Timeout: f.timeout,
+		// The package reads zero as "default", as every options struct
+		// does; on the command line 0 means none.
+		NoRetries: f.retries == 0,
+		NoTimeout: f.timeout == 0,
+		Progress:  rep,
+		Logger:    log,
 	}
 	return opts, nil
 }

@@ -35,8 +35,9 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	stdio := fs.Bool("stdio", false, "serve one session over stdin and stdout instead of HTTP, for clients that launch the proxy")
 	maxBody := fs.Int64("max-body", proxy.DefaultMaxBody, "largest HTTP request body in `bytes`; a larger one is answered 413")
 	cacheSize := fs.Int("cache-size", proxy.DefaultCacheSize, "tool definitions whose labels are kept (LRU)")
-	var hide, deny, allow listFlag
-	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (e.g. gg:command-string or command-string) from tools/list and refuse their calls; repeatable")
+	var hide, deny classesFlag
+	var allow listFlag
+	fs.Var(&hide, "hide", "drop tools carrying `CLASS` (gg:command-string, command-string or command_string) from tools/list and refuse their calls; repeatable")
 	fs.Var(&deny, "deny", "answer tools/call of tools carrying `CLASS` with a JSON-RPC error naming the class; repeatable")
 	fs.Var(&allow, "allow-tool", "exempt the tool `NAME` from --hide and --deny; repeatable")
 	quiet := fs.Bool("quiet", false, "log only upstream failures, not each policy decision")

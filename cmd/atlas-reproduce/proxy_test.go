@@ -113,6 +113,7 @@ func TestProxyUsage(t *testing.T) {
 		{[]string{"proxy"}, "no upstream"},
 		{[]string{"proxy", "--upstream", "http://x/mcp", "--upstream-cmd", "x"}, "not both"},
 		{[]string{"proxy", "--upstream", "http://x/mcp", "--deny", "gg:nope"}, "unknown class"},
+		{[]string{"proxy", "--upstream", "http://x/mcp", "--hide", "command_string,nope"}, `unknown class "nope": want one of gg:command-string`},
 		{[]string{"proxy", "--upstream-cmd", "'x"}, "unterminated"},
 		{[]string{"proxy", "--upstream", "http://x/mcp", "extra"}, "no arguments"},
 	} {

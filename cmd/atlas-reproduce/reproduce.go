@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
 )
@@ -14,7 +13,8 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "reproduce", "reproduce --dest DIR --out DIR [--record ID]... [flags]\n\n"+
 		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+
 		"the published pins), runs the census over them with every SHA-256 verified, writes\n"+
-		"the outputs to the --out folder and prints report.md.")
+		"the outputs to the --out folder and prints report.md. Exits 1 unless the verdict is\n"+
+		"REPRODUCED.")
 	var ff fetchFlags
 	ff.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
 	out := fs.String("out", "", "output `DIR` (required)")
@@ -50,8 +50,9 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err := copyFile(env.stdout, filepath.Join(*out, "report.md")); err != nil {
 		return err
 	}
-	if r.Verdict != "REPRODUCED" {
-		fmt.Fprintf(env.stderr, "atlas-reproduce reproduce: verdict %s: %s\n", r.Verdict, strings.Join(r.Differences, "; "))
+	// Like sha256sum -c: a reproduction that did not reproduce fails.
+	if err := r.Earned(); err != nil {
+		return err
 	}
 	return nil
 }

@@ -21,6 +21,8 @@ type runFlags struct {
 	progress bool
 	maxLine  int
 	noSens   bool
+	truth    string
+	baseline string
 }
 
 func (f *runFlags) register(fs interface {
@@ -35,10 +37,13 @@ func (f *runFlags) register(fs interface {
 	fs.BoolVar(&f.progress, "progress", true, "draw progress bars when stderr is a terminal")
 	fs.BoolVar(&f.noSens, "no-sensitivity", false, "skip the non-normative sensitivity figures (to measure their cost; normative figures are the same either way)")
 	fs.IntVar(&f.maxLine, "max-line", linepool.DefaultMaxLine, "refuse a line longer than `BYTES` (the run fails, naming it)")
+	fs.StringVar(&f.truth, "truth", "", "hold the counts to a synthetic census's ground truth `FILE` (default: truth.json in the data folder, when there is one)")
+	fs.StringVar(&f.baseline, "baseline", "", "set a release beside the previous run in `DIR` (its report.json and tools.parquet), class by class and tool by tool")
 }
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, error) {
-	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens, Logger: env.logger(slog.LevelInfo)}
+	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens,
+		TruthFile: f.truth, Baseline: f.baseline, Logger: env.logger(slog.LevelInfo)}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
@@ -60,11 +65,15 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 }
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES]")
+	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES]\n\n"+
+		"The report's kind follows the inputs: the pinned snapshot gets a reproduction verdict\n"+
+		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
+		"any other release (--sha256sums, release.json) gets a release report without a verdict.")
 	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
 	out := fs.String("out", "", "output `DIR` (created if needed)")
 	var rf runFlags
 	rf.register(fs)
+	requireReproduced := fs.Bool("require-reproduced", false, "exit 1 unless the run earns its verdict: REPRODUCED (a synthetic census: MATCHES TRUTH); a release, which has none, fails too")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -81,6 +90,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	if !r.Verified {
 		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")
+	}
+	if *requireReproduced {
+		if err := r.Earned(); err != nil {
+			return fmt.Errorf("--require-reproduced: %w", err)
+		}
 	}
 	return nil
 }

@@ -44,63 +44,63 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return context.Cause(ctx)
 	}
 	if !r.Reachable {
-		return errors.New(id + ": unreachable (" + r.ErrorKind + "): " + r.Error)
+		return errors.New(id + ": unreachable (" + r.ErrorKind + "): " + r.Error + serverSaid(r.RPCError))
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sw := labelEmitter(*format, out)
 	o := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
-	var labels []*label.ToolLabels
-	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
-		labels = append(labels, t)
-		return emit(o, t)
-	})
+	l := label.NewLabeller()
+	if sw != nil {
+		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
+	}
+	err = l.Record(doc, func(t *label.ToolLabels) error { return emit(o, t) })
 	if sw != nil && err == nil {
 		_, err = sw.WriteTo(out)
 	}
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s)\n", id, len(r.Tools), r.Transport, r.ProtocolVersion)
+	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s, %s)\n", id, len(r.Tools), r.Transport, r.ProtocolVersion, r.Generation)
 	if err != nil || *lockPath == "" {
 		return err
 	}
-	return checkLock(env, *lockPath, id, doc, labels)
+	return checkLock(env, *lockPath, id, doc)
 }
 
-// checkLock pins the scanned tools in path, or compares them with the
-// pinned ones.
-func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*label.ToolLabels) error {
-	now := toolid.New(id)
-	err := now.AddRecord(doc, func(i int) ([]string, []string) { return labels[i].Classes, labels[i].RequiredClasses })
-	if err != nil {
-		return err
+// serverSaid is the JSON-RPC error a server answered, for the message of
+// an unreachable one: its code and data say what it wants (the revisions
+// it speaks, say), which the SDK's text leaves out.
+func serverSaid(e *crawl.RPCError) string {
+	if e == nil {
+		return ""
 	}
-	exists, err := toolid.Exists(path)
-	if err != nil {
-		return err
+	s := fmt.Sprintf(" (the server said: %d %q", e.Code, e.Message)
+	if len(e.Data) > 0 {
+		s += ", data " + string(e.Data)
 	}
-	if !exists {
-		if err := now.Write(path); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stderr, "scan: pinned %d tools in %s\n", len(now.Tools), path)
+	return s + ")"
+}
+
+// checkLock runs the lock step (toolid.PinOrCompare) and says what it did.
+func checkLock(env *cmdEnv, path, id string, doc []byte) error {
+	o, err := toolid.PinOrCompare(path, id, doc)
+	switch {
+	case err != nil:
+		return err
+	case o.Wrote:
+		fmt.Fprintf(env.stderr, "scan: pinned %d tools in %s\n", len(o.Now.Tools), path)
 		return nil
 	}
-	pinned, err := toolid.Read(path)
-	if err != nil {
-		return err
+	if o.Pinned.ServerID != id {
+		fmt.Fprintf(env.stderr, "scan: %s pins %s, not %s; comparing the tools anyway\n", path, o.Pinned.ServerID, id)
 	}
-	if pinned.ServerID != id {
-		fmt.Fprintf(env.stderr, "scan: %s pins %s, not %s; comparing the tools anyway\n", path, pinned.ServerID, id)
-	}
-	changes := toolid.Compare(pinned, now)
-	if len(changes) == 0 {
-		fmt.Fprintf(env.stderr, "scan: the %d tools match %s\n", len(now.Tools), path)
+	if len(o.Changes) == 0 {
+		fmt.Fprintf(env.stderr, "scan: the %d tools match %s\n", len(o.Now.Tools), path)
 		return nil
 	}
-	if err := toolid.WriteChanges(env.stderr, changes); err != nil {
+	if err := toolid.WriteChanges(env.stderr, o.Changes); err != nil {
 		return err
 	}
-	return fmt.Errorf("%d tools changed, appeared or vanished since %s", len(changes), path)
+	return fmt.Errorf("%d tools changed, appeared or vanished since %s", len(o.Changes), path)
 }

@@ -45,7 +45,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	setMemoryLimit(fs, *memLimit)
 	s := serve.New(serve.Config{
-		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns, Version: version,
+		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns,
 		Logger: env.logger(slog.LevelInfo),
 	})
 	if *stdio {

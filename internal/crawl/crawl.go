@@ -71,7 +71,14 @@ type Summary struct {
 	UnreachableByKind map[string]int
 	// MemoryPeak is the most response bytes the probes held at once.
 	MemoryPeak int64
+	// ByProtocol counts the servers that named a protocol version, by
+	// version and generation.
+	ByProtocol map[ProtocolKey]int
 }
+
+// ProtocolKey is a protocol version and the generation it was negotiated
+// in.
+type ProtocolKey struct{ Version, Generation string }
 
 // target is one distinct server of the candidates list.
 type target struct {
@@ -308,11 +315,17 @@ func newEntry(t *target, r *Result) *entry {
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
 	}}
-	if r.Initialized {
-		e.Server.Transport, e.Server.ProtocolVersion = r.Transport, r.ProtocolVersion
+	e.Server.SupportedVersions = r.SupportedVersions
+	if r.Initialized || r.ProtocolVersion != "" {
+		// A handshake that failed after initialize was answered keeps
+		// what the answer said.
+		e.Server.Transport, e.Server.ProtocolVersion, e.Server.Generation = r.Transport, r.ProtocolVersion, r.Generation
 		e.Server.ServerInfo, e.Server.Capabilities, e.Server.Instructions = r.ServerInfo, r.Capabilities, r.Instructions
+	}
+	if r.Initialized {
 		tc := r.ToolsCapability
 		e.Server.ToolsCapability = &tc
+		e.Server.ToolsTTLMs, e.Server.ToolsCacheScope = r.ToolsTTLMs, r.ToolsCacheScope
 	}
 	if r.Reachable {
 		e.Server.ToolCount = len(r.Tools)
@@ -322,6 +335,7 @@ func newEntry(t *target, r *Result) *entry {
 		}
 	} else {
 		e.Server.ErrorKind, e.Server.Error, e.Server.ResourceMetadata = r.ErrorKind, r.Error, r.ResourceMetadata
+		e.Server.FailedStep, e.Server.RPCError = r.FailedStep, r.RPCError
 	}
 	return e
 }
@@ -384,6 +398,12 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 		if _, err := serversW.Write(rec.Bytes()); err != nil {
 			return err
 		}
+		if v := e.Server.ProtocolVersion; v != "" {
+			if sum.ByProtocol == nil {
+				sum.ByProtocol = map[ProtocolKey]int{}
+			}
+			sum.ByProtocol[ProtocolKey{v, e.Server.Generation}]++
+		}
 		if e.Server.Reachable {
 			sum.Reachable++
 			sum.Tools += len(e.Tools)
@@ -435,6 +455,7 @@ func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files
 	if sum.UnreachableByKind != nil {
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
+	rel.Counts.ByProtocol = protocolCounts(sum.ByProtocol)
 	rf, err := release.Create(set, release.File, release.Compression{})
 	if err != nil {
 		return err

@@ -98,7 +98,7 @@ func crawlOpts(fl *fleet, out string, concurrency int) Options {
 func readAll(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	for _, n := range append([]string{release.SumsFile}, hashverify.SnapshotFiles...) {
+	for _, n := range append([]string{release.SumsFile}, hashverify.SnapshotFiles()...) {
 		b, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
@@ -219,7 +219,7 @@ func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range hashverify.SnapshotFiles {
+	for _, n := range hashverify.SnapshotFiles() {
 		h := hashverify.NewReader(bytes.NewReader(files[n]))
 		io.Copy(io.Discard, h)
 		if err := m.Check(n, h.Sum()); err != nil {
@@ -262,6 +262,10 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 		html, _ := os.ReadFile(filepath.Join(repDir, "report.html"))
 		if !bytes.Contains(md, []byte("## Crawl release")) || !bytes.Contains(html, []byte(`<table id="release">`)) {
 			t.Errorf("report.md or report.html lacks the crawl release section")
+		}
+		// A crawl is a release, not a failed reproduction.
+		if rep.Kind != report.KindRelease || rep.Verdict != "" || !bytes.HasPrefix(md, []byte("# Census release report")) || bytes.Contains(md, []byte("REPRODUCED")) {
+			t.Errorf("a crawl's report: kind %q verdict %q, report.md %.80q", rep.Kind, rep.Verdict, md)
 		}
 	}()
 	wantTools := 0
@@ -411,7 +415,7 @@ func TestCrawlResume(t *testing.T) {
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}
-	for _, n := range append([]string{release.SumsFile}, hashverify.SnapshotFiles...) {
+	for _, n := range append([]string{release.SumsFile}, hashverify.SnapshotFiles()...) {
 		if _, err := os.Stat(filepath.Join(out, n)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s exists after an interrupted crawl (%v)", n, err)
 		}

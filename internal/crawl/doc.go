@@ -12,7 +12,17 @@
 // temporary names and renames them only when every candidate is finished.
 //
 // A server's failure is data, never an error of the crawl: it becomes an
-// unreachable record with the kind and text of its error.
+// unreachable record with the kind and text of its error, the step that
+// failed and the JSON-RPC error the server answered it with.
+//
+// # Negotiation
+//
+// The client asks for the newest revision first: server/discover at
+// 2026-07-28, the stateless generation; a server that refuses it is asked
+// by initialize, on a fresh connection (see negotiate.go); a server whose
+// POSTs fail with a 4xx is tried over legacy SSE. The record says which
+// generation answered, at which revision, and the revisions the server
+// named.
 //
 // # Raw tools
 //

@@ -33,6 +33,20 @@ type ServerRecord struct {
 	// ResourceMetadata is the protected resource metadata URL an
 	// auth_required server named in its WWW-Authenticate challenge.
 	ResourceMetadata string `json:"resource_metadata,omitempty"`
+	// Generation is how the protocol version was negotiated:
+	// "stateless" (server/discover) or "session" (initialize).
+	Generation string `json:"generation,omitempty"`
+	// SupportedVersions are the revisions the server said it speaks (see
+	// Result.SupportedVersions).
+	SupportedVersions []string `json:"supported_versions,omitempty"`
+	// ToolsTTLMs and ToolsCacheScope are the cache hints of the server's
+	// tools/list answer.
+	ToolsTTLMs      *int64 `json:"tools_ttl_ms,omitempty"`
+	ToolsCacheScope string `json:"tools_cache_scope,omitempty"`
+	// FailedStep names the step of an unreachable server that failed;
+	// RPCError is the JSON-RPC error the server answered it with.
+	FailedStep string    `json:"failed_step,omitempty"`
+	RPCError   *RPCError `json:"rpc_error,omitempty"`
 }
 
 // entry is one line of the journal: a finished candidate.

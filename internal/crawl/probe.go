@@ -31,19 +31,25 @@ const (
 )
 
 // RequestedVersion is the protocol revision the client asks for in
-// initialize. Servers answer with it or with an older revision they speak
-// (2025-03-26, 2024-11-05); the SDK accepts every released revision.
-const RequestedVersion = "2025-06-18"
+// initialize, the newest of the revisions with a handshake: servers answer
+// with it or with an older revision they speak (2025-06-18, 2025-03-26,
+// 2024-11-05); the SDK accepts every released revision. Servers of the
+// stateless revision are asked first, by server/discover (see
+// StatelessVersion).
+const RequestedVersion = "2025-11-25"
 
-// ClientInfo is the clientInfo the crawl declares in initialize.
-var ClientInfo = mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}
+// clientInfo is the clientInfo the crawl declares in initialize, made
+// afresh for each client.
+func clientInfo() *mcp.Implementation {
+	return &mcp.Implementation{Name: "atlas-reproduce", Version: buildinfo.Read().Version}
+}
 
 // newClient is the crawl's MCP client. Its capabilities are the SDK's
 // defaults (roots, with listChanged); release.json records them as sent
 // (see Declared), since servers may list other tools to a client that
 // declares roots.
 func newClient() *mcp.Client {
-	return mcp.NewClient(&ClientInfo, nil)
+	return mcp.NewClient(clientInfo(), nil)
 }
 
 // Defaults of ProbeOptions.
@@ -116,14 +122,26 @@ func (o *ProbeOptions) defaults() {
 type Result struct {
 	// Reachable says the exchange completed and every tool was kept.
 	Reachable bool
-	// Initialized says initialize succeeded; the fields below it are
-	// what it returned, kept whether or not the rest succeeded.
+	// Initialized says the version negotiation succeeded (server/discover
+	// for a stateless server, initialize and notifications/initialized
+	// for the others); the fields below it are what the server answered,
+	// kept whether or not the rest succeeded.
 	Initialized bool
-	// Transport and ProtocolVersion are those of the initialized session.
+	// Transport and ProtocolVersion are those of the negotiated session;
+	// Generation says how it was negotiated (GenerationStateless or
+	// GenerationSession). ProtocolVersion and the server's answer are
+	// also kept when initialize succeeded and a later step of the
+	// handshake failed.
 	Transport       string
 	ProtocolVersion string
+	Generation      string
+	// SupportedVersions are the revisions the server says it speaks: the
+	// supportedVersions of server/discover, or the data.supported of an
+	// unsupported-version error (-32022); nil when it said nothing.
+	SupportedVersions []string
 	// ServerInfo and Capabilities are the raw serverInfo and capabilities
-	// of the initialize result; Instructions its instructions.
+	// of the initialize (or server/discover) result; Instructions its
+	// instructions.
 	ServerInfo   json.RawMessage
 	Capabilities json.RawMessage
 	Instructions *string
@@ -133,8 +151,19 @@ type Result struct {
 	// Tools are the tools as the server sent them, one compact JSON object
 	// each, in the order of the pages.
 	Tools []json.RawMessage
+	// ToolsTTLMs and ToolsCacheScope are the ttlMs and cacheScope of the
+	// first tools/list page, when the server sent them (2026-07-28).
+	ToolsTTLMs      *int64
+	ToolsCacheScope string
 	// ErrorKind and Error describe why an unreachable server is so.
 	ErrorKind, Error string
+	// FailedStep names the step that failed: "server/discover",
+	// "initialize", "notifications/initialized", "tools/list page 2", ...
+	FailedStep string
+	// RPCError is the JSON-RPC error object the server answered the
+	// failed step with, as it sent it, whether in a 200 or in an HTTP
+	// error status; nil when it sent none.
+	RPCError *RPCError
 	// ResourceMetadata is the resource_metadata URL of the
 	// WWW-Authenticate challenge of an auth_required server.
 	ResourceMetadata string
@@ -238,15 +267,25 @@ func (p *Prober) Probe(ctx context.Context, u *url.URL) (r Result) {
 	return r
 }
 
-// tryStreamable runs a session over Streamable HTTP; the status is that of
-// the initialize POST.
+// tryStreamable negotiates over Streamable HTTP as the specification's
+// version negotiation describes: server/discover at the stateless revision
+// first, then initialize (see tryStateless). The status is that of the
+// first POST of the last attempt.
 func (p *Prober) tryStreamable(ctx context.Context, u *url.URL) (Result, int) {
+	r, status, again := p.tryStateless(ctx, u)
+	if !again {
+		return r, status
+	}
+	r.Release()
 	hs := p.newHTTPState(ctx, u)
-	r := p.session(ctx, hs, &mcp.StreamableClientTransport{
+	r2 := p.session(ctx, hs, &mcp.StreamableClientTransport{
 		Endpoint: u.String(), HTTPClient: hs.client(), MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: p.maxEventSize(),
 	}, TransportStreamable)
-	return r, int(hs.initStatus.Load())
+	if r2.SupportedVersions == nil {
+		r2.SupportedVersions = r.SupportedVersions
+	}
+	return r2, int(hs.initStatus.Load())
 }
 
 // trySSE runs a session over legacy HTTP+SSE; the status is that of the
@@ -265,27 +304,40 @@ func (p *Prober) maxEventSize() int {
 	return int(min(p.opt.MaxBytes+1, math.MaxInt32))
 }
 
-// session runs one MCP session over t and collects the tools.
+// session runs one MCP session over t, opened by initialize, and collects
+// the tools.
 func (p *Prober) session(ctx context.Context, hs *httpState, t mcp.Transport, transport string) Result {
 	r := Result{Transport: transport, mem: hs.mem}
 	capt := &capture{hs: hs}
 	client := newClient()
 	cs, err := client.Connect(ctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
+	init := capt.initial()
 	if err != nil {
-		return p.fail(ctx, hs, r, "initialize", err)
+		step := "initialize"
+		if init.answered {
+			// initialize was answered: what it said is kept, and the
+			// step that failed is named.
+			step = capt.lastSent()
+			r.ProtocolVersion, r.Generation = init.version, GenerationSession
+			r.ServerInfo, r.Capabilities, r.Instructions = init.serverInfo, init.capabilities, init.instructions
+		}
+		return p.fail(ctx, hs, capt.keep(r), step, err)
 	}
 	defer cs.Close()
-	r.Initialized = true
+	r.Initialized, r.Generation = true, GenerationSession
 	if ir := cs.InitializeResult(); ir != nil {
 		r.ProtocolVersion = ir.ProtocolVersion
 	}
-	init := capt.initial()
 	r.ServerInfo, r.Capabilities, r.Instructions, r.ToolsCapability = init.serverInfo, init.capabilities, init.instructions, init.tools
+	return p.listTools(ctx, hs, cs, capt, r)
+}
+
+// listTools asks an open session for every tools/list page.
+func (p *Prober) listTools(ctx context.Context, hs *httpState, cs *mcp.ClientSession, capt *capture, r Result) Result {
 	if !r.ToolsCapability {
 		r.Reachable = true
 		return r
 	}
-
 	seen := map[string]bool{}
 	cursor := ""
 	for page := 1; ; page++ {
@@ -294,9 +346,16 @@ func (p *Prober) session(ctx context.Context, hs *httpState, t mcp.Transport, tr
 			return p.fail(ctx, hs, r, stage, probeErrf(KindTooManyPages, "", "more than %d tools/list pages", p.opt.MaxPages))
 		}
 		if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor}); err != nil {
-			return p.fail(ctx, hs, r, stage, err)
+			return p.fail(ctx, hs, capt.keep(r), stage, err)
 		}
-		tools, next, err := parsePage(capt.takePage())
+		var hints *cacheHints
+		if page == 1 {
+			hints = &cacheHints{}
+		}
+		tools, next, err := parsePageHints(capt.takePage(), hints)
+		if hints != nil {
+			r.ToolsTTLMs, r.ToolsCacheScope = hints.ttlMs, hints.scope
+		}
 		if err != nil {
 			return p.fail(ctx, hs, r, stage, err)
 		}
@@ -329,6 +388,10 @@ func (p *Prober) fail(ctx context.Context, hs *httpState, r Result, stage string
 	r.Reachable, r.Tools = false, nil
 	r.mem.release()
 	r.mem = nil
+	r.FailedStep = stage
+	if r.RPCError == nil {
+		r.RPCError = serverError(err)
+	}
 	if rm := hs.authMeta.Load(); rm != nil {
 		r.ResourceMetadata = *rm
 	}
@@ -359,12 +422,21 @@ const rejectedCode = -32005
 // parsePage reads the raw result of one tools/list response. Keys are
 // matched exactly and the last duplicate wins, as Python's json reads them.
 func parsePage(raw json.RawMessage) (tools []json.RawMessage, next string, err error) {
+	return parsePageHints(raw, nil)
+}
+
+// parsePageHints is parsePage that also reads the page's cache hints into
+// hints, when not nil.
+func parsePageHints(raw json.RawMessage, hints *cacheHints) (tools []json.RawMessage, next string, err error) {
 	if raw == nil {
 		return nil, "", probeErrf(KindProtocol, "", "no result was captured")
 	}
 	var res map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, "", probeErrf(KindProtocol, "", "result is not an object: %w", err)
+	}
+	if hints != nil {
+		hints.read(res)
 	}
 	t, ok := res["tools"]
 	if !ok || bytes.Equal(t, []byte("null")) {
@@ -466,13 +538,55 @@ type capture struct {
 	methods map[any]string // request id -> method, for calls in flight
 	init    initFields
 	page    json.RawMessage
+	// discoverOnly ends the session at initialize: the stateless attempt
+	// does not fall back inside one connection (see tryStateless).
+	discoverOnly bool
+	last         string    // the method of the last message sent
+	rpcErr       *RPCError // the last JSON-RPC error the server answered
+	supported    []string  // the versions an unsupported-version error named
 }
 
-// initFields is what the crawl keeps of the initialize result.
+// initFields is what the crawl keeps of the initialize (or
+// server/discover) result.
 type initFields struct {
+	answered                 bool
+	version                  string
+	supported                []string
 	serverInfo, capabilities json.RawMessage
 	instructions             *string
 	tools                    bool
+}
+
+// lastSent is the method of the last message written.
+func (c *capture) lastSent() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+
+// keep adds to r what the server said of a failure: its JSON-RPC error
+// and the versions it named.
+func (c *capture) keep(r Result) Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.RPCError == nil {
+		r.RPCError = c.rpcErr
+	}
+	if r.SupportedVersions == nil {
+		r.SupportedVersions = c.supported
+	}
+	return r
+}
+
+// noteError keeps a JSON-RPC error of the server; the caller holds mu.
+func (c *capture) noteError(e *RPCError) {
+	if e == nil {
+		return
+	}
+	c.rpcErr = e
+	if s := e.supportedVersions(); s != nil {
+		c.supported = s
+	}
 }
 
 func (c *capture) initial() initFields {
@@ -495,15 +609,31 @@ type captureConn struct {
 }
 
 func (c *captureConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-		c.capt.mu.Lock()
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return c.Connection.Write(ctx, msg)
+	}
+	c.capt.mu.Lock()
+	if c.capt.discoverOnly && req.Method == "initialize" {
+		c.capt.mu.Unlock()
+		return errNoInitialize
+	}
+	c.capt.last = req.Method
+	if req.ID.IsValid() {
 		if c.capt.methods == nil {
 			c.capt.methods = map[any]string{}
 		}
 		c.capt.methods[req.ID.Raw()] = req.Method
+	}
+	c.capt.mu.Unlock()
+	err := c.Connection.Write(ctx, msg)
+	if err != nil {
+		// A JSON-RPC error in an HTTP error status comes back here.
+		c.capt.mu.Lock()
+		c.capt.noteError(serverError(err))
 		c.capt.mu.Unlock()
 	}
-	return c.Connection.Write(ctx, msg)
+	return err
 }
 
 // emptyPage is what the SDK's session sees of every tools/list result.
@@ -529,19 +659,17 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	method := c.capt.methods[resp.ID.Raw()]
 	delete(c.capt.methods, resp.ID.Raw())
 	if resp.Error != nil {
+		c.capt.noteError(serverError(resp.Error))
 		return msg, err
 	}
 	switch method {
+	case methodDiscover:
+		c.capt.init = parseDiscoverResult(resp.Result)
 	case "initialize":
 		c.capt.init = parseInitResult(resp.Result)
 		// The SDK tells a wrapped connection nothing of the negotiated
 		// version, so the HTTP layer adds the header.
-		var v struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		if json.Unmarshal(resp.Result, &v) == nil {
-			c.capt.hs.setProtocolVersion(v.ProtocolVersion)
-		}
+		c.capt.hs.setProtocolVersion(c.capt.init.version)
 	case "tools/list":
 		// The session sees an empty page in its place, so the decoded
 		// bytes can be kept without a copy.
@@ -555,21 +683,30 @@ func (c *captureConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // instructions, with invalid UTF-8 replaced as in the tools.
 func parseInitResult(raw json.RawMessage) initFields {
 	var res struct {
-		ServerInfo   json.RawMessage `json:"serverInfo"`
-		Capabilities json.RawMessage `json:"capabilities"`
-		Instructions *string         `json:"instructions"`
+		ProtocolVersion string          `json:"protocolVersion"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		Instructions    *string         `json:"instructions"`
 	}
 	var ir initFields
 	if json.Unmarshal(ReplaceInvalidUTF8(raw), &res) != nil {
 		return ir
 	}
+	ir.answered = true
+	ir.version = res.ProtocolVersion
 	ir.serverInfo, ir.capabilities, ir.instructions = compact(res.ServerInfo), compact(res.Capabilities), res.Instructions
-	var caps map[string]json.RawMessage
-	if json.Unmarshal(res.Capabilities, &caps) == nil {
-		t, ok := caps["tools"]
-		ir.tools = ok && !bytes.Equal(t, []byte("null"))
-	}
+	ir.tools = hasTools(res.Capabilities)
 	return ir
+}
+
+// hasTools says raw capabilities declare tools.
+func hasTools(capabilities json.RawMessage) bool {
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(capabilities, &caps) != nil {
+		return false
+	}
+	t, ok := caps["tools"]
+	return ok && !bytes.Equal(t, []byte("null"))
 }
 
 func compact(raw json.RawMessage) json.RawMessage {

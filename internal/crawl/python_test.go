@@ -31,8 +31,11 @@ func TestPythonServer(t *testing.T) {
 	if !r.Reachable {
 		t.Fatalf("unreachable: %s: %s", r.ErrorKind, r.Error)
 	}
-	if r.Transport != TransportStreamable || r.ProtocolVersion != RequestedVersion {
-		t.Errorf("transport %q version %q", r.Transport, r.ProtocolVersion)
+	// The server refuses server/discover without a session (HTTP 400),
+	// and answers initialize at a revision it does not speak with the
+	// last of its own (2025-06-18, 2025-03-26).
+	if r.Transport != TransportStreamable || r.ProtocolVersion != "2025-03-26" || r.Generation != GenerationSession {
+		t.Errorf("transport %q version %q generation %q", r.Transport, r.ProtocolVersion, r.Generation)
 	}
 	if want := `{"name":"python-stdlib-mcp","version":"0.1"}`; string(r.ServerInfo) != want {
 		t.Errorf("serverInfo %s, want %s", r.ServerInfo, want)

@@ -51,7 +51,7 @@ func (opt *Options) release(start time.Time, src release.Source, sum *Summary) *
 			MaxTools: opt.Probe.MaxTools, MaxBytes: opt.Probe.MaxBytes, MaxPages: opt.Probe.MaxPages,
 			MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
 		},
-		Client:     release.Client{ProtocolVersion: RequestedVersion, ClientInfo: info, Capabilities: caps},
+		Client:     release.Client{ProtocolVersion: RequestedVersion, ProtocolVersions: ProtocolVersions(), ClientInfo: info, Capabilities: caps},
 		Candidates: src,
 		Counts:     release.Counts{Candidates: sum.Candidates, Servers: sum.Servers, UnreachableByKind: byKind},
 	}

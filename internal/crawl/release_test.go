@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -58,13 +59,28 @@ func TestReleaseJSON(t *testing.T) {
 	if rel.Candidates != (release.Source{File: fl.candidates, SHA256: hex.EncodeToString(h[:])}) {
 		t.Errorf("candidates %+v", rel.Candidates)
 	}
+	if !slices.Equal(rel.Client.ProtocolVersions, []string{StatelessVersion, RequestedVersion}) {
+		t.Errorf("protocol versions %q", rel.Client.ProtocolVersions)
+	}
 	kinds := map[string]int{}
+	byProtocol := map[ProtocolKey]int{}
 	sb, _ := os.ReadFile(filepath.Join(out, release.ServersFile))
 	for _, l := range gunzipLines(t, sb) {
 		var rec ServerRecord
 		json.Unmarshal([]byte(l), &rec)
 		if !rec.Reachable {
 			kinds[rec.ErrorKind]++
+		}
+		if rec.ProtocolVersion != "" {
+			byProtocol[ProtocolKey{rec.ProtocolVersion, rec.Generation}]++
+		}
+	}
+	if got := rel.Counts.ByProtocol; len(got) != len(byProtocol) || len(got) == 0 {
+		t.Errorf("by protocol %+v, want %v", got, byProtocol)
+	}
+	for _, pc := range rel.Counts.ByProtocol {
+		if byProtocol[ProtocolKey{pc.ProtocolVersion, pc.Generation}] != pc.Servers {
+			t.Errorf("%+v, want %v", pc, byProtocol)
 		}
 	}
 	c := rel.Counts

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 )
 
 // client holds one Download's resolved options and HTTP machinery.
@@ -48,16 +50,12 @@ func newClient(o Options) (*client, error) {
 	if _, err := recordsAPIURL(c.base, "1"); err != nil {
 		return nil, err
 	}
-	switch {
-	case c.retries == 0:
-		c.retries = DefaultRetries
-	case c.retries < 0:
+	defaults.Set(&c.retries, DefaultRetries)
+	defaults.Set(&c.timeout, DefaultTimeout)
+	if o.NoRetries {
 		c.retries = 0
 	}
-	switch {
-	case c.timeout == 0:
-		c.timeout = DefaultTimeout
-	case c.timeout < 0:
+	if o.NoTimeout {
 		c.timeout = 0
 	}
 	if c.backoff == nil {

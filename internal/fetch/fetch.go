@@ -76,14 +76,18 @@ type Options struct {
 	// Retries bounds consecutive failed attempts per request after the first.
 	// An attempt that extends a partial file further than before resets the
 	// count, so a long download over a flaky link completes while a server
-	// that never makes progress is given up on. Zero means DefaultRetries; a
-	// negative value disables retries.
+	// that never makes progress is given up on. Zero (or negative) means
+	// DefaultRetries, as everywhere in the project; NoRetries turns them off.
 	Retries int
+	// NoRetries makes the first failure of each request final.
+	NoRetries bool
 	// Timeout is how long to wait for a server to accept a connection, answer
 	// a request, or send more bytes before the attempt is abandoned and
 	// retried. It is not a limit on a whole download, which may take hours.
-	// Zero means DefaultTimeout; negative disables it.
+	// Zero (or negative) means DefaultTimeout; NoTimeout turns it off.
 	Timeout time.Duration
+	// NoTimeout waits for a silent server for ever.
+	NoTimeout bool
 	// Backoff returns the wait before retry n (1-based). Nil means
 	// DefaultBackoff. A Retry-After header lengthens the wait, never shortens it.
 	Backoff func(retry int) time.Duration

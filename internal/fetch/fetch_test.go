@@ -424,7 +424,7 @@ func TestNoRetries(t *testing.T) {
 		f.fail = []int{503}
 	})
 	opts, _ := testOptions(t, z, "1")
-	opts.Retries = -1
+	opts.NoRetries = true
 
 	if _, err := Download(context.Background(), opts); err == nil || z.fileHits(f) != 1 {
 		t.Fatalf("err = %v after %d requests, want one failed request", err, z.fileHits(f))

@@ -85,6 +85,13 @@ type InterruptedError struct {
 	Dir string
 }
 
+// ErrInterrupted is what every InterruptedError is (errors.Is), for
+// packages that let callers outside the module test for it.
+var ErrInterrupted = errors.New("half-committed set of files")
+
+// Is makes errors.Is(err, ErrInterrupted) true.
+func (e *InterruptedError) Is(target error) bool { return target == ErrInterrupted }
+
 func (e *InterruptedError) Error() string {
 	return fmt.Sprintf("output folder %q holds a half-committed set of files "+
 		"(a writer was stopped while renaming them, or is renaming them now); "+

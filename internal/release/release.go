@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // File is the provenance file of a crawl release, listed in its
@@ -67,6 +68,10 @@ type Client struct {
 	ProtocolVersion string          `json:"protocol_version"`
 	ClientInfo      json.RawMessage `json:"client_info"`
 	Capabilities    json.RawMessage `json:"capabilities"`
+	// ProtocolVersions are every revision asked for, newest first: the
+	// stateless one by server/discover, then ProtocolVersion by
+	// initialize.
+	ProtocolVersions []string `json:"protocol_versions,omitempty"`
 }
 
 // Source is a candidates file and its SHA-256, or a registry and
@@ -88,6 +93,18 @@ type Counts struct {
 	// UnreachableByKind counts the unreachable servers by error_kind.
 	UnreachableByKind map[string]int `json:"unreachable_by_kind"`
 	Tools             int            `json:"tools"`
+	// ByProtocol counts the servers that named a protocol version, by
+	// version and generation (see ProtocolCount).
+	ByProtocol []ProtocolCount `json:"by_protocol,omitempty"`
+}
+
+// ProtocolCount is the number of servers at one protocol version and
+// generation ("stateless": reached by server/discover; "session": by
+// initialize).
+type ProtocolCount struct {
+	ProtocolVersion string `json:"protocol_version"`
+	Generation      string `json:"generation"`
+	Servers         int    `json:"servers"`
 }
 
 // Read reads dir's release.json; a folder without one (the frozen
@@ -134,6 +151,9 @@ func OptionsDiffer(a, b *Release) []string {
 	}
 	if a.Client.ProtocolVersion != b.Client.ProtocolVersion {
 		out = append(out, fmt.Sprintf("protocol_version: %s → %s", a.Client.ProtocolVersion, b.Client.ProtocolVersion))
+	}
+	if pa, pb := strings.Join(a.Client.ProtocolVersions, ", "), strings.Join(b.Client.ProtocolVersions, ", "); pa != pb {
+		out = append(out, fmt.Sprintf("protocol_versions: [%s] → [%s]", pa, pb))
 	}
 	if string(a.Client.Capabilities) != string(b.Client.Capabilities) {
 		out = append(out, fmt.Sprintf("client capabilities: %s → %s", a.Client.Capabilities, b.Client.Capabilities))

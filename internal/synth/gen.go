@@ -64,7 +64,7 @@ const (
 type counts struct {
 	tools, servers int
 	shapes         [3]int // server, tool, flat
-	classTools     [5]int // in classify.Rules order
+	classTools     [5]int // in classify.Rules() order
 	classReq       [5]int
 	buckets        [2]int // raw_content_blob, account_identity
 }
@@ -609,7 +609,7 @@ func (g *gen) classify(t *tool) {
 	})
 	g.c.tools++
 	for i := range g.c.classTools {
-		bit := classify.Rules[i].Bit
+		bit := classify.Set(1) << i // the classes' bits are in Rules order
 		if set&bit != 0 {
 			g.c.classTools[i]++
 		}

@@ -48,7 +48,7 @@ func (c *counts) truth() *Truth {
 		Tools:   c.tools,
 	}
 	for i := range c.classTools {
-		t.Classes[classify.Rules[i].ID] = ClassCount{Required: c.classReq[i], Tools: c.classTools[i]}
+		t.Classes[(classify.Set(1) << i).ID()] = ClassCount{Required: c.classReq[i], Tools: c.classTools[i]}
 	}
 	for i, n := range c.shapes {
 		// reference.py only has a key for the shapes it saw.

@@ -112,7 +112,7 @@ func parseVocab() *vocabulary {
 			}
 		}
 	}
-	for _, r := range classify.Rules {
+	for _, r := range classify.Rules() {
 		v.forms = append(v.forms, r.Forms...)
 	}
 	if len(v.servers) == 0 || len(v.tools) == 0 || len(v.neutral) == 0 {
@@ -120,7 +120,7 @@ func parseVocab() *vocabulary {
 	}
 	for i, p := range v.pools {
 		if len(p) == 0 {
-			panic("synth: vocab.txt has no property for pool " + classify.RuleOf(labelBits[i]).ID)
+			panic("synth: vocab.txt has no property for pool " + labelBits[i].ID())
 		}
 	}
 	return v

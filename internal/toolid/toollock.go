@@ -20,7 +20,9 @@ import (
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // Version is the lock file format this package writes and reads.
@@ -92,6 +94,13 @@ func Read(path string) (*File, error) {
 	if f.Version != Version {
 		return nil, fmt.Errorf("%s: lock file version %d; this build reads version %d", path, f.Version, Version)
 	}
+	for i := range f.Tools {
+		for _, ids := range [][]string{f.Tools[i].Classes, f.Tools[i].RequiredClasses} {
+			if _, err := setOf(ids); err != nil {
+				return nil, fmt.Errorf("%s: tool %d: %w", path, i, err)
+			}
+		}
+	}
 	return &f, nil
 }
 
@@ -116,9 +125,8 @@ func (f *File) Write(path string) error {
 
 // Change is one tool that changed, appeared or vanished.
 type Change struct {
-	// Kind is "added", "removed" or "changed".
-	Kind     string `json:"change"`
-	Old, New *Tool  `json:",omitempty"`
+	Kind     ChangeKind `json:"change"`
+	Old, New *Tool      `json:",omitempty"`
 	// ClassesGained and ClassesLost compare the labels of the two sides.
 	ClassesGained []string `json:"classes_gained"`
 	ClassesLost   []string `json:"classes_lost"`
@@ -134,66 +142,83 @@ func (c *Change) Tool() *Tool {
 
 // Compare lists what changed from old to new: changed tools in the new
 // listing's order, then added ones, then removed ones in the old order.
+// Tools are paired by Key (one server: name and ordinal among equal names).
 func Compare(old, new *File) []Change {
-	type id struct {
-		name    string
-		null    bool
-		ordinal int
-	}
-	key := func(t *Tool) id {
-		if t.Name == nil {
-			return id{null: true, ordinal: t.NameOrdinal}
+	key := func(t *Tool) Key {
+		k := Key{NameOrdinal: int64(t.NameOrdinal)}
+		if t.Name != nil {
+			k.Name, k.HasName = *t.Name, true
 		}
-		return id{name: *t.Name, ordinal: t.NameOrdinal}
+		return k
 	}
-	oldByID := make(map[id]*Tool, len(old.Tools))
+	oldByKey := make(map[Key]*Tool, len(old.Tools))
 	for i := range old.Tools {
-		oldByID[key(&old.Tools[i])] = &old.Tools[i]
+		oldByKey[key(&old.Tools[i])] = &old.Tools[i]
 	}
-	seen := map[id]bool{}
+	seen := map[Key]bool{}
 	var changed, added []Change
 	for i := range new.Tools {
 		n := &new.Tools[i]
 		k := key(n)
 		seen[k] = true
-		o, ok := oldByID[k]
+		o, ok := oldByKey[k]
 		switch {
 		case !ok:
-			added = append(added, Change{Kind: "added", New: n, ClassesGained: n.Classes, ClassesLost: []string{}})
+			added = append(added, change(Added, nil, n))
 		case o.Definition != n.Definition:
-			changed = append(changed, Change{Kind: "changed", Old: o, New: n,
-				ClassesGained: minus(n.Classes, o.Classes), ClassesLost: minus(o.Classes, n.Classes)})
+			changed = append(changed, change(Changed, o, n))
 		}
 	}
 	out := append(changed, added...)
 	for i := range old.Tools {
 		if o := &old.Tools[i]; !seen[key(o)] {
-			out = append(out, Change{Kind: "removed", Old: o, ClassesGained: []string{}, ClassesLost: o.Classes})
+			out = append(out, change(Removed, o, nil))
 		}
 	}
 	return out
 }
 
-// minus is the ids of a not in b, in a's order.
-func minus(a, b []string) []string {
-	out := []string{}
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			out = append(out, s)
-		}
+// change builds a Change with the classes gained and lost between the
+// sides (nil for the side without the tool).
+func change(kind ChangeKind, old, new *Tool) Change {
+	var was, is classify.Set
+	if old != nil {
+		was, _ = setOf(old.Classes)
 	}
-	return out
+	if new != nil {
+		is, _ = setOf(new.Classes)
+	}
+	gained, lost := GainedLost(was, is)
+	return Change{Kind: kind, Old: old, New: new,
+		ClassesGained: slices.Clone(gained.IDs(classify.Classes)), ClassesLost: slices.Clone(lost.IDs(classify.Classes))}
+}
+
+// setOf is the set of class ids; an id that is no normative class is an
+// error (a lock file holds only those).
+func setOf(ids []string) (classify.Set, error) {
+	var s classify.Set
+	for _, id := range ids {
+		r, ok := classify.Lookup(id)
+		if !ok || !r.Normative {
+			return 0, fmt.Errorf("%q is not a class", id)
+		}
+		s |= r.Bit
+	}
+	return s, nil
 }
 
 // AddRecord adds the tools of one census record doc (as the crawl's client
-// writes a server's tools/list result), hashed with toolhash; labels gives
-// the classes and required classes of the i-th tool.
-func (f *File) AddRecord(doc []byte, labels func(i int) (classes, required []string)) error {
+// writes a server's tools/list result), hashed as Hasher hashes them and
+// labelled by package label. Each tool is labelled from its own bytes, so
+// that its labels cannot be paired with another tool's.
+func (f *File) AddRecord(doc []byte) error {
 	rec, err := census.NewDecoder().Decode(doc)
 	if err != nil {
 		return err
 	}
 	var h Hasher
+	l := label.NewLabeller()
+	var one []byte
 	for i := range rec.Tools {
 		t := &rec.Tools[i]
 		s := h.Tool(t)
@@ -206,10 +231,60 @@ func (f *File) AddRecord(doc []byte, labels func(i int) (classes, required []str
 			sh := hex.EncodeToString(s.Schema[:])
 			lt.Schema = &sh
 		}
-		lt.Classes, lt.RequiredClasses = labels(i)
+		// The tool alone, as the one tool of a tools/list result: the
+		// shape the record gave it, so that none of its own members
+		// changes how it is read.
+		one = append(append(append(one[:0], `{"tools":[`...), t.Raw...), "]}"...)
+		n := 0
+		err := l.Record(one, func(tl *label.ToolLabels) error {
+			n++
+			lt.Classes, lt.RequiredClasses = tl.Classes, tl.RequiredClasses
+			return nil
+		})
+		if err == nil && n != 1 {
+			err = fmt.Errorf("labelled as %d tools", n)
+		}
+		if err != nil {
+			return fmt.Errorf("tool %d: %w", i, err)
+		}
 		f.Add(lt)
 	}
 	return nil
+}
+
+// Outcome is what PinOrCompare did.
+type Outcome struct {
+	// Wrote is true when there was no lock file: the tools were pinned.
+	Wrote bool
+	// Now is the lock of the tools as listed now; Pinned the one read
+	// from the file (nil when Wrote).
+	Now, Pinned *File
+	// Changes lead from Pinned to Now; empty when the tools match.
+	Changes []Change
+}
+
+// PinOrCompare is a scan's lock step: it pins the tools of doc (server
+// id's tools/list result as a census record, as the crawl's client writes
+// it) in the lock file at path when there is none, and otherwise compares
+// them with the tools the file pins. The file is never rewritten: delete
+// it to pin new tools.
+func PinOrCompare(path, serverID string, doc []byte) (*Outcome, error) {
+	now := New(serverID)
+	if err := now.AddRecord(doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", serverID, err)
+	}
+	exists, err := Exists(path)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return &Outcome{Wrote: true, Now: now}, now.Write(path)
+	}
+	pinned, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Now: now, Pinned: pinned, Changes: Compare(pinned, now)}, nil
 }
 
 // WriteChanges writes changes for people, one line each: the change, the
@@ -227,7 +302,7 @@ func WriteChanges(w io.Writer, changes []Change) error {
 		}
 		line := fmt.Sprintf("%-8s %s", c.Kind, name)
 		switch c.Kind {
-		case "changed":
+		case Changed:
 			line += fmt.Sprintf(" definition %.12s… -> %.12s…", c.Old.Definition, c.New.Definition)
 		default:
 			line += fmt.Sprintf(" definition %.12s…", t.Definition)

@@ -31,7 +31,7 @@ func TestCompare(t *testing.T) {
 	var got []string
 	for _, c := range Compare(old, new) {
 		tl := c.Tool()
-		got = append(got, c.Kind+" "+*tl.Name+"#"+string(rune('0'+tl.NameOrdinal))+" +"+strings.Join(c.ClassesGained, ","))
+		got = append(got, c.Kind.String()+" "+*tl.Name+"#"+string(rune('0'+tl.NameOrdinal))+" +"+strings.Join(c.ClassesGained, ","))
 	}
 	want := []string{"changed a#1 +gg:command-string", "added a#2 +", "removed b#0 +"}
 	if !slices.Equal(got, want) {

@@ -150,6 +150,10 @@ type Tool struct {
 	// reference reads. It aliases the line like Schema, and it has been
 	// validated: AppendCanonical gives its canonical form.
 	Raw []byte
+	// Offset is the byte offset of Raw in the line (the document decoded),
+	// so that a reader of a multi-line document can say on which line the
+	// tool stands.
+	Offset int
 }
 
 // Record is one decoded line.

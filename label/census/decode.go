@@ -113,6 +113,7 @@ type toolAcc struct {
 	schema, alt       span   // inputSchema, input_schema: ranges of out
 	schemaRaw, altRaw []byte // their text, when objects
 	raw               []byte // the tool object's text
+	offset            int    // where raw starts in the line
 }
 
 // recAcc collects the interesting keys of the record object. When the
@@ -327,7 +328,7 @@ func (d *Decoder) record(p int, r *recAcc) (int, error) {
 			return p, err
 		}
 	}
-	r.flat.raw = data[start:p:p]
+	r.flat.raw, r.flat.offset = data[start:p:p], start
 	return p, nil
 }
 
@@ -415,7 +416,7 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 			return p, err
 		}
 	}
-	t.raw = d.lx.data[start:p:p]
+	t.raw, t.offset = d.lx.data[start:p:p], start
 	d.tools = append(d.tools, d.finishTool(&t))
 	return p, nil
 }
@@ -443,7 +444,7 @@ func (d *Decoder) finishTool(t *toolAcc) Tool {
 	if s.kind == kAbsent || s.kind == kNull {
 		s, raw = t.alt, t.altRaw
 	}
-	tool := Tool{Name: t.name, HasName: t.hasName, Description: t.desc, HasDescription: t.hasDesc, Raw: t.raw}
+	tool := Tool{Name: t.name, HasName: t.hasName, Description: t.desc, HasDescription: t.hasDesc, Raw: t.raw, Offset: t.offset}
 	if s.kind == kMatch {
 		tool.Schema = raw
 	}

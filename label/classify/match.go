@@ -29,7 +29,7 @@ var classWords = newRunTable(classRunWords())
 
 func classRunWords() []runWord {
 	var words []runWord
-	for _, r := range Rules {
+	for _, r := range rules {
 		for _, f := range r.Forms {
 			words = append(words, runWord{word: f, value: uint64(r.Bit)})
 		}

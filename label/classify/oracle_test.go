@@ -67,7 +67,7 @@ type pairGen struct {
 
 func newPairGen(seed uint64) *pairGen {
 	g := &pairGen{rng: rand.New(rand.NewPCG(seed, 0x5eed))}
-	for _, r := range Rules {
+	for _, r := range Rules() {
 		g.words = append(g.words, r.Forms...)
 		g.phrase = append(g.phrase, r.Phrases...)
 	}
@@ -224,7 +224,7 @@ func TestDifferentialCPython(t *testing.T) {
 	}
 	// The generator must exercise every label both ways, or agreement
 	// proves little.
-	for _, r := range Rules {
+	for _, r := range Rules() {
 		if n := seen[r.ID]; n < 1000 || n > len(pairs)-1000 {
 			t.Errorf("label %s fired on %d of %d pairs: the generator does not exercise it both ways", r.ID, n, len(pairs))
 		}

@@ -50,7 +50,7 @@ func referenceProperty(name, description string) Set {
 		return true
 	}
 	var s Set
-	for _, r := range Rules {
+	for _, r := range Rules() {
 		for i := 0; i <= len(h) && s&r.Bit == 0; i++ {
 			for _, f := range r.Forms {
 				if !inClass(i-1) && literalAt(f, i) && !inClass(i+len(f)) {

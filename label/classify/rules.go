@@ -54,8 +54,25 @@ type Rule struct {
 	Patterns []string
 }
 
-// Rules lists the classes in the spec's section order, then the buckets.
-var Rules = []Rule{
+// Rules returns the classes in the spec's section order, then the buckets:
+// a copy, which the caller may change.
+func Rules() []Rule {
+	out := make([]Rule, len(rules))
+	for i := range rules {
+		out[i] = rules[i].clone()
+	}
+	return out
+}
+
+// clone is r with slices of its own.
+func (r *Rule) clone() Rule {
+	c := *r
+	c.Forms, c.Phrases, c.Patterns = slices.Clone(r.Forms), slices.Clone(r.Phrases), slices.Clone(r.Patterns)
+	return c
+}
+
+// rules are the classes, then the buckets; see Rules.
+var rules = []Rule{
 	rule("gg:credential-value", CredentialValue, true,
 		"token apikey api_key secret password passwd private_key access_key credential client_secret bearer authorization", ""),
 	rule("gg:filesystem-path", FilesystemPath, true,
@@ -72,8 +89,11 @@ var Rules = []Rule{
 		"account account_id iban wallet recipient customer_id user_id beneficiary card_token payment_method bank routing_number email to from", ""),
 }
 
-// PublishedOrder is the row order of the spec's published table.
-var PublishedOrder = []Set{URLEndpoint, CommandString, MoneyAmount, CredentialValue, FilesystemPath}
+// PublishedOrder returns the row order of the spec's published table (a
+// copy).
+func PublishedOrder() []Set {
+	return []Set{URLEndpoint, CommandString, MoneyAmount, CredentialValue, FilesystemPath}
+}
 
 // rule builds a Rule from the pattern's alternation as the spec writes it;
 // "x?" stands for the optional trailing letter the spec uses in args? and
@@ -96,24 +116,36 @@ func rule(id string, bit Set, normative bool, alternation, phrases string) Rule 
 	return r
 }
 
-// RuleOf returns the rule whose bit is b (a single label).
-func RuleOf(b Set) *Rule {
-	for i := range Rules {
-		if Rules[i].Bit == b {
-			return &Rules[i]
+// RuleOf returns (a copy of) the rule whose bit is b, a single label; the
+// zero Rule for any other b.
+func RuleOf(b Set) Rule {
+	for i := range rules {
+		if rules[i].Bit == b {
+			return rules[i].clone()
 		}
 	}
-	return nil
+	return Rule{}
 }
 
-// Lookup returns the rule with the given identifier.
-func Lookup(id string) (*Rule, bool) {
-	for i := range Rules {
-		if Rules[i].ID == id {
-			return &Rules[i], true
+// ID returns the identifier of b, a single label ("gg:command-string"),
+// or "" for any other b.
+func (b Set) ID() string {
+	for i := range rules {
+		if rules[i].Bit == b {
+			return rules[i].ID
 		}
 	}
-	return nil, false
+	return ""
+}
+
+// Lookup returns (a copy of) the rule with the given identifier.
+func Lookup(id string) (Rule, bool) {
+	for i := range rules {
+		if rules[i].ID == id {
+			return rules[i].clone(), true
+		}
+	}
+	return Rule{}, false
 }
 
 // IDs returns the identifiers of the labels in s that are also in mask,
@@ -130,9 +162,9 @@ const allLabels = Classes | Buckets
 var idsOf = func() (t [allLabels + 1][]string) {
 	for s := range t {
 		ids := []string{}
-		for i := range Rules {
-			if Set(s)&Rules[i].Bit != 0 {
-				ids = append(ids, Rules[i].ID)
+		for i := range rules {
+			if Set(s)&rules[i].Bit != 0 {
+				ids = append(ids, rules[i].ID)
 			}
 		}
 		sort.Strings(ids)

@@ -3,6 +3,7 @@ package classify
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -45,7 +46,23 @@ type SurfaceRule struct {
 	Rule string
 }
 
-// SurfaceRules are the tool-surface signals: a non-normative approximation of
+// SurfaceRules returns the tool-surface signals (a copy); see surfaceRules.
+func SurfaceRules() []SurfaceRule {
+	out := make([]SurfaceRule, len(surfaceRules))
+	for i, r := range surfaceRules {
+		r.Clauses = slices.Clone(r.Clauses)
+		for j := range r.Clauses {
+			r.Clauses[j].Words = slices.Clone(r.Clauses[j].Words)
+			for k := range r.Clauses[j].Words {
+				r.Clauses[j].Words[k] = slices.Clone(r.Clauses[j].Words[k])
+			}
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// surfaceRules are the tool-surface signals: a non-normative approximation of
 // the spec's tool-surface analysis, kept apart from the normative Rules. The
 // spec publishes the figures but not the rules that produced them (they live
 // in the archived suite), so these word lists are ours, and the report prints
@@ -74,7 +91,7 @@ type SurfaceRule struct {
 // labelled gg:url-endpoint (spec: 995 tools, 0.43% of live tools); and tools
 // with ReadRetrieval, with the number of distinct servers among them (spec:
 // 67,423 tools across 11,520 servers).
-var SurfaceRules = []SurfaceRule{
+var surfaceRules = []SurfaceRule{
 	{
 		ID: "high-consequence", Title: "High-consequence tool", Bit: HighConsequence,
 		Clauses: []SurfaceClause{
@@ -159,9 +176,12 @@ func (f *SurfaceFigure) Counts(s SurfaceSet, classes Set) bool {
 	return s&f.AnyOf != 0 || classes&f.OrClasses != 0
 }
 
-// SurfaceFigures are the spec's two tool-surface figures as this package
-// approximates them (non-normative; see SurfaceRules).
-var SurfaceFigures = []SurfaceFigure{
+// SurfaceFigures returns the spec's two tool-surface figures as this
+// package approximates them (non-normative; see SurfaceRules), as a copy.
+func SurfaceFigures() []SurfaceFigure { return slices.Clone(surfaceFigures) }
+
+// surfaceFigures are the figures; see SurfaceFigures.
+var surfaceFigures = []SurfaceFigure{
 	{
 		ID: "high-consequence-outbound", Title: "High-consequence × outbound-network tools",
 		Need: HighConsequence, AnyOf: OutboundNetwork, OrClasses: URLEndpoint,
@@ -213,9 +233,9 @@ func ruleText(r *SurfaceRule) string {
 }
 
 func surfaceRuleOf(b SurfaceSet) *SurfaceRule {
-	for i := range SurfaceRules {
-		if SurfaceRules[i].Bit == b {
-			return &SurfaceRules[i]
+	for i := range surfaceRules {
+		if surfaceRules[i].Bit == b {
+			return &surfaceRules[i]
 		}
 	}
 	return nil
@@ -240,7 +260,7 @@ func compileSurface() (*runTable, []compiledClause) {
 	var words []runWord
 	var clauses []compiledClause
 	list := 0
-	for _, r := range SurfaceRules {
+	for _, r := range surfaceRules {
 		for _, c := range r.Clauses {
 			cc := compiledClause{bit: r.Bit}
 			for _, ws := range c.Words {
@@ -262,11 +282,11 @@ func compileSurface() (*runTable, []compiledClause) {
 // The rule texts are generated from the rules, so the text in the report
 // cannot drift from what the matcher does.
 func init() {
-	for i := range SurfaceRules {
-		SurfaceRules[i].Rule = ruleText(&SurfaceRules[i])
+	for i := range surfaceRules {
+		surfaceRules[i].Rule = ruleText(&surfaceRules[i])
 	}
-	for i := range SurfaceFigures {
-		f := &SurfaceFigures[i]
+	for i := range surfaceFigures {
+		f := &surfaceFigures[i]
 		var b strings.Builder
 		fmt.Fprintf(&b, "Tools with the %s signal", surfaceRuleOf(f.Need).ID)
 		if f.AnyOf != 0 || f.OrClasses != 0 {
@@ -363,9 +383,9 @@ func signals(lists uint64) SurfaceSet {
 // IDs returns the identifiers of the signals in s, in SurfaceRules order.
 func (s SurfaceSet) IDs() []string {
 	var ids []string
-	for i := range SurfaceRules {
-		if s&SurfaceRules[i].Bit != 0 {
-			ids = append(ids, SurfaceRules[i].ID)
+	for i := range surfaceRules {
+		if s&surfaceRules[i].Bit != 0 {
+			ids = append(ids, surfaceRules[i].ID)
 		}
 	}
 	return ids

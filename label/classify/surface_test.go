@@ -108,7 +108,8 @@ func TestSurfaceExamples(t *testing.T) {
 }
 
 func TestSurfaceFigures(t *testing.T) {
-	inter, read := &SurfaceFigures[0], &SurfaceFigures[1]
+	figs := SurfaceFigures()
+	inter, read := &figs[0], &figs[1]
 	tests := []struct {
 		f       *SurfaceFigure
 		s       SurfaceSet
@@ -142,7 +143,7 @@ func TestSurfaceFigures(t *testing.T) {
 func TestSurfaceRuleText(t *testing.T) {
 	ids := map[string]bool{}
 	var bits SurfaceSet
-	for _, r := range SurfaceRules {
+	for _, r := range SurfaceRules() {
 		if ids[r.ID] || r.Bit == 0 || bits&r.Bit != 0 {
 			t.Errorf("surface rule %q: duplicate id or bit", r.ID)
 		}
@@ -159,7 +160,7 @@ func TestSurfaceRuleText(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range SurfaceFigures {
+	for _, f := range SurfaceFigures() {
 		if !strings.Contains(f.Rule, "Non-normative") {
 			t.Errorf("figure %s: rule text does not say it is non-normative", f.ID)
 		}
@@ -289,7 +290,7 @@ func referenceSurface(name, desc string) SurfaceSet {
 		run = run[:0]
 	}
 	var s SurfaceSet
-	for _, r := range SurfaceRules {
+	for _, r := range SurfaceRules() {
 		for _, c := range r.Clauses {
 			all := true
 			for _, list := range c.Words {

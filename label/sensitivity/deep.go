@@ -20,8 +20,20 @@ const MaxDepth = 64
 // DeepKeywords are the keywords the deep variant follows, by the shape of
 // their value. A value of another shape, and any value that is not a JSON
 // object where a schema belongs, is not walked. "$ref" is not followed:
-// every "$defs" and "definitions" entry is walked where it stands.
-var DeepKeywords = struct {
+// every "$defs" and "definitions" entry is walked where it stands. The
+// result is a fresh copy.
+func DeepKeywords() KeywordSet {
+	return KeywordSet{
+		SchemaMaps:   []string{"properties", "patternProperties", "$defs", "definitions"},
+		Schemas:      []string{"additionalProperties", "not", "if", "then", "else"},
+		SchemaOrList: []string{"items"},
+		Lists:        []string{"prefixItems", "anyOf", "oneOf", "allOf"},
+	}
+}
+
+// KeywordSet is the JSON Schema keywords the deep variant follows, by the
+// shape of their value.
+type KeywordSet struct {
 	// SchemaMaps hold objects whose values are schemas.
 	SchemaMaps []string
 	// Schemas hold a schema.
@@ -30,11 +42,6 @@ var DeepKeywords = struct {
 	SchemaOrList []string
 	// Lists hold lists of schemas.
 	Lists []string
-}{
-	SchemaMaps:   []string{"properties", "patternProperties", "$defs", "definitions"},
-	Schemas:      []string{"additionalProperties", "not", "if", "then", "else"},
-	SchemaOrList: []string{"items"},
-	Lists:        []string{"prefixItems", "anyOf", "oneOf", "allOf"},
 }
 
 // Deep walks input schemas for the deep variant. It reads the schema's JSON

@@ -40,8 +40,8 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
-// Variants names the three variants in report order.
-var Variants = []string{"camel_case", "word_split", "deep"}
+// Variants names the three variants in report order (a fresh slice).
+func Variants() []string { return []string{"camel_case", "word_split", "deep"} }
 
 // Added is what the variants add to one tool: classes (normative class bits
 // only) that the variant's labels carry and the tool's normative labels do

@@ -161,19 +161,19 @@ func TestWorkedExample(t *testing.T) {
 			get(id).norm++
 		}
 		s := tl.Sensitivity
-		for _, id := range s.CamelCase {
+		for _, id := range s.CamelCase.Classes {
 			get(id).camel++
 		}
-		for _, id := range s.CamelCaseRequired {
+		for _, id := range s.CamelCase.RequiredClasses {
 			get(id).camelReq++
 		}
-		for _, id := range s.WordSplit {
+		for _, id := range s.WordSplit.Classes {
 			get(id).words++
 		}
-		for _, id := range s.WordSplitRequired {
+		for _, id := range s.WordSplit.RequiredClasses {
 			get(id).wordsReq++
 		}
-		for _, id := range s.Deep {
+		for _, id := range s.Deep.Classes {
 			get(id).deep++
 		}
 		return nil

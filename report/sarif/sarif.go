@@ -3,6 +3,8 @@
 package sarif
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
@@ -19,34 +22,49 @@ import (
 const (
 	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
 	sarifVersion = "2.1.0"
-	// sarifLevel is "note": a label is an advisory signal about a parameter
-	// (the spec says the labels must not be the sole authorization
-	// decision), not a defect, so by default it should not fail a CI
-	// check. A user who wants it to can raise the level with the viewer's
-	// or the CI's configuration, which overrides defaultConfiguration.
-	sarifLevel = "note"
 	// sarifInformationURI is where the driver points readers for the tool.
 	sarifInformationURI = "https://github.com/atlas-reproduce/atlas-reproduce"
 )
 
 // classText describes a class for SARIF viewers: a PascalCase rule name, a
-// one-line summary and the spec's definition.
+// one-line summary and the spec's definition, with the level its results
+// carry and the security-severity GitHub code scanning ranks them by.
+//
+// The levels say what a team reviewing a server's tools can act on. A
+// "warning" class puts an agent's input where it can run code, reveal a
+// secret or reach the filesystem: the tool deserves a look before it is
+// allowed (command-string, credential-value, filesystem-path). A "note"
+// class is common and rarely dangerous alone, a fact for the reviewer
+// (url-endpoint, money-amount). None is an "error": a label is a lexical
+// signal, which the spec says must not be the sole authorization
+// decision, so by default it fails no check; a CI that wants it to can set
+// its own threshold (GitHub: the security severity, Critical to Low).
 type classText struct {
 	name, short, definition string
+	level, severity         string
 }
 
 var classTexts = map[string]classText{
 	"gg:credential-value": {"CredentialValue", "Parameter carries a credential or secret",
-		"A parameter intended to carry an authentication secret or credential material, such as a token, API key, password, private key, or bearer/authorization value."},
+		"A parameter intended to carry an authentication secret or credential material, such as a token, API key, password, private key, or bearer/authorization value.",
+		"warning", "7.0"},
 	"gg:filesystem-path": {"FilesystemPath", "Parameter names a filesystem location",
-		"A parameter that names a filesystem location: a file path, file name, directory, folder, or an explicit target/destination path."},
+		"A parameter that names a filesystem location: a file path, file name, directory, folder, or an explicit target/destination path.",
+		"warning", "5.0"},
 	"gg:command-string": {"CommandString", "Parameter carries an executable string",
-		"A parameter intended to carry an executable string or fragment: a shell/system command, script, code, expression, SQL statement, arguments vector, or a free-form instruction interpreted by an execution engine."},
+		"A parameter intended to carry an executable string or fragment: a shell/system command, script, code, expression, SQL statement, arguments vector, or a free-form instruction interpreted by an execution engine.",
+		"warning", "8.0"},
 	"gg:money-amount": {"MoneyAmount", "Parameter carries a monetary amount or currency",
-		"A parameter that carries a monetary quantity or currency designation: an amount, price, total, sum, currency, or a domain-specific refund/charge/unit amount expressed in cents."},
+		"A parameter that carries a monetary quantity or currency designation: an amount, price, total, sum, currency, or a domain-specific refund/charge/unit amount expressed in cents.",
+		"note", "3.0"},
 	"gg:url-endpoint": {"UrlEndpoint", "Parameter addresses an external network destination",
-		"A parameter that addresses an external network destination: a URL/URI, endpoint, host/hostname/domain, link, webhook, or an explicit base/target/callback URL."},
+		"A parameter that addresses an external network destination: a URL/URI, endpoint, host/hostname/domain, link, webhook, or an explicit base/target/callback URL.",
+		"note", "4.0"},
 }
+
+// Level returns the SARIF level of a class's results ("" for an id that is
+// no class).
+func Level(id string) string { return classTexts[id].level }
 
 // SARIF 2.1.0 objects, only the properties this writer fills.
 type (
@@ -90,14 +108,21 @@ type (
 	sarifRuleFields struct {
 		Tags     []string `json:"tags"`
 		Patterns []string `json:"patterns"`
+		// SecuritySeverity is GitHub code scanning's rank of a
+		// security rule's alerts (9.0+ critical, 7.0 high, 4.0 medium,
+		// below low).
+		SecuritySeverity string `json:"security-severity"`
 	}
 	sarifResult struct {
-		RuleID     string            `json:"ruleId"`
-		RuleIndex  int               `json:"ruleIndex"`
-		Level      string            `json:"level"`
-		Message    sarifText         `json:"message"`
-		Locations  []sarifLocation   `json:"locations"`
-		Properties sarifResultFields `json:"properties"`
+		RuleID    string          `json:"ruleId"`
+		RuleIndex int             `json:"ruleIndex"`
+		Level     string          `json:"level"`
+		Message   sarifText       `json:"message"`
+		Locations []sarifLocation `json:"locations"`
+		// PartialFingerprints lets code scanning track an alert across
+		// runs whatever line the tool moves to (see fingerprint).
+		PartialFingerprints map[string]string `json:"partialFingerprints,omitempty"`
+		Properties          sarifResultFields `json:"properties"`
 	}
 	sarifLocation struct {
 		PhysicalLocation sarifPhysical  `json:"physicalLocation"`
@@ -105,13 +130,14 @@ type (
 	}
 	sarifPhysical struct {
 		ArtifactLocation sarifArtifact `json:"artifactLocation"`
-		Region           sarifRegion   `json:"region"`
+		// Region is absent for a server's URL, which has no lines.
+		Region *sarifRegion `json:"region,omitempty"`
 	}
 	sarifArtifact struct {
 		URI string `json:"uri"`
 	}
 	sarifRegion struct {
-		StartLine int64 `json:"startLine"`
+		StartLine int64 `json:"startLine,omitempty"`
 	}
 	sarifLogical struct {
 		Name               string `json:"name"`
@@ -139,11 +165,12 @@ type Writer struct {
 	index map[string]int // rule id -> index in the driver's rules
 }
 
-// NewWriter returns a writer whose driver reports toolVersion.
-func NewWriter(toolVersion string) *Writer {
+// NewWriter returns a writer whose driver reports this build's version
+// (buildinfo: the module version, or "(devel)").
+func NewWriter() *Writer {
 	s := &Writer{index: map[string]int{}}
-	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: sarifInformationURI, Version: toolVersion}
-	for _, r := range classify.Rules {
+	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: sarifInformationURI, Version: buildinfo.Read().Version}
+	for _, r := range classify.Rules() {
 		if !r.Normative {
 			continue
 		}
@@ -165,8 +192,8 @@ func NewWriter(toolVersion string) *Writer {
 				Markdown: fmt.Sprintf("**%s** (`%s`): %s\n\n%s (Python, `re.IGNORECASE`, on `lower(name + \" : \" + description)`):\n\n```\n%s\n```\n\nA static, lexical pre-invocation signal: it does not observe what the tool does with the value. Review how the tool uses the parameter; the label is advisory and must not be the sole authorization decision.",
 					t.name, r.ID, t.definition, plural(len(r.Patterns), "Pattern", "Patterns (either one matching suffices)"), strings.Join(r.Patterns, "\n")),
 			},
-			DefaultConfiguration: sarifConfig{sarifLevel},
-			Properties:           sarifRuleFields{Tags: []string{"mcp", "parameter-risk-class"}, Patterns: r.Patterns},
+			DefaultConfiguration: sarifConfig{t.level},
+			Properties:           sarifRuleFields{Tags: []string{"security", "mcp", "parameter-risk-class"}, Patterns: r.Patterns, SecuritySeverity: t.severity},
 		})
 	}
 	s.log = sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{
@@ -181,8 +208,11 @@ func NewWriter(toolVersion string) *Writer {
 // a dangling rule id.
 func (s *Writer) Add(o label.Origin, t *label.ToolLabels) {
 	run := &s.log.Runs[0]
-	uri := artifactURI(o.File)
-	line := max(o.Line, 1)
+	uri, isURL := artifactURI(o.File)
+	var region *sarifRegion
+	if !isURL {
+		region = &sarifRegion{StartLine: max(o.Line, 1)}
+	}
 	tool := "(unnamed tool)"
 	if t.Tool != nil {
 		tool = *t.Tool
@@ -203,13 +233,18 @@ func (s *Writer) Add(o label.Origin, t *label.ToolLabels) {
 			}
 			msg := fmt.Sprintf("The %sparameter %q%s of tool %q is labelled %s: %s.", req, p.Name, where, tool, id,
 				strings.ToLower(classTexts[id].short))
+			var fp map[string]string
+			if t.DefinitionSHA256 != "" {
+				fp = map[string]string{fingerprintKey: fingerprint(t.ServerID, t.DefinitionSHA256, whereOrProperties(p.Where), p.Name)}
+			}
 			run.Results = append(run.Results, sarifResult{
-				RuleID:    id,
-				RuleIndex: idx,
-				Level:     sarifLevel,
-				Message:   sarifText{msg},
+				RuleID:              id,
+				RuleIndex:           idx,
+				Level:               classTexts[id].level,
+				Message:             sarifText{msg},
+				PartialFingerprints: fp,
 				Locations: []sarifLocation{{
-					PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: uri}, Region: sarifRegion{StartLine: line}},
+					PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: uri}, Region: region},
 					LogicalLocations: []sarifLogical{{
 						Name:               p.Name,
 						FullyQualifiedName: tool + "/" + whereOrProperties(p.Where) + "/" + p.Name,
@@ -236,14 +271,44 @@ func whereOrProperties(w string) string {
 	return w
 }
 
+// fingerprintKey names the one partial fingerprint; the version suffix
+// lets its recipe change without matching old alerts wrongly.
+const fingerprintKey = "atlasToolParameter/v1"
+
+// fingerprint identifies a result across runs: the SHA-256 of the server
+// id, the tool's definition hash and the parameter's place and name (the
+// rule id is the class). The same tool served unchanged keeps its alerts
+// wherever it moves in the file; a tool whose definition changed is
+// reviewed again.
+func fingerprint(serverID *string, definition, where, name string) string {
+	h := sha256.New()
+	if serverID != nil {
+		h.Write([]byte{1})
+		h.Write([]byte(*serverID))
+	}
+	for _, s := range []string{definition, where, name} {
+		h.Write([]byte{0})
+		h.Write([]byte(s))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // artifactURI turns a file name into the URI reference SARIF requires: a
 // relative path stays relative (viewers resolve it against the checkout),
 // with '\' turned into '/' and characters such as spaces percent-encoded; an
-// absolute path becomes a file: URI.
-func artifactURI(file string) string {
+// absolute path becomes a file: URI; a server's http(s) URL (scan) is kept
+// as the absolute URI it is, and isURL says so.
+func artifactURI(file string) (uri string, isURL bool) {
 	if file == "" {
-		return "stdin"
+		return "stdin", false
 	}
+	if u, err := url.Parse(file); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u.String(), true
+	}
+	return pathURI(file), false
+}
+
+func pathURI(file string) string {
 	p := filepath.ToSlash(file)
 	if filepath.IsAbs(file) {
 		if !strings.HasPrefix(p, "/") {

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"net/url"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
@@ -49,7 +52,7 @@ func sarifSample() (origins []label.Origin, tools []*label.ToolLabels) {
 
 func writeSARIF(t *testing.T) []byte {
 	t.Helper()
-	w := NewWriter("1.2.3")
+	w := NewWriter()
 	origins, tools := sarifSample()
 	for i := range tools {
 		w.Add(origins[i], tools[i])
@@ -125,13 +128,15 @@ func TestSARIFStructure(t *testing.T) {
 	}
 	run := doc.Runs[0]
 	d := run.Tool.Driver
-	if d.Name != "atlas-reproduce" || d.Version != "1.2.3" || d.InformationURI == "" {
-		t.Errorf("driver = %q %q %q", d.Name, d.Version, d.InformationURI)
+	// The version is the build's, from the one source the version
+	// command prints, not a constant of the writer.
+	if want := buildinfo.Read().Version; d.Name != "atlas-reproduce" || d.Version != want || want == "" || d.InformationURI == "" {
+		t.Errorf("driver = %q %q %q, want version %q", d.Name, d.Version, d.InformationURI, want)
 	}
 	// One rule per normative class, in the classifier's order, with its
 	// Python patterns in the full description.
 	var wantIDs, gotIDs []string
-	for _, r := range classify.Rules {
+	for _, r := range classify.Rules() {
 		if r.Normative {
 			wantIDs = append(wantIDs, r.ID)
 		}
@@ -163,8 +168,8 @@ func TestSARIFStructure(t *testing.T) {
 		if r.RuleIndex == nil || *r.RuleIndex < 0 || *r.RuleIndex >= len(d.Rules) || d.Rules[*r.RuleIndex].ID != r.RuleID {
 			t.Errorf("result %d: ruleId %q does not match ruleIndex %v", i, r.RuleID, r.RuleIndex)
 		}
-		if r.Level != "note" {
-			t.Errorf("result %d: level %q, want note", i, r.Level)
+		if want := Level(r.RuleID); r.Level != want || want == "" {
+			t.Errorf("result %d: level %q, want %q", i, r.Level, want)
 		}
 		if r.Message.Text == "" {
 			t.Errorf("result %d: empty message", i)
@@ -340,7 +345,7 @@ func TestSARIFSchema(t *testing.T) {
 // "results": [] rather than null, which viewers read as "not run".
 func TestSARIFEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := NewWriter("dev").WriteTo(&buf); err != nil {
+	if _, err := NewWriter().WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"results": []`) {
@@ -352,18 +357,106 @@ func TestSARIFEmpty(t *testing.T) {
 }
 
 func TestArtifactURI(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"tools.jsonl", "tools.jsonl"},
-		{"dir/sub dir/a#b.json", "dir/sub%20dir/a%23b.json"},
-		{"c:x.json", "./c:x.json"},
-		{"/tmp/t.jsonl", "file:///tmp/t.jsonl"},
-		{"", "stdin"},
-		{"stdin", "stdin"},
+	for _, tc := range []struct {
+		in, want string
+		isURL    bool
+	}{
+		{"tools.jsonl", "tools.jsonl", false},
+		{"dir/sub dir/a#b.json", "dir/sub%20dir/a%23b.json", false},
+		{"c:x.json", "./c:x.json", false},
+		{"/tmp/t.jsonl", "file:///tmp/t.jsonl", false},
+		{"", "stdin", false},
+		{"stdin", "stdin", false},
+		// scan names the server by its URL: kept as the URI it is.
+		{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp", true},
+		{"https://mcp.example.com/v1/sse?x=1", "https://mcp.example.com/v1/sse?x=1", true},
+		{"http:relative", "./http:relative", false},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := artifactURI(tc.in); got != tc.want {
-				t.Errorf("artifactURI(%q) = %q, want %q", tc.in, got, tc.want)
+			if got, isURL := artifactURI(tc.in); got != tc.want || isURL != tc.isURL {
+				t.Errorf("artifactURI(%q) = %q %v, want %q %v", tc.in, got, isURL, tc.want, tc.isURL)
 			}
 		})
+	}
+}
+
+// TestLevels: each class has the level the README documents, and its
+// rule's default configuration and security-severity agree.
+func TestLevels(t *testing.T) {
+	want := map[string]string{
+		"gg:command-string": "warning", "gg:credential-value": "warning", "gg:filesystem-path": "warning",
+		"gg:url-endpoint": "note", "gg:money-amount": "note",
+	}
+	var doc struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID                   string
+						DefaultConfiguration struct{ Level string }
+						Properties           map[string]any
+					}
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	NewWriter().WriteTo(&buf)
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Runs[0].Tool.Driver.Rules {
+		if r.DefaultConfiguration.Level != want[r.ID] || Level(r.ID) != want[r.ID] {
+			t.Errorf("%s: level %q (Level %q), want %q", r.ID, r.DefaultConfiguration.Level, Level(r.ID), want[r.ID])
+		}
+		if sev, _ := r.Properties["security-severity"].(string); sev == "" {
+			t.Errorf("%s: no security-severity", r.ID)
+		}
+	}
+}
+
+// TestFingerprintsAndLines: through the labeller, each result carries a
+// partial fingerprint from the tool's definition hash, the same wherever
+// the tool stands and another when its definition changes, and the line
+// of the tool in a document that spans lines.
+func TestFingerprintsAndLines(t *testing.T) {
+	doc := "{\"tools\": [\n  {\"name\": \"a\",\n   \"inputSchema\": {\"properties\": {\"api_key\": {}}}},\n\n  {\"name\": \"b\", \"inputSchema\": {\"properties\": {\"cmd\": {}}}}\n]}\n"
+	moved := "{\"tools\": [{\"name\": \"b\", \"inputSchema\": {\"properties\": {\"cmd\": {}}}}, {\"inputSchema\": {\"properties\": {\"api_key\": {}}}, \"name\": \"a\"}]}"
+	changed := "{\"tools\": [{\"name\": \"a\", \"description\": \"new\", \"inputSchema\": {\"properties\": {\"api_key\": {}}}}]}"
+	type res struct {
+		rule, fp string
+		line     int64
+	}
+	results := func(doc string) map[string]res {
+		w := NewWriter()
+		l := label.NewLabeller().WithDefinitionHash(func(t *census.Tool) [32]byte { var h toolid.Hasher; return h.Tool(t).Definition })
+		if err := l.ClassifyDocument([]byte(doc), "tools.json", func(o label.Origin, tl *label.ToolLabels) error { w.Add(o, tl); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]res{}
+		for _, r := range w.log.Runs[0].Results {
+			out[*r.Properties.Tool] = res{r.RuleID, r.PartialFingerprints[fingerprintKey], r.Locations[0].PhysicalLocation.Region.StartLine}
+		}
+		return out
+	}
+	a, m, c := results(doc), results(moved), results(changed)
+	if a["a"].line != 2 || a["b"].line != 5 {
+		t.Errorf("lines a=%d b=%d, want 2 and 5", a["a"].line, a["b"].line)
+	}
+	for _, tool := range []string{"a", "b"} {
+		if len(a[tool].fp) != 64 || a[tool].fp != m[tool].fp {
+			t.Errorf("tool %s: fingerprint %q, moved and reordered %q: want one 64-digit value", tool, a[tool].fp, m[tool].fp)
+		}
+	}
+	if a["a"].fp == a["b"].fp || c["a"].fp == a["a"].fp {
+		t.Error("fingerprints of different tools, or of a changed definition, are equal")
+	}
+	// A server's URL has no lines: no region.
+	w := NewWriter()
+	w.Add(label.Origin{File: "https://mcp.example.com/mcp", Line: 1}, &label.ToolLabels{Tool: strp("t"),
+		Properties: []label.PropertyLabels{{Name: "url", Where: "properties", Classes: []string{"gg:url-endpoint"}}}})
+	pl := w.log.Runs[0].Results[0].Locations[0].PhysicalLocation
+	if pl.ArtifactLocation.URI != "https://mcp.example.com/mcp" || pl.Region != nil {
+		t.Errorf("scan location %+v", pl)
 	}
 }

@@ -26,7 +26,14 @@ type ToolsBatch struct {
 	// (meaningful where HasSchema: the tool has an object schema).
 	Definition, Schema []Hash
 	HasSchema          []bool
+	// NameOrdinal is each tool's ordinal among the tools of its name on
+	// its server (0 for the first): with server_id and tool, the tool's
+	// identity in diff and scan --lock. The run's sink fills it.
+	NameOrdinal []int64
 }
+
+// ServerIDOf returns row i's server id and whether it is not null.
+func (b *ToolsBatch) ServerIDOf(i int) ([]byte, bool) { return b.ServerID.Value(int(b.serverRef[i])) }
 
 // Hash is a SHA-256 digest.
 type Hash = [32]byte
@@ -51,6 +58,7 @@ func (b *ToolsBatch) Reset() {
 	b.Line, b.Properties, b.Labels, b.Required = b.Line[:0], b.Properties[:0], b.Labels[:0], b.Required[:0]
 	b.CamelCase, b.WordSplit, b.Deep = b.CamelCase[:0], b.WordSplit[:0], b.Deep[:0]
 	b.Definition, b.Schema, b.HasSchema = b.Definition[:0], b.Schema[:0], b.HasSchema[:0]
+	b.NameOrdinal = b.NameOrdinal[:0]
 }
 
 func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
@@ -68,6 +76,7 @@ func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
 	b.Definition = append(b.Definition, src.Definition[from:to]...)
 	b.Schema = append(b.Schema, src.Schema[from:to]...)
 	b.HasSchema = append(b.HasSchema, src.HasSchema[from:to]...)
+	b.NameOrdinal = append(b.NameOrdinal, src.NameOrdinal[from:to]...)
 }
 
 // appendServerRef appends a row whose server id is value r of src's,

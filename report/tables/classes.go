@@ -8,9 +8,10 @@ import (
 )
 
 // WriteClasses writes classes.parquet: the class table beside the
-// published one, then the buckets (normative = false).
-func WriteClasses(w io.Writer, r *report.Report) error {
-	t, err := newTable[classesBatch]("classes.parquet", w, classesColumns())
+// published one, then the buckets (normative = false), with meta as
+// NewToolsWriter.
+func WriteClasses(w io.Writer, r *report.Report, meta ...KV) error {
+	t, err := newTable[classesBatch]("classes.parquet", w, classesColumns(), meta...)
 	if err != nil {
 		return err
 	}

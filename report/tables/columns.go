@@ -79,6 +79,12 @@ func (c *StringColumn) lastIs(b []byte, ok bool) bool {
 	return bytes.Equal(c.data[c.start(n-1):c.ends[n-1]], b)
 }
 
+// Value returns row i's bytes (as stored: invalid UTF-8 replaced) and
+// whether it is not null.
+func (c *StringColumn) Value(i int) ([]byte, bool) {
+	return c.data[c.start(i):c.ends[i]], !c.null[i]
+}
+
 // Reset empties the column, keeping its memory.
 func (c *StringColumn) Reset() {
 	c.data, c.ends, c.null = c.data[:0], c.ends[:0], c.null[:0]

@@ -1,7 +1,6 @@
 package tables
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -19,25 +18,18 @@ func columnName(id string) string {
 	return strings.ReplaceAll(strings.TrimPrefix(id, "gg:"), "-", "_")
 }
 
-// LabelColumn is the column name of a class or bucket in tools.parquet
-// (gg:url-endpoint: url_endpoint).
-func LabelColumn(b classify.Set) string { return columnName(classify.RuleOf(b).ID) }
-
-// ClassBits are the five classes in the order of the tables' columns.
-func ClassBits() []classify.Set { return slices.Clone(classBits) }
-
 // labelColumns names the columns of a group of label bits, with suffix.
 func labelColumns(bits []classify.Set, suffix string) []string {
 	var names []string
 	for _, b := range bits {
-		names = append(names, columnName(classify.RuleOf(b).ID)+suffix)
+		names = append(names, columnName(b.ID())+suffix)
 	}
 	return names
 }
 
 // toolsColumns is the schema of tools.parquet: server_id, tool, ordinal,
-// line, property_count, a boolean per class, per class-required, and the
-// two buckets.
+// name_ordinal, line, property_count, the two hashes, a boolean per class,
+// per class-required, and the two buckets.
 func toolsColumns() []column[ToolsBatch] {
 	cols := []column[ToolsBatch]{
 		stringColumn("server_id", true, func(b *ToolsBatch) (*StringColumn, []int32) { return &b.ServerID, b.serverRef }),
@@ -49,6 +41,7 @@ func toolsColumns() []column[ToolsBatch] {
 			}
 			return s.ints
 		}),
+		int64Column("name_ordinal", func(b *ToolsBatch, _ int64, _ *scratch) []int64 { return b.NameOrdinal }),
 		int64Column("line", func(b *ToolsBatch, _ int64, _ *scratch) []int64 { return b.Line }),
 		int32Column("property_count", func(b *ToolsBatch) []int32 { return b.Properties }),
 		hashColumn("definition_sha256", false, func(b *ToolsBatch) ([]Hash, []bool) { return b.Definition, nil }),
@@ -57,7 +50,7 @@ func toolsColumns() []column[ToolsBatch] {
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
 	cols = append(cols, boolGroup(labelColumns(classBits, "_required"), classBits, func(b *ToolsBatch) []classify.Set { return b.Required })...)
 	cols = append(cols, boolGroup(labelColumns(bucketBits, ""), bucketBits, func(b *ToolsBatch) []classify.Set { return b.Labels })...)
-	// The non-normative sensitivity variants, in sensitivity.Variants order:
+	// The non-normative sensitivity variants, in sensitivity.Variants() order:
 	// camel_case_<class>, word_split_<class>, deep_<class>, true where the
 	// variant adds the class to the tool. The counts through required
 	// properties are in report.json and classify --sensitivity only.
@@ -68,7 +61,7 @@ func toolsColumns() []column[ToolsBatch] {
 	} {
 		var names []string
 		for _, name := range labelColumns(classBits, "") {
-			names = append(names, sensitivity.Variants[i]+"_"+name)
+			names = append(names, sensitivity.Variants()[i]+"_"+name)
 		}
 		cols = append(cols, boolGroup(names, classBits, sets)...)
 	}
@@ -76,15 +69,16 @@ func toolsColumns() []column[ToolsBatch] {
 }
 
 // propertiesColumns is the schema of properties.parquet: server_id, tool,
-// tool_ordinal, property, where, required, then a boolean per class and per
-// bucket, as tools.parquet has them (WHERE credential_value).
+// tool_ordinal, property, location (properties, definitions/<key>,
+// $defs/<key>; not "where", an SQL keyword), required, then a boolean per
+// class and per bucket, as tools.parquet has them (WHERE credential_value).
 func propertiesColumns() []column[PropertiesBatch] {
 	cols := []column[PropertiesBatch]{
 		stringColumn("server_id", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.ServerID, b.toolRef }),
 		stringColumn("tool", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Tool, b.toolRef }),
 		int64Column("tool_ordinal", func(b *PropertiesBatch, _ int64, _ *scratch) []int64 { return b.ToolOrdinal }),
 		stringColumn("property", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Name, nil }),
-		stringColumn("where", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Where, nil }),
+		stringColumn("location", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Where, nil }),
 		boolColumn("required", func(b *PropertiesBatch, _ *scratch) []bool { return b.Required }),
 	}
 	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *PropertiesBatch) []classify.Set { return b.Labels })...)

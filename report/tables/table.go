@@ -41,13 +41,19 @@ type table[B any, PB rowGroup[B]] struct {
 	s       scratch
 }
 
-// newTable starts the file name (for errors) on w with the columns cols.
-func newTable[B any, PB rowGroup[B]](name string, w io.Writer, cols []column[B]) (*table[B, PB], error) {
+// newTable starts the file name (for errors) on w with the columns cols
+// and, beside the version and rules every table carries, the key-value
+// metadata meta.
+func newTable[B any, PB rowGroup[B]](name string, w io.Writer, cols []column[B], meta ...KV) (*table[B, PB], error) {
 	fields := make(schema.FieldList, len(cols))
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(batchRows),
-		parquet.WithCreatedBy("atlas-reproduce"),
+		parquet.WithCreatedBy(createdBy()),
+	}
+	kv, err := fileMetadata(meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for i, c := range cols {
 		fields[i] = c.node
@@ -57,7 +63,7 @@ func newTable[B any, PB rowGroup[B]](name string, w io.Writer, cols []column[B])
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(parquet.NewWriterProperties(props...)))
+	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(parquet.NewWriterProperties(props...)), file.WithWriteMetadata(kv))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -125,9 +131,10 @@ type ToolsWriter struct {
 	*table[ToolsBatch, *ToolsBatch]
 }
 
-// NewToolsWriter starts tools.parquet on w.
-func NewToolsWriter(w io.Writer) (*ToolsWriter, error) {
-	t, err := newTable[ToolsBatch]("tools.parquet", w, toolsColumns())
+// NewToolsWriter starts tools.parquet on w, with meta (Source) beside the
+// version and rules in its footer.
+func NewToolsWriter(w io.Writer, meta ...KV) (*ToolsWriter, error) {
+	t, err := newTable[ToolsBatch]("tools.parquet", w, toolsColumns(), meta...)
 	if err != nil {
 		return nil, err
 	}
@@ -144,9 +151,10 @@ type PropertiesWriter struct {
 	*table[PropertiesBatch, *PropertiesBatch]
 }
 
-// NewPropertiesWriter starts properties.parquet on w.
-func NewPropertiesWriter(w io.Writer) (*PropertiesWriter, error) {
-	t, err := newTable[PropertiesBatch]("properties.parquet", w, propertiesColumns())
+// NewPropertiesWriter starts properties.parquet on w, with meta as
+// NewToolsWriter.
+func NewPropertiesWriter(w io.Writer, meta ...KV) (*PropertiesWriter, error) {
+	t, err := newTable[PropertiesBatch]("properties.parquet", w, propertiesColumns(), meta...)
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +187,10 @@ type ChangesWriter struct {
 	*table[ChangesBatch, *ChangesBatch]
 }
 
-// NewChangesWriter starts changes.parquet on w.
-func NewChangesWriter(w io.Writer) (*ChangesWriter, error) {
-	t, err := newTable[ChangesBatch]("changes.parquet", w, changesColumns())
+// NewChangesWriter starts changes.parquet on w, with meta as
+// NewToolsWriter.
+func NewChangesWriter(w io.Writer, meta ...KV) (*ChangesWriter, error) {
+	t, err := newTable[ChangesBatch]("changes.parquet", w, changesColumns(), meta...)
 	if err != nil {
 		return nil, err
 	}

@@ -121,6 +121,7 @@ func (r *tableRows) write(t *testing.T, chunk func() int) (toolsPq, propsPq []by
 			tools.Definition = append(tools.Definition, v.def)
 			tools.Schema = append(tools.Schema, v.schema)
 			tools.HasSchema = append(tools.HasSchema, v.hasSchema)
+			tools.NameOrdinal = append(tools.NameOrdinal, int64((first+i)%3))
 			for _, p := range r.props[v.firstProp:v.lastProp] {
 				properties.ToolOrdinal = append(properties.ToolOrdinal, int64(i))
 				properties.Name.Append([]byte(p.name))
@@ -222,7 +223,7 @@ func TestTablesRoundTrip(t *testing.T) {
 	}
 	classCols := []string{"credential_value", "filesystem_path", "command_string", "money_amount", "url_endpoint"}
 	tools, names, f := readTable(t, toolsPq)
-	wantNames := []string{"server_id", "tool", "ordinal", "line", "property_count", "definition_sha256", "schema_sha256"}
+	wantNames := []string{"server_id", "tool", "ordinal", "name_ordinal", "line", "property_count", "definition_sha256", "schema_sha256"}
 	wantNames = append(wantNames, classCols...)
 	for _, c := range classCols {
 		wantNames = append(wantNames, c+"_required")
@@ -244,7 +245,7 @@ func TestTablesRoundTrip(t *testing.T) {
 		if v.hasSchema {
 			schemaHex = hex.EncodeToString(v.schema[:])
 		}
-		want := []any{valid(v.server), valid(v.name), int64(i), v.line, v.count, hex.EncodeToString(v.def[:]), schemaHex}
+		want := []any{valid(v.server), valid(v.name), int64(i), int64(i % 3), v.line, v.count, hex.EncodeToString(v.def[:]), schemaHex}
 		for _, set := range []classify.Set{v.labels, v.required} {
 			for _, b := range classBits {
 				want = append(want, set&b != 0)
@@ -264,7 +265,7 @@ func TestTablesRoundTrip(t *testing.T) {
 	}
 
 	props, names, f := readTable(t, propsPq)
-	wantNames = append([]string{"server_id", "tool", "tool_ordinal", "property", "where", "required"}, classCols...)
+	wantNames = append([]string{"server_id", "tool", "tool_ordinal", "property", "location", "required"}, classCols...)
 	wantNames = append(wantNames, "raw_content_blob", "account_identity")
 	if !slices.Equal(names, wantNames) {
 		t.Fatalf("properties.parquet columns %v, want %v", names, wantNames)

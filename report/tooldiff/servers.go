@@ -15,15 +15,15 @@ import (
 )
 
 // reachability adds the servers reachable in one release only, when both
-// releases' servers.jsonl can be found (see serversFile) and say which
+// releases' servers.jsonl were found (see serversFile) and say which
 // servers were reachable. It is best effort: a release without the file,
 // or whose records carry no "reachable", leaves the counts out.
-func reachability(oldDir, newDir string, d *report.ToolDiff) {
-	oldR, ok := readReachable(serversFile(oldDir))
+func reachability(oldServers, newServers string, d *report.ToolDiff) {
+	oldR, ok := readReachable(oldServers)
 	if !ok {
 		return
 	}
-	newR, ok := readReachable(serversFile(newDir))
+	newR, ok := readReachable(newServers)
 	if !ok {
 		return
 	}

@@ -2,9 +2,9 @@
 // appeared, vanished or changed between two census releases, and which
 // tools gained or lost a risk class.
 //
-// A tool is identified by its server id, its name and its ordinal among the
-// tools of that name on that server; it changed when its definition_sha256
-// differs. The comparison reads both runs' tools.parquet a batch of rows at
+// A tool is identified by its toolid.Key: its server id, its name and its
+// ordinal among the tools of that name on that server; it changed
+// (toolid.Changed) when its definition_sha256 differs. The comparison reads both runs' tools.parquet a batch of rows at
 // a time and holds, per tool of the old run, one fixed-size entry (a
 // 16-byte digest of server id and name, the 32-byte definition hash, the
 // labels and the row: 56 bytes) in one sorted slice, never the rows'
@@ -19,13 +19,13 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
-	"hash/maphash"
 	"io"
 	"math/bits"
 	"path/filepath"
 	"slices"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -40,10 +40,14 @@ type Options struct {
 	Changes io.Writer
 	// First is how many rows of each list the result keeps (default 20).
 	First int
+	// NewTools is the new run's tools.parquet when it is not yet in newDir
+	// (a run held to a baseline before it publishes its files); empty
+	// reads newDir/tools.parquet.
+	NewTools string
+	// NewServers is the new release's servers.jsonl(.gz) when newDir does
+	// not lead to it; empty looks for it from newDir.
+	NewServers string
 }
-
-// key is the digest of a tool's server id and name.
-type key [16]byte
 
 // entry is one tool of the old run.
 type entry struct {
@@ -55,41 +59,13 @@ type entry struct {
 	matched  bool
 }
 
-// keyer digests server ids and names. Its seeds are random per process:
-// digests are compared only within one comparison.
-type keyer struct {
-	s1, s2 maphash.Seed
-	h      maphash.Hash
-}
+// key is the digest of a tool's server id and name (its toolid.Key but
+// the ordinal, which the order of the entries holds).
+type key = toolid.Digest
 
-func newKeyer() *keyer { return &keyer{s1: maphash.MakeSeed(), s2: maphash.MakeSeed()} }
-
-func (k *keyer) tool(r *row) key {
-	var out key
-	binary.LittleEndian.PutUint64(out[:8], k.sum(k.s1, r))
-	binary.LittleEndian.PutUint64(out[8:], k.sum(k.s2, r))
-	return out
-}
-
-func (k *keyer) sum(seed maphash.Seed, r *row) uint64 {
-	h := &k.h
-	h.SetSeed(seed)
-	// Lengths and null flags first, so that no two pairs run together.
-	var head [18]byte
-	head[0], head[1] = b2u(r.hasServer), b2u(r.hasName)
-	binary.LittleEndian.PutUint64(head[2:], uint64(len(r.server)))
-	binary.LittleEndian.PutUint64(head[10:], uint64(len(r.name)))
-	h.Write(head[:])
-	h.Write(r.server)
-	h.Write(r.name)
-	return h.Sum64()
-}
-
-func b2u(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
+// digest is the key of row r.
+func digest(k *toolid.Keyer, r *tables.ToolRow) key {
+	return k.Digest(r.Server, r.HasServer, r.Name, r.HasName)
 }
 
 // Compare compares the tools.parquet of the runs in the folders oldDir and
@@ -119,10 +95,13 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 		}
 		return d, set.Commit()
 	}
-	c := &comparison{opt: opt, keys: newKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
+	c := &comparison{opt: opt, keys: toolid.NewKeyer(), d: report.NewToolDiff(), servers: map[string]uint8{}}
 	oldPath, newPath := filepath.Join(oldDir, "tools.parquet"), filepath.Join(newDir, "tools.parquet")
+	if opt.NewTools != "" {
+		newPath = opt.NewTools
+	}
 	if opt.Changes != nil {
-		w, err := tables.NewChangesWriter(opt.Changes)
+		w, err := tables.NewChangesWriter(opt.Changes, tables.Source("tools changed from the run in "+oldDir+" to the run in "+newDir))
 		if err != nil {
 			return nil, err
 		}
@@ -131,11 +110,11 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 	// One allocation of the old run's entries: growing the slice by
 	// doubling would hold two copies at once.
 	size := func(n int64) { c.entries = make([]entry, 0, n) }
-	if err := readToolsSized(ctx, oldPath, false, size, c.old); err != nil {
+	if err := tables.ReadTools(ctx, oldPath, tables.ReadOptions{Rows: size}, c.old); err != nil {
 		return nil, err
 	}
 	c.index()
-	if err := readTools(ctx, newPath, false, c.new); err != nil {
+	if err := tables.ReadTools(ctx, newPath, tables.ReadOptions{}, c.new); err != nil {
 		return nil, err
 	}
 	if err := c.removed(ctx, oldPath); err != nil {
@@ -147,14 +126,18 @@ func Compare(ctx context.Context, oldDir, newDir string, opt Options) (*report.T
 			return nil, err
 		}
 	}
-	reachability(oldDir, newDir, c.d)
+	newServers := opt.NewServers
+	if newServers == "" && newDir != "" {
+		newServers = serversFile(newDir)
+	}
+	reachability(serversFile(oldDir), newServers, c.d)
 	return c.d, nil
 }
 
 // comparison is the state of one Compare.
 type comparison struct {
 	opt  Options
-	keys *keyer
+	keys *toolid.Keyer
 	d    *report.ToolDiff
 	w    *tables.ChangesWriter
 
@@ -172,26 +155,26 @@ type comparison struct {
 }
 
 // old takes one tool of the old run.
-func (c *comparison) old(r *row) error {
+func (c *comparison) old(r *tables.ToolRow) error {
 	c.entries = append(c.entries, entry{
-		key: c.keys.tool(r), def: r.def, ordinal: uint32(r.ordinal),
-		labels: uint8(r.labels & classify.Classes), required: uint8(r.required & classify.Classes),
+		key: digest(c.keys, r), def: r.Definition, ordinal: uint32(r.Ordinal),
+		labels: uint8(r.Labels & classify.Classes), required: uint8(r.Required & classify.Classes),
 	})
 	c.server(r, 1)
 	return nil
 }
 
-func (c *comparison) server(r *row, side uint8) {
-	if !r.hasServer {
+func (c *comparison) server(r *tables.ToolRow, side uint8) {
+	if !r.HasServer {
 		return
 	}
-	if s, ok := c.servers[string(r.server)]; ok {
+	if s, ok := c.servers[string(r.Server)]; ok {
 		if s&side == 0 {
-			c.servers[string(r.server)] = s | side
+			c.servers[string(r.Server)] = s | side
 		}
 		return
 	}
-	id := string(r.server)
+	id := string(r.Server)
 	c.servers[id] = side
 	if side == 1 {
 		c.oldServers = append(c.oldServers, id)
@@ -254,9 +237,9 @@ func (c *comparison) run(k *key) int {
 
 // new takes one tool of the new run: the n-th tool of a name on a server
 // pairs with the n-th of the old run.
-func (c *comparison) new(r *row) error {
+func (c *comparison) new(r *tables.ToolRow) error {
 	c.server(r, 2)
-	k := c.keys.tool(r)
+	k := digest(c.keys, r)
 	start := c.run(&k)
 	var e *entry
 	var nameOrdinal int64
@@ -269,7 +252,7 @@ func (c *comparison) new(r *row) error {
 			nameOrdinal = int64(i-start) + 1
 		}
 	}
-	newSide := &tables.ChangeSide{Ordinal: r.ordinal, Definition: r.def, Labels: r.labels & classify.Classes, Required: r.required & classify.Classes}
+	newSide := &tables.ChangeSide{Ordinal: r.Ordinal, Definition: r.Definition, Labels: r.Labels & classify.Classes, Required: r.Required & classify.Classes}
 	if e == nil {
 		if c.added == nil {
 			c.added = map[key]int64{}
@@ -278,39 +261,59 @@ func (c *comparison) new(r *row) error {
 		c.added[k]++
 		c.d.Tools.Added++
 		c.d.Count(0, newSide.Labels, 0, newSide.Required)
-		return c.emit("added", r, nameOrdinal, nil, newSide, &c.d.First.Added, c.d.Tools.Added)
+		return c.emit(toolid.Added, r, nameOrdinal, nil, newSide, &c.d.First.Added)
 	}
 	e.matched = true
 	oldSide := &tables.ChangeSide{Ordinal: int64(e.ordinal), Definition: e.def, Labels: classify.Set(e.labels), Required: classify.Set(e.required)}
 	// Labels are compared for every pair: a new classifier may relabel
 	// an unchanged definition.
 	c.d.Count(oldSide.Labels, newSide.Labels, oldSide.Required, newSide.Required)
-	if e.def == r.def {
+	if e.def == r.Definition {
 		c.d.Tools.Unchanged++
 		return nil
 	}
 	c.d.Tools.Changed++
-	return c.emit("changed", r, nameOrdinal, oldSide, newSide, &c.d.First.Changed, c.d.Tools.Changed)
+	return c.emit(toolid.Changed, r, nameOrdinal, oldSide, newSide, &c.d.First.Changed)
 }
 
-// emit writes one change to changes.parquet and keeps it in first when
-// it is among the first n.
-func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange, n int64) error {
+// emit writes one change to changes.parquet (every change, in file order)
+// and keeps it in first when it is among the first rows the lists show:
+// the tools that gained a class come first, then the rest, each part in
+// file order (the new run's for added and changed tools, the old run's
+// for removed ones), so that the rows a reviewer must see are not pushed
+// out of the list by unremarkable ones.
+func (c *comparison) emit(change toolid.ChangeKind, r *tables.ToolRow, nameOrdinal int64, old, new *tables.ChangeSide, first *[]report.ToolChange) error {
 	if c.w != nil {
-		if err := c.w.Add(change, r.server, r.name, r.hasServer, r.hasName, nameOrdinal, old, new); err != nil {
+		if err := c.w.Add(change.String(), r.Server, r.Name, r.HasServer, r.HasName, nameOrdinal, old, new); err != nil {
 			return err
 		}
 	}
-	if n > int64(c.opt.First) {
+	var before, after classify.Set
+	if old != nil {
+		before = old.Labels
+	}
+	if new != nil {
+		after = new.Labels
+	}
+	gained := after&^before != 0
+	at := len(*first)
+	if gained {
+		// After the last row that gained a class.
+		at = 0
+		for at < len(*first) && len((*first)[at].ClassesGained) > 0 {
+			at++
+		}
+	}
+	if at >= c.opt.First {
 		return nil
 	}
 	tc := report.ToolChange{Change: change, NameOrdinal: nameOrdinal}
-	if r.hasServer {
-		s := string(r.server)
+	if r.HasServer {
+		s := string(r.Server)
 		tc.ServerID = &s
 	}
-	if r.hasName {
-		s := string(r.name)
+	if r.HasName {
+		s := string(r.Name)
 		tc.Tool = &s
 	}
 	if old != nil {
@@ -320,7 +323,10 @@ func (c *comparison) emit(change string, r *row, nameOrdinal int64, old, new *ta
 		tc.NewSHA256, tc.New, tc.NewReq = hex.EncodeToString(new.Definition[:]), new.Labels, new.Required
 	}
 	tc.SetLabels()
-	*first = append(*first, tc)
+	*first = slices.Insert(*first, at, tc)
+	if len(*first) > c.opt.First {
+		*first = (*first)[:c.opt.First]
+	}
 	return nil
 }
 
@@ -354,14 +360,13 @@ func (c *comparison) removed(ctx context.Context, oldPath string) error {
 	if c.w == nil && len(rows) > c.opt.First {
 		rows = rows[:c.opt.First]
 	}
-	next, n := 0, int64(0)
-	return readTools(ctx, oldPath, true, func(r *row) error {
-		for next < len(rows) && int64(rows[next].e.ordinal) == r.ordinal {
+	next := 0
+	return tables.ReadTools(ctx, oldPath, tables.ReadOptions{NamesOnly: true}, func(r *tables.ToolRow) error {
+		for next < len(rows) && int64(rows[next].e.ordinal) == r.Ordinal {
 			g := rows[next]
 			next++
-			n++
-			old := &tables.ChangeSide{Ordinal: r.ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
-			if err := c.emit("removed", r, g.nameOrdinal, old, nil, &c.d.First.Removed, n); err != nil {
+			old := &tables.ChangeSide{Ordinal: r.Ordinal, Definition: g.e.def, Labels: classify.Set(g.e.labels), Required: classify.Set(g.e.required)}
+			if err := c.emit(toolid.Removed, r, g.nameOrdinal, old, nil, &c.d.First.Removed); err != nil {
 				return err
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 	"os"
 	"path/filepath"
@@ -35,7 +36,10 @@ func writeRun(t *testing.T, tools []tool) string {
 		t.Fatal(err)
 	}
 	var b tables.ToolsBatch
+	seen := map[[2]string]int64{}
 	for i, tl := range tools {
+		b.NameOrdinal = append(b.NameOrdinal, seen[[2]string{tl.server, tl.name}])
+		seen[[2]string{tl.server, tl.name}]++
 		b.AppendServerID([]byte(tl.server), tl.server != "")
 		b.Name.AppendNullable([]byte(tl.name), tl.name != "")
 		b.Line = append(b.Line, int64(i+1))
@@ -116,7 +120,7 @@ func TestCompare(t *testing.T) {
 	var got []id
 	for _, list := range [][]report.ToolChange{d.First.Added, d.First.Removed, d.First.Changed} {
 		for _, c := range list {
-			got = append(got, id{c.Change, strOr(c.ServerID), strOr(c.Tool), c.NameOrdinal})
+			got = append(got, id{c.Change.String(), strOr(c.ServerID), strOr(c.Tool), c.NameOrdinal})
 		}
 	}
 	want := []id{{"added", "s1", "dup", 2}, {"added", "s4", "fresh", 0}, {"removed", "s1", "gone", 0}, {"removed", "s3", "only", 0},
@@ -193,6 +197,63 @@ func readChanges(t *testing.T, data []byte) [][]any {
 		}
 	}
 	return rows
+}
+
+// TestCompareListsGainedFirst: the lists show the tools that gained a
+// class first, each part in file order, however many unremarkable changes
+// come before them; changes.parquet keeps file order.
+func TestCompareListsGainedFirst(t *testing.T) {
+	var old, new []tool
+	for i := range 6 {
+		n := fmt.Sprint("t", i)
+		old = append(old, tool{"s", n, n, url, 0})
+		switch i {
+		case 3:
+			new = append(new, tool{"s", n, n + "'", url | cmd, 0}) // gained cmd
+		case 5:
+			new = append(new, tool{"s", n, n + "'", url | cred, 0}) // gained cred
+		default:
+			new = append(new, tool{"s", n, n + "'", url, 0}) // changed, no class gained
+		}
+	}
+	new = append(new, tool{"s", "plain", "plain", 0, 0}, tool{"s", "risky", "risky", cmd, 0})
+	for _, tc := range []struct {
+		first          int
+		changed, added []string
+	}{
+		{2, []string{"t3", "t5"}, []string{"risky", "plain"}},
+		{3, []string{"t3", "t5", "t0"}, []string{"risky", "plain"}},
+		{20, []string{"t3", "t5", "t0", "t1", "t2", "t4"}, []string{"risky", "plain"}},
+		{1, []string{"t3"}, []string{"risky"}},
+	} {
+		t.Run(fmt.Sprint("first=", tc.first), func(t *testing.T) {
+			var changes bytes.Buffer
+			d, err := Compare(context.Background(), writeRun(t, old), writeRun(t, new), Options{First: tc.first, Changes: &changes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			names := func(cs []report.ToolChange) []string {
+				var out []string
+				for _, c := range cs {
+					out = append(out, *c.Tool)
+				}
+				return out
+			}
+			if got := names(d.First.Changed); !slices.Equal(got, tc.changed) {
+				t.Errorf("changed %v, want %v", got, tc.changed)
+			}
+			if got := names(d.First.Added); !slices.Equal(got, tc.added) {
+				t.Errorf("added %v, want %v", got, tc.added)
+			}
+			var fileOrder []any
+			for _, r := range readChanges(t, changes.Bytes()) {
+				fileOrder = append(fileOrder, r[2])
+			}
+			if want := []any{"t0", "t1", "t2", "t3", "t4", "t5", "plain", "risky"}; !slices.Equal(fileOrder, want) {
+				t.Errorf("changes.parquet order %v, want %v", fileOrder, want)
+			}
+		})
+	}
 }
 
 func TestCompareRejectsRunsWithoutHashes(t *testing.T) {

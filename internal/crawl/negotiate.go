@@ -1,0 +1,195 @@
+package crawl
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+)
+
+// Version negotiation, as the specification's revision 2026-07-28
+// describes it: a client asks a server at the newest revision first, by
+// server/discover, with no handshake and no session; a server that answers
+// with an error (or an HTTP error status, or not within a third of the
+// deadline) is asked again, on a fresh connection, by initialize at the
+// newest revision with a handshake (RequestedVersion); a server whose
+// POSTs fail with a 4xx is then tried over legacy HTTP+SSE (see
+// Prober.Probe).
+
+// StatelessVersion is the protocol revision of the stateless generation:
+// no initialize, no Mcp-Session-Id; server/discover first, and every
+// request carries the protocol version, client capabilities and client
+// info in its _meta and the MCP-Protocol-Version header (the SDK adds
+// both).
+const StatelessVersion = "2026-07-28"
+
+// Generations of the protocol, as servers.jsonl.gz records them.
+const (
+	// GenerationStateless is a server reached by server/discover.
+	GenerationStateless = "stateless"
+	// GenerationSession is a server reached by initialize.
+	GenerationSession = "session"
+)
+
+// ProtocolVersions are the revisions the crawl asks servers for, newest
+// first: StatelessVersion by server/discover, then RequestedVersion by
+// initialize (a server may answer initialize with an older revision).
+func ProtocolVersions() []string { return []string{StatelessVersion, RequestedVersion} }
+
+// methodDiscover is the request of the stateless generation that opens
+// every exchange.
+const methodDiscover = "server/discover"
+
+// codeUnsupportedVersion is the JSON-RPC error of a request at a revision
+// the server does not speak; its data.supported lists those it does.
+const codeUnsupportedVersion = -32022
+
+// RPCError is a JSON-RPC error object as a server sent it.
+type RPCError struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// serverError is the first JSON-RPC error of the server in err's chain,
+// or nil. The SDK's own rejection of a transport failure is not one.
+func serverError(err error) *RPCError {
+	var we *jsonrpc.Error
+	if err == nil || !errors.As(err, &we) || we.Code == rejectedCode {
+		return nil
+	}
+	e := &RPCError{Code: we.Code, Message: we.Message}
+	if len(we.Data) > 0 {
+		e.Data = compact(ReplaceInvalidUTF8(we.Data))
+	}
+	return e
+}
+
+// supportedVersions is the data.supported of an unsupported-version error.
+func (e *RPCError) supportedVersions() []string {
+	if e.Code != codeUnsupportedVersion || len(e.Data) == 0 {
+		return nil
+	}
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	if json.Unmarshal(e.Data, &d) != nil {
+		return nil
+	}
+	return d.Supported
+}
+
+// errNoInitialize ends the stateless attempt where the SDK would fall back
+// to initialize on the same connection: the crawl falls back on a fresh one,
+// so that each attempt has its own HTTP state and its own failure.
+var errNoInitialize = errors.New("server/discover failed")
+
+// discoverTimeout bounds the wait for server/discover: a server of an older
+// revision may never answer a method it does not know, and initialize must
+// still have time.
+func (p *Prober) discoverTimeout() time.Duration {
+	return p.opt.Timeout / 3
+}
+
+// tryStateless opens a stateless exchange by server/discover and lists the
+// tools. It returns the status of the discover POST, and whether the
+// server should be asked again by initialize: after an error answer, an
+// HTTP error status other than an authorization challenge, an answer that
+// is not a usable discover result, or no answer within discoverTimeout;
+// not after a failure of the connection, the address policy, a redirect or
+// the byte cap, which initialize would meet again.
+func (p *Prober) tryStateless(ctx context.Context, u *url.URL) (Result, int, bool) {
+	hs := p.newHTTPState(ctx, u)
+	r := Result{Transport: TransportStreamable, mem: hs.mem}
+	capt := &capture{hs: hs, discoverOnly: true}
+	t := &mcp.StreamableClientTransport{
+		Endpoint: u.String(), HTTPClient: hs.client(), MaxRetries: -1, DisableStandaloneSSE: true,
+		MaxEventSize: p.maxEventSize(),
+	}
+	dctx, cancel := context.WithTimeout(ctx, p.discoverTimeout())
+	defer cancel()
+	cs, err := newClient().Connect(dctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: StatelessVersion})
+	status := int(hs.initStatus.Load())
+	init := capt.initial()
+	if err != nil {
+		r = capt.keep(r)
+		if r.SupportedVersions == nil {
+			r.SupportedVersions = init.supported
+		}
+		hf := hs.failure.Load()
+		retry := ctx.Err() == nil && (dctx.Err() != nil || hf == nil || !finalKinds[hf.Kind])
+		return p.fail(ctx, hs, r, methodDiscover, err), status, retry
+	}
+	defer cs.Close()
+	r.Initialized, r.Generation = true, GenerationStateless
+	if ir := cs.InitializeResult(); ir != nil {
+		r.ProtocolVersion = ir.ProtocolVersion
+	}
+	r.SupportedVersions = init.supported
+	r.ServerInfo, r.Capabilities, r.Instructions, r.ToolsCapability = init.serverInfo, init.capabilities, init.instructions, init.tools
+	return p.listTools(ctx, hs, cs, capt, r), status, false
+}
+
+// finalKinds are the failures of server/discover after which initialize is
+// not tried: it would meet them again.
+var finalKinds = map[string]bool{
+	KindConnect: true, KindBlocked: true, KindAuthRequired: true, KindRedirect: true, KindTooManyBytes: true,
+}
+
+// parseDiscoverResult keeps what a server/discover result says of the
+// server: its versions, capabilities, instructions, and the serverInfo of
+// its _meta.
+func parseDiscoverResult(raw json.RawMessage) initFields {
+	var res struct {
+		SupportedVersions []string                   `json:"supportedVersions"`
+		Capabilities      json.RawMessage            `json:"capabilities"`
+		Instructions      *string                    `json:"instructions"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	var ir initFields
+	if json.Unmarshal(ReplaceInvalidUTF8(raw), &res) != nil {
+		return ir
+	}
+	ir.answered = true
+	ir.supported = res.SupportedVersions
+	ir.serverInfo, ir.capabilities, ir.instructions = compact(res.Meta["io.modelcontextprotocol/serverInfo"]), compact(res.Capabilities), res.Instructions
+	ir.tools = hasTools(res.Capabilities)
+	return ir
+}
+
+// cacheHints are the ttlMs and cacheScope of a tools/list result.
+type cacheHints struct {
+	ttlMs *int64
+	scope string
+}
+
+func (h *cacheHints) read(res map[string]json.RawMessage) {
+	var ttl int64
+	if raw, ok := res["ttlMs"]; ok && json.Unmarshal(raw, &ttl) == nil {
+		h.ttlMs = &ttl
+	}
+	if raw, ok := res["cacheScope"]; ok {
+		_ = json.Unmarshal(raw, &h.scope)
+	}
+}
+
+// protocolCounts lists the counts newest version first, then by
+// generation.
+func protocolCounts(m map[ProtocolKey]int) []release.ProtocolCount {
+	out := make([]release.ProtocolCount, 0, len(m))
+	for k, n := range m {
+		out = append(out, release.ProtocolCount{ProtocolVersion: k.Version, Generation: k.Generation, Servers: n})
+	}
+	slices.SortFunc(out, func(a, b release.ProtocolCount) int {
+		return cmp.Or(-cmp.Compare(a.ProtocolVersion, b.ProtocolVersion), cmp.Compare(a.Generation, b.Generation))
+	})
+	return out
+}

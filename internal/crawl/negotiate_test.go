@@ -1,0 +1,191 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statelessOnly is a Go SDK server that speaks only the stateless revision,
+// with cache hints on its lists.
+func statelessOnly(tools []testTool) http.Handler {
+	s := mcp.NewServer(&mcp.Implementation{Name: "stateless-only", Version: "2"}, &mcp.ServerOptions{
+		SupportedProtocolVersions: []string{StatelessVersion},
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = 60000, "private"
+		},
+	})
+	for _, t := range tools {
+		s.AddTool(t.sdkTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
+}
+
+// refusing answers every call with an unsupported-version error in an
+// HTTP 400, as a server of a revision the crawl does not know would.
+func refusing() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var msg struct {
+			ID json.RawMessage `json:"id"`
+		}
+		body, _ := io.ReadAll(r.Body)
+		_ = json.Unmarshal(body, &msg)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2099-01-01"],"requested":"x"}}}`, msg.ID)
+	})
+}
+
+// refusingInitialized answers initialize and then refuses its notification.
+func refusingInitialized() http.Handler {
+	init := scripted(map[string]string{"initialize": initResult})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), `"notifications/initialized"`) {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		init.ServeHTTP(w, r)
+	})
+}
+
+// TestNegotiation: the newest revision first, then initialize, then legacy
+// SSE; each record keeps what was negotiated, or what failed and why.
+func TestNegotiation(t *testing.T) {
+	tools := genTools(3, "n")
+	ttl, zero := int64(60000), int64(0)
+	// A stateful SDK server refuses server/discover with -32022, naming
+	// the revisions with a handshake it speaks.
+	legacy := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v == StatelessVersion })
+	cases := []struct {
+		name       string
+		handler    http.Handler
+		path       string
+		reachable  bool
+		transport  string
+		version    string
+		generation string
+		supported  []string
+		ttl        *int64
+		scope      string
+		step       string
+		rpcCode    int64
+	}{
+		{name: "2026-07-28 only, stateless", handler: statelessOnly(tools), reachable: true, transport: TransportStreamable,
+			version: StatelessVersion, generation: GenerationStateless, supported: []string{StatelessVersion}, ttl: &ttl, scope: "private"},
+		{name: "SDK server with sessions", handler: mcpHandler(newSDKServer(tools, 0)), reachable: true, transport: TransportStreamable,
+			version: RequestedVersion, generation: GenerationSession, supported: legacy, ttl: &zero, scope: "public"},
+		{name: "SDK server, stateless, every revision", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newSDKServer(tools, 0) },
+			&mcp.StreamableHTTPOptions{Stateless: true}), reachable: true, transport: TransportStreamable,
+			version: StatelessVersion, generation: GenerationStateless, supported: mcp.SupportedProtocolVersions(), ttl: &zero, scope: "public"},
+		{name: "hand-written 2025-03-26 server", handler: scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`}),
+			reachable: true, transport: TransportStreamable, version: "2025-03-26", generation: GenerationSession},
+		{name: "legacy SSE after two refused POSTs", handler: mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return newSDKServer(tools, 0) }, nil), path: "/mcp",
+			reachable: true, transport: TransportSSE, version: RequestedVersion, generation: GenerationSession, ttl: &zero, scope: "public"},
+		{name: "refuses every revision", handler: refusing(), transport: TransportStreamable,
+			supported: []string{"2099-01-01"}, step: "initialize", rpcCode: -32022},
+		{name: "refuses notifications/initialized", handler: refusingInitialized(), transport: TransportStreamable,
+			version: "2025-03-26", generation: GenerationSession, step: "notifications/initialized"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := probeOnce(t, ProbeOptions{}, serve(t, c.handler).URL+c.path)
+			if r.Reachable != c.reachable || r.ProtocolVersion != c.version || r.Generation != c.generation || !slices.Equal(r.SupportedVersions, c.supported) {
+				t.Fatalf("reachable=%v (%s %s) version %q generation %q supported %q; want %v %q %q %q",
+					r.Reachable, r.ErrorKind, r.Error, r.ProtocolVersion, r.Generation, r.SupportedVersions, c.reachable, c.version, c.generation, c.supported)
+			}
+			if c.reachable && (r.Transport != c.transport || len(r.Tools) == 0) {
+				t.Errorf("transport %q, %d tools", r.Transport, len(r.Tools))
+			}
+			if (r.ToolsTTLMs == nil) != (c.ttl == nil) || (c.ttl != nil && *r.ToolsTTLMs != *c.ttl) || r.ToolsCacheScope != c.scope {
+				t.Errorf("ttlMs %v cacheScope %q, want %v %q", r.ToolsTTLMs, r.ToolsCacheScope, c.ttl, c.scope)
+			}
+			if r.FailedStep != c.step {
+				t.Errorf("failed step %q, want %q", r.FailedStep, c.step)
+			}
+			if c.rpcCode != 0 && (r.RPCError == nil || r.RPCError.Code != c.rpcCode || !strings.Contains(string(r.RPCError.Data), `"supported":["2099-01-01"]`)) {
+				t.Errorf("rpc error %+v, want code %d with its data", r.RPCError, c.rpcCode)
+			}
+			e := newEntry(&target{id: "x", url: "x"}, &r)
+			b, _ := json.Marshal(e.Server)
+			if c.generation != "" && !strings.Contains(string(b), `"generation":"`+c.generation+`"`) {
+				t.Errorf("record %s lacks the generation", b)
+			}
+			if c.step != "" && !strings.Contains(string(b), `"failed_step":"`+c.step+`"`) {
+				t.Errorf("record %s lacks the failed step", b)
+			}
+		})
+	}
+}
+
+// TestStatelessOnlyAsItsClient: the probe of a Go SDK server that speaks
+// only 2026-07-28 negotiates what the SDK's own client negotiates and
+// lists what it lists.
+func TestStatelessOnlyAsItsClient(t *testing.T) {
+	tools := genTools(8, "s")
+	url := serve(t, statelessOnly(tools)).URL
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "own", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var want []*mcp.Tool
+	for tl, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, tl)
+	}
+	r := probeOnce(t, ProbeOptions{}, url)
+	if !r.Reachable || r.ProtocolVersion != cs.InitializeResult().ProtocolVersion || len(r.Tools) != len(want) {
+		t.Fatalf("reachable=%v (%s) protocol %s, %d tools; the SDK's client: %s, %d tools",
+			r.Reachable, r.Error, r.ProtocolVersion, len(r.Tools), cs.InitializeResult().ProtocolVersion, len(want))
+	}
+	for i, tl := range want {
+		b, err := json.Marshal(tl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, exp := nameAndSchema(t, r.Tools[i]), nameAndSchema(t, b); !reflect.DeepEqual(got, exp) {
+			t.Errorf("tool %d:\n got %v\nwant %v", i, got, exp)
+		}
+	}
+}
+
+// TestDiscoverUnanswered: a server of an older revision that never answers
+// server/discover is still asked by initialize, within the deadline.
+func TestDiscoverUnanswered(t *testing.T) {
+	answer := scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`})
+	ts := serveHanging(t, func(stop <-chan struct{}) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(body), `"server/discover"`) {
+				select {
+				case <-r.Context().Done():
+				case <-stop:
+				}
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+			answer.ServeHTTP(w, r)
+		})
+	})
+	r := probeOnce(t, ProbeOptions{Timeout: 3 * time.Second}, ts.URL)
+	if !r.Reachable || r.Generation != GenerationSession || len(r.Tools) != 1 {
+		t.Fatalf("reachable=%v (%s %s) generation %q, %d tools", r.Reachable, r.ErrorKind, r.Error, r.Generation, len(r.Tools))
+	}
+}

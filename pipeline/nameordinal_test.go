@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
+)
+
+// TestNameOrdinalAndMetadata: tools.parquet numbers each tool among the
+// tools of its name on its server, across records of every shape, nulls
+// apart; every table carries the version, the rules and the source in its
+// footer, and created_by names the build.
+func TestNameOrdinalAndMetadata(t *testing.T) {
+	lines := []string{
+		`{"server_id": "a", "tool": {"name": "x"}}`,
+		`{"server_id": "a", "tools": [{"name": "x"}, {"name": "y"}, {"name": "x"}]}`,
+		`{"server_id": "b", "tools": [{"name": "x"}]}`,
+		`{"tools": [{"name": "x"}, {"name": "x"}]}`,
+		`{"server_id": "a", "tools": [{"name": 7}, {"description": "no name"}]}`,
+		`{"server_id": "a", "name": "x", "inputSchema": {}}`,
+	}
+	// server/name: ordinal, in file order.
+	want := []string{"a/x:0", "a/x:1", "a/y:0", "a/x:2", "b/x:0", "null/x:0", "null/x:1", "a/null:0", "a/null:1", "a/x:3"}
+	dir := t.TempDir()
+	files := map[string][]byte{
+		release.ToolsFile:      gz(t, []byte(strings.Join(lines, "\n")+"\n")),
+		release.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n")),
+		release.CandidatesFile: []byte("{\"url\": \"https://x\"}\n"),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	r, err := Run(context.Background(), Options{Data: dir, Out: out, NoVerify: true, Workers: 2, ChunkSize: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// {"name": "x"} is served by a and b: the most shared definition, named.
+	if ms := r.Definitions.MostShared; len(ms) != 1 || ms[0].Tool != "x" || ms[0].Servers != 2 {
+		t.Errorf("most shared %+v, want one, the tool x on 2 servers", ms)
+	}
+	f, err := file.OpenParquetFile(filepath.Join(out, "tools.parquet"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	str := func(name string, i int) string {
+		c := tbl.Column(tbl.Schema().FieldIndices(name)[0]).Data().Chunk(0).(*array.String)
+		if c.IsNull(i) {
+			return "null"
+		}
+		return c.Value(i)
+	}
+	ords := tbl.Column(tbl.Schema().FieldIndices("name_ordinal")[0]).Data().Chunk(0).(*array.Int64)
+	var got []string
+	for i := range int(tbl.NumRows()) {
+		got = append(got, fmt.Sprintf("%s/%s:%d", str("server_id", i), str("tool", i), ords.Value(i)))
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("name ordinals\n got %v\nwant %v", got, want)
+	}
+
+	for _, name := range []string{"tools.parquet", "properties.parquet", "classes.parquet"} {
+		pf, err := file.OpenParquetFile(filepath.Join(out, name), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := pf.MetaData()
+		kv := md.KeyValueMetadata()
+		for key, want := range map[string]string{
+			tables.MetaVersion: "atlas-reproduce ",
+			tables.MetaRules:   tables.RulesID(),
+			tables.MetaSource:  "census files, hashes not checked",
+		} {
+			if v := kv.FindValue(key); v == nil || !strings.HasPrefix(*v, want) {
+				t.Errorf("%s: metadata %s = %v, want %q", name, key, v, want)
+			}
+		}
+		if cb := md.GetCreatedBy(); !strings.HasPrefix(cb, "atlas-reproduce version ") {
+			t.Errorf("%s: created_by %q", name, cb)
+		}
+		pf.Close()
+	}
+}

@@ -1,0 +1,196 @@
+package tables
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+)
+
+// ToolRow is one tool as read back from a run's tools.parquet. Its byte
+// slices alias the batch being read: valid until the callback returns.
+type ToolRow struct {
+	// Ordinal is the row's index in the file (its ordinal column).
+	Ordinal int64
+	// Server and Name are server_id and tool; HasServer and HasName are
+	// false for a null.
+	Server, Name       []byte
+	HasServer, HasName bool
+	// Definition is definition_sha256.
+	Definition Hash
+	// Labels and Required are the classes (normative only) of the class
+	// columns and of the <class>_required columns.
+	Labels, Required classify.Set
+}
+
+// ReadOptions choose what ReadTools reads.
+type ReadOptions struct {
+	// NamesOnly reads server_id and tool alone (Definition, Labels and
+	// Required are left zero), for a second pass that only needs names.
+	NamesOnly bool
+	// Rows, when set, is told the file's row count before the first row,
+	// so that the caller can size its memory once.
+	Rows func(n int64)
+}
+
+// readBatch is how many rows ReadTools decodes at a time.
+const readBatch = 32 * 1024
+
+// ReadTools calls fn for every row of the tools.parquet at path, in
+// order, decoding a batch of rows at a time: memory is one batch, whatever
+// the file's size. A file that lacks a column it needs, or holds one of
+// another type, is an error naming the file.
+func ReadTools(ctx context.Context, path string, opt ReadOptions, fn func(*ToolRow) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatch}, memory.DefaultAllocator)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if opt.Rows != nil {
+		opt.Rows(pf.NumRows())
+	}
+	names := readColumns(opt.NamesOnly)
+	sc := pf.MetaData().Schema
+	idx := make([]int, len(names))
+	for i, n := range names {
+		if idx[i] = sc.ColumnIndexByName(n); idx[i] < 0 {
+			if n == definitionColumn {
+				return fmt.Errorf("%s: no %s column: the run predates definition hashes; run it again to compare tool by tool", path, n)
+			}
+			return fmt.Errorf("%s: no %s column: not a tools.parquet of run", path, n)
+		}
+	}
+	rr, err := fr.GetRecordReader(ctx, idx, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	defer rr.Release()
+	var ordinal int64
+	for {
+		rec, err := rr.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cols, err := typedColumns(rec, names)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if ordinal, err = cols.rows(ordinal, int(rec.NumRows()), opt.NamesOnly, fn); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+}
+
+// definitionColumn is the column of a tool's definition hash.
+const definitionColumn = "definition_sha256"
+
+// readColumns names the columns ReadTools reads, in the order typedColumns
+// sorts them into: the two strings, the definition hash, then the class
+// and class-required booleans in classBits order.
+func readColumns(namesOnly bool) []string {
+	names := []string{"server_id", "tool"}
+	if namesOnly {
+		return names
+	}
+	names = append(names, definitionColumn)
+	names = append(names, labelColumns(classBits, "")...)
+	return append(names, labelColumns(classBits, "_required")...)
+}
+
+// batchCols are a record batch's columns, typed.
+type batchCols struct {
+	strs  []*array.String
+	bools []*array.Boolean
+}
+
+func typedColumns(rec arrow.RecordBatch, names []string) (batchCols, error) {
+	var c batchCols
+	for i, n := range names {
+		switch a := rec.Column(i).(type) {
+		case *array.String:
+			c.strs = append(c.strs, a)
+		case *array.Boolean:
+			c.bools = append(c.bools, a)
+		default:
+			return c, fmt.Errorf("column %s has type %s", n, a.DataType())
+		}
+	}
+	return c, nil
+}
+
+// rows calls fn for the n rows of the batch, numbered from ordinal, and
+// returns the ordinal after them.
+func (c *batchCols) rows(ordinal int64, n int, namesOnly bool, fn func(*ToolRow) error) (int64, error) {
+	var r ToolRow
+	for i := range n {
+		r = ToolRow{Ordinal: ordinal}
+		ordinal++
+		r.Server, r.HasServer = str(c.strs[0], i)
+		r.Name, r.HasName = str(c.strs[1], i)
+		if !namesOnly {
+			if err := decodeHash(&r.Definition, c.strs[2], i); err != nil {
+				return ordinal, fmt.Errorf("row %d: %s: %w", r.Ordinal, definitionColumn, err)
+			}
+			for j, b := range classBits {
+				if c.bools[j].Value(i) {
+					r.Labels |= b
+				}
+				if c.bools[len(classBits)+j].Value(i) {
+					r.Required |= b
+				}
+			}
+		}
+		if err := fn(&r); err != nil {
+			return ordinal, err
+		}
+	}
+	return ordinal, nil
+}
+
+// decodeHash reads row i of a hash column into h. The hash columns'
+// physical type is decided here and in hashColumn alone: today 64
+// lowercase hex digits in a string.
+func decodeHash(h *Hash, a *array.String, i int) error {
+	v, ok := str(a, i)
+	if !ok || len(v) != 2*len(Hash{}) {
+		return fmt.Errorf("%q is not a SHA-256", v)
+	}
+	_, err := hex.Decode(h[:], v)
+	return err
+}
+
+// str is row i of a string column, and false for a null.
+func str(a *array.String, i int) ([]byte, bool) {
+	if a.IsNull(i) {
+		return nil, false
+	}
+	v := a.Value(i)
+	// The bytes alias the batch's buffer, read-only; no copy per row.
+	return unsafe.Slice(unsafe.StringData(v), len(v)), true
+}
