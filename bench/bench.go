@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/klauspost/pgzip"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -57,8 +59,8 @@ type Options struct {
 	Workers int
 	// Work is a scratch folder.
 	Work string
-	// Log receives progress lines.
-	Log io.Writer
+	// Logger receives progress lines; nil discards them.
+	Logger *slog.Logger
 }
 
 // Row is the result at one scale.
@@ -116,7 +118,7 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 				if tail > 0 && so.Tools-tail < so.Servers-1 {
 					return nil, fmt.Errorf("bench: a heavy tail of %d tools does not fit in %d tools", tail, so.Tools)
 				}
-				logf(opt.Log, "synthesising %d tools (%d×, largest server %d tools) in %s", so.Tools, scale, tail, data)
+				logf(opt.Logger, "synthesising %d tools (%d×, largest server %d tools) in %s", so.Tools, scale, tail, data)
 				if _, err := synth.Write(ctx, data, so); err != nil {
 					return nil, err
 				}
@@ -134,9 +136,9 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 	return rows, nil
 }
 
-func logf(w io.Writer, format string, a ...any) {
-	if w != nil {
-		fmt.Fprintf(w, "bench: "+format+"\n", a...)
+func logf(l *slog.Logger, format string, a ...any) {
+	if l != nil {
+		l.Info(fmt.Sprintf("bench: "+format, a...))
 	}
 }
 
@@ -146,18 +148,18 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale, tail i
 	if tail > 0 {
 		label += " heavy tail"
 	}
-	tools := filepath.Join(data, synth.ServerToolsFile)
+	tools := filepath.Join(data, release.ToolsFile)
 	fi, err := os.Stat(tools)
 	if err != nil {
 		return row, err
 	}
 	row.GzBytes = fi.Size()
-	sums := filepath.Join(data, synth.SumsFile)
+	sums := filepath.Join(data, release.SumsFile)
 
 	gzipDC, _ := exec.LookPath("gzip")
 	var gunzip, gzipTimes, pipeline, python []time.Duration
 	for i := 0; i < opt.Runs; i++ {
-		logf(opt.Log, "%s: run %d of %d", label, i+1, opt.Runs)
+		logf(opt.Logger, "%s: run %d of %d", label, i+1, opt.Runs)
 		d, n, err := timeGunzip(tools)
 		if err != nil {
 			return row, err

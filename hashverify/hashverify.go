@@ -15,18 +15,14 @@ import (
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
-)
-
-// Snapshot file names, in the order the spec lists them.
-const (
-	ServersFile    = "servers.jsonl.gz"
-	ToolsFile      = "server_tools.jsonl.gz"
-	CandidatesFile = "candidates_remotes.jsonl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // SnapshotFiles returns the three files a run reads and verifies, in the
 // spec's order (a fresh slice).
-func SnapshotFiles() []string { return []string{ServersFile, ToolsFile, CandidatesFile} }
+func SnapshotFiles() []string {
+	return []string{release.ServersFile, release.ToolsFile, release.CandidatesFile}
+}
 
 // Manifest maps a file's base name to its lowercase hex SHA-256.
 type Manifest map[string]string
@@ -37,9 +33,9 @@ func Pinned() Manifest { return maps.Clone(pinned) }
 
 // pinned is the spec's manifest; see Pinned.
 var pinned = Manifest{
-	ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
-	ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
-	CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
+	release.ServersFile:    "3071866184521fb36aeac6ac715687ed4bf99b9b034646da61176f54a3dfa9d8",
+	release.ToolsFile:      "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f",
+	release.CandidatesFile: "2f24ccc39ffeebe17f2dfe3c59f04b5b2f816c886239fdfe8df4995848326157",
 }
 
 // IsPinned reports whether m holds exactly the pinned hashes of the three

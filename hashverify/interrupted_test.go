@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // TestReadSHA256SumsHalfCommitted: a manifest in a folder left between two
@@ -14,7 +15,7 @@ import (
 func TestReadSHA256SumsHalfCommitted(t *testing.T) {
 	dir := t.TempDir()
 	sums := filepath.Join(dir, "SHA256SUMS")
-	line := "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f  " + ToolsFile + "\n"
+	line := "2350dc773dc43fd6ed0b012588f3ff295fb358106a0291a7dc59c57427f5780f  " + release.ToolsFile + "\n"
 	if err := os.WriteFile(sums, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}

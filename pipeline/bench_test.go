@@ -10,6 +10,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
@@ -29,7 +30,7 @@ func benchRun(b *testing.B, opt synth.Options) {
 	if _, err := synth.Write(context.Background(), data, opt); err != nil {
 		b.Fatal(err)
 	}
-	m, err := hashverify.ReadSHA256Sums(filepath.Join(data, synth.SumsFile))
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(data, release.SumsFile))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func benchRun(b *testing.B, opt synth.Options) {
 		}
 	}
 	b.StopTimer()
-	b.SetBytes(gunzippedSize(b, filepath.Join(data, hashverify.ToolsFile)))
+	b.SetBytes(gunzippedSize(b, filepath.Join(data, release.ToolsFile)))
 	b.ReportMetric(float64(int64(opt.Tools)*int64(b.N))/b.Elapsed().Seconds(), "tools/s")
 }
 

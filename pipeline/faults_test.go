@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // writeCensus writes the three files with the given tools file content and
@@ -25,9 +26,9 @@ func writeCensus(t *testing.T, tools []byte, candidates []byte) (string, hashver
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string][]byte{
-		hashverify.ToolsFile:      tools,
-		hashverify.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n")),
-		hashverify.CandidatesFile: candidates,
+		release.ToolsFile:      tools,
+		release.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n")),
+		release.CandidatesFile: candidates,
 	}
 	m := hashverify.Manifest{}
 	for name, b := range files {
@@ -94,8 +95,8 @@ func TestZipWithMissingMember(t *testing.T) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for name, body := range map[string][]byte{
-		"census/" + hashverify.ToolsFile:   gz(t, goodTools(10)),
-		"census/" + hashverify.ServersFile: gz(t, []byte("{}\n")),
+		"census/" + release.ToolsFile:   gz(t, goodTools(10)),
+		"census/" + release.ServersFile: gz(t, []byte("{}\n")),
 	} {
 		w, _ := zw.Create(name)
 		w.Write(body)
@@ -105,7 +106,7 @@ func TestZipWithMissingMember(t *testing.T) {
 	os.WriteFile(zipPath, buf.Bytes(), 0o644)
 	out := t.TempDir()
 	_, err := Run(context.Background(), Options{Data: zipPath, Out: out, NoVerify: true})
-	if err == nil || !strings.Contains(err.Error(), hashverify.CandidatesFile+": not found") || !strings.Contains(err.Error(), zipPath) {
+	if err == nil || !strings.Contains(err.Error(), release.CandidatesFile+": not found") || !strings.Contains(err.Error(), zipPath) {
 		t.Fatalf("err = %v", err)
 	}
 	assertNoOutputs(t, out)
@@ -179,12 +180,12 @@ func TestDiskFull(t *testing.T) {
 	assertNoOutputs(t, mnt)
 }
 
-// cancelOnWrite cancels a context the first time the progress bar draws,
-// which happens once the run has started reading: a deterministic way to
-// cancel a run in the middle.
-type cancelOnWrite struct{ cancel context.CancelFunc }
-
-func (c cancelOnWrite) Write(p []byte) (int, error) { c.cancel(); return len(p), nil }
+// cancelOnProgress cancels a context the first time the run reports
+// progress, which happens once it has started reading: a deterministic way
+// to cancel a run in the middle.
+func cancelOnProgress(cancel context.CancelFunc) func(string, int64, int64) {
+	return func(string, int64, int64) { cancel() }
+}
 
 // TestCancelMidRun: a cancelled run stops every stage, publishes nothing,
 // and leaks no goroutine.
@@ -194,7 +195,7 @@ func TestCancelMidRun(t *testing.T) {
 	out := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	_, err := Run(ctx, Options{Data: data, Out: out, Manifest: m, ManifestName: "m", Workers: 4, ChunkSize: 4096, Progress: cancelOnWrite{cancel}})
+	_, err := Run(ctx, Options{Data: data, Out: out, Manifest: m, ManifestName: "m", Workers: 4, ChunkSize: 4096, Progress: cancelOnProgress(cancel)})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

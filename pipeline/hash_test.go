@@ -16,8 +16,8 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -64,9 +64,9 @@ func TestHashesMatchPython(t *testing.T) {
 	census.WriteString("]}\n")
 	data := t.TempDir()
 	for name, b := range map[string][]byte{
-		hashverify.ToolsFile:      gz(t, census.Bytes()),
-		hashverify.ServersFile:    gz(t, []byte(`{"server_id": "s0"}`+"\n")),
-		hashverify.CandidatesFile: []byte(`{"url": "https://x"}` + "\n"),
+		release.ToolsFile:      gz(t, census.Bytes()),
+		release.ServersFile:    gz(t, []byte(`{"server_id": "s0"}`+"\n")),
+		release.CandidatesFile: []byte(`{"url": "https://x"}` + "\n"),
 	} {
 		if err := os.WriteFile(filepath.Join(data, name), b, 0o644); err != nil {
 			t.Fatal(err)

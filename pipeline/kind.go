@@ -81,7 +81,7 @@ func setBaseline(ctx context.Context, r *report.Report, dir, toolsPath string) e
 	d.Old.Label, d.New.Label = dir, "this run"
 	opt := tooldiff.Options{NewTools: toolsPath}
 	for _, in := range r.Inputs {
-		if in.Name == hashverify.ServersFile && !strings.Contains(in.Location, "!") {
+		if in.Name == release.ServersFile && !strings.Contains(in.Location, "!") {
 			opt.NewServers = in.Location
 		}
 	}
@@ -144,8 +144,8 @@ func notSnapshotHint(opt Options, manifest hashverify.Manifest) string {
 		return ""
 	}
 	sums := "FILE"
-	if fi, err := os.Stat(filepath.Join(opt.Data, "SHA256SUMS")); err == nil && fi.Mode().IsRegular() {
-		sums = filepath.Join(opt.Data, "SHA256SUMS")
+	if fi, err := os.Stat(filepath.Join(opt.Data, release.SumsFile)); err == nil && fi.Mode().IsRegular() {
+		sums = filepath.Join(opt.Data, release.SumsFile)
 	}
 	return fmt.Errorf("\nthese files are not the pinned %s snapshot, whose hashes the run checks by default: "+
 		"for another census release, give its own hashes with --sha256sums %s; to count without checking, --no-verify",

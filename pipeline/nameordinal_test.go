@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
-	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
@@ -34,9 +34,9 @@ func TestNameOrdinalAndMetadata(t *testing.T) {
 	want := []string{"a/x:0", "a/x:1", "a/y:0", "a/x:2", "b/x:0", "null/x:0", "null/x:1", "a/null:0", "a/null:1", "a/x:3"}
 	dir := t.TempDir()
 	files := map[string][]byte{
-		hashverify.ToolsFile:      gz(t, []byte(strings.Join(lines, "\n")+"\n")),
-		hashverify.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n")),
-		hashverify.CandidatesFile: []byte("{\"url\": \"https://x\"}\n"),
+		release.ToolsFile:      gz(t, []byte(strings.Join(lines, "\n")+"\n")),
+		release.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n")),
+		release.CandidatesFile: []byte("{\"url\": \"https://x\"}\n"),
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {

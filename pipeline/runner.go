@@ -10,8 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 	"io"
+	"log/slog"
 	"runtime"
 	"sort"
 	"strings"
@@ -20,17 +20,18 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/pgzip"
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/source"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
 // Options configure a run.
@@ -68,10 +69,12 @@ type Options struct {
 	// Baseline is a previous run's output folder: a release's report then
 	// sets its figures beside that run's, class by class and tool by tool.
 	Baseline string
-	// Progress receives progress bars; nil draws none.
-	Progress io.Writer
-	// Log receives the one-line summary; nil discards it.
-	Log io.Writer
+	// Progress, when not nil, is told after each read how many compressed
+	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
+	// size (total), from the goroutine that reads it.
+	Progress func(file string, done, total int64)
+	// Logger receives the one-line summary; nil discards it.
+	Logger *slog.Logger
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -140,7 +143,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	for i, name := range hashverify.SnapshotFiles() {
 		f := files[name]
 		inputs[i] = report.Input{Name: name, Location: f.Location}
-		if name == hashverify.ToolsFile {
+		if name == release.ToolsFile {
 			g.Go(func() error {
 				var err error
 				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], source)
@@ -215,15 +218,15 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	if opt.Log != nil {
+	if opt.Logger != nil {
 		el := time.Since(start)
 		verdict := "verdict " + r.Verdict
 		if r.Verdict == "" {
 			verdict = "no verdict"
 		}
-		fmt.Fprintf(opt.Log, "%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); %s report, %s; outputs in %s\n",
-			hashverify.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
-			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Kind, verdict, opt.Out)
+		opt.Logger.Info(fmt.Sprintf("%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); %s report, %s; outputs in %s",
+			release.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
+			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Kind, verdict, opt.Out))
 	}
 	return r, nil
 }
@@ -261,20 +264,14 @@ func (s *stream) finish() error {
 }
 
 // openStream opens f for reading; the caller must close the stream.
-func openStream(f *source.File, progress io.Writer) (*stream, error) {
+// progress, when not nil, is told of every read.
+func openStream(f *source.File, progress func(file string, done, total int64)) (*stream, error) {
 	if f.Size == 0 {
 		return nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
 	}
 	var raw io.Reader = f
 	if progress != nil {
-		bar := progressbar.NewOptions64(f.Size,
-			progressbar.OptionSetWriter(progress),
-			progressbar.OptionSetDescription(f.Name),
-			progressbar.OptionShowBytes(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)
-		raw = io.TeeReader(raw, bar)
+		raw = &countingReader{r: f, report: func(n int64) { progress(f.Name, n, f.Size) }}
 	}
 	s := &stream{hr: hashverify.NewReader(raw)}
 	if !strings.HasSuffix(f.Name, ".gz") {
@@ -429,16 +426,21 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	return res, nil
 }
 
-// countingReader counts the decompressed bytes, for the summary and for
-// error positions.
+// countingReader counts the bytes read through it: the decompressed ones,
+// for the summary and for error positions, and the compressed ones, for
+// Options.Progress, which report is then told after each read.
 type countingReader struct {
-	r io.Reader
-	n int64
+	r      io.Reader
+	n      int64
+	report func(n int64)
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n += int64(n)
+	if c.report != nil && n > 0 {
+		c.report(c.n)
+	}
 	return n, err
 }
 

@@ -25,6 +25,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -68,9 +69,9 @@ func smallCensus(t testing.TB, n int) (string, string) {
 	}
 	tools.WriteString(`{"server_id": "x", "tool": {"name": "ſecret\ud800", "inputSchema": {"properties": {"İd": {"description": "amount in USD"}, "p": 1}, "required": ["p", 3], "properties": {"dest_path": {"description": NaN}}}}}` + "\n")
 	files := map[string][]byte{
-		hashverify.ToolsFile:      gz(t, tools.Bytes()),
-		hashverify.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n{\"server_id\": \"b\"}\n")),
-		hashverify.CandidatesFile: []byte("{\"url\": \"https://x\"}\n"),
+		release.ToolsFile:      gz(t, tools.Bytes()),
+		release.ServersFile:    gz(t, []byte("{\"server_id\": \"a\"}\n{\"server_id\": \"b\"}\n")),
+		release.CandidatesFile: []byte("{\"url\": \"https://x\"}\n"),
 	}
 	dir := t.TempDir()
 	var sums strings.Builder
@@ -112,7 +113,7 @@ func TestRunMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(testenv.Python3(t), referencePy, "census", filepath.Join(data, hashverify.ToolsFile)).Output()
+	out, err := exec.Command(testenv.Python3(t), referencePy, "census", filepath.Join(data, release.ToolsFile)).Output()
 	if err != nil {
 		t.Fatalf("reference census: %v", err)
 	}
@@ -269,12 +270,12 @@ func TestVerificationFailures(t *testing.T) {
 
 	// A hash mismatch names the file and both hashes, and publishes nothing.
 	m, _ := hashverify.ReadSHA256Sums(sums)
-	actual := m[hashverify.ToolsFile]
-	m[hashverify.ToolsFile] = strings.Repeat("0", 64)
+	actual := m[release.ToolsFile]
+	m[release.ToolsFile] = strings.Repeat("0", 64)
 	opt := Options{Data: data, Out: t.TempDir(), Manifest: m, ManifestName: "SHA256SUMS", Workers: 2}
 	_, err := Run(context.Background(), opt)
 	var mm *hashverify.MismatchError
-	if !errors.As(err, &mm) || !strings.Contains(err.Error(), hashverify.ToolsFile) ||
+	if !errors.As(err, &mm) || !strings.Contains(err.Error(), release.ToolsFile) ||
 		!strings.Contains(err.Error(), actual) || !strings.Contains(err.Error(), strings.Repeat("0", 64)) {
 		t.Fatalf("mismatch: %v", err)
 	}
@@ -296,9 +297,9 @@ func TestVerificationFailures(t *testing.T) {
 	assertNoOutputs(t, opt.Out)
 
 	// A missing file is named.
-	os.Remove(filepath.Join(data, hashverify.CandidatesFile))
+	os.Remove(filepath.Join(data, release.CandidatesFile))
 	opt = runOpts(t, data, sums)
-	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), hashverify.CandidatesFile) {
+	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), release.CandidatesFile) {
 		t.Fatalf("missing file: %v", err)
 	}
 	assertNoOutputs(t, opt.Out)
@@ -327,7 +328,7 @@ func TestNoVerifyIsUnverified(t *testing.T) {
 func TestInspect(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	data, _ := smallCensus(t, 300)
-	os.Remove(filepath.Join(data, hashverify.CandidatesFile))
+	os.Remove(filepath.Join(data, release.CandidatesFile))
 	var out bytes.Buffer
 	if err := Inspect(context.Background(), data, 20, 30, &out); err != nil {
 		t.Fatal(err)

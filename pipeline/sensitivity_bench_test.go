@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkSensitivityCost(b *testing.B) {
 		if _, err := synth.Write(context.Background(), data, opt); err != nil {
 			b.Fatal(err)
 		}
-		benchSensitivity(b, data, filepath.Join(data, synth.SumsFile))
+		benchSensitivity(b, data, filepath.Join(data, release.SumsFile))
 	})
 	b.Run("real", func(b *testing.B) {
 		data, sums := smallCensus(b, 50000)

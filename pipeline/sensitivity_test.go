@@ -19,7 +19,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"go.uber.org/goleak"
 
-	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
@@ -154,7 +154,7 @@ func TestSensitivityLeavesNormativeFiguresAlone(t *testing.T) {
 	}
 
 	// CPython, per tool, summed.
-	want := pythonSensitivity(t, filepath.Join(data, hashverify.ToolsFile))
+	want := pythonSensitivity(t, filepath.Join(data, release.ToolsFile))
 	s := rOn.Sensitivity
 	if s == nil || !s.NonNormative {
 		t.Fatalf("sensitivity figures %+v", s)

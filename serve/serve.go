@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -76,6 +77,9 @@ type Config struct {
 	// connections after its context was cancelled, while the requests in
 	// flight finish.
 	OnDrain func()
+	// Logger receives the server's notices (draining, the http.Server's
+	// errors); nil discards them.
+	Logger *slog.Logger
 
 	// The http.Server timeouts (see the defaults above for what each
 	// bounds).
@@ -103,6 +107,9 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.WriteTimeout, DefaultWriteTimeout)
 	defaults.Set(&c.IdleTimeout, DefaultIdleTimeout)
 	defaults.Set(&c.ShutdownTimeout, DefaultShutdownTimeout)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	return c
 }
 
@@ -172,6 +179,7 @@ func (s *Server) HTTPServer() *http.Server {
 		IdleTimeout:       s.cfg.IdleTimeout,
 		MaxHeaderBytes:    httpserve.MaxHeaderBytes,
 		ConnState:         s.testHookConnState,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
 }
 
@@ -189,8 +197,11 @@ func (s *Server) Run(ctx context.Context, ready func(net.Addr)) error {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	ln = netutil.LimitListener(ln, s.cfg.MaxConns)
 	hs := s.HTTPServer()
+	// net/http runs these once its listeners are closed.
+	hs.RegisterOnShutdown(func() {
+		s.cfg.Logger.Info("serve: stopped accepting connections; finishing the requests in flight")
+	})
 	if s.cfg.OnDrain != nil {
-		// net/http runs these once its listeners are closed.
 		hs.RegisterOnShutdown(s.cfg.OnDrain)
 	}
 	stopReclaim := s.reclaimer()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"strconv"
@@ -63,7 +64,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	defer os.RemoveAll(work)
 	rows, err := bench.Run(ctx, bench.Options{
 		Data: *data, Tools: *tools, Scales: sc, MaxServerTools: *maxServerTools, PythonScales: ps, Runs: *runs,
-		Binary: self, Workers: *workers, Work: work, Log: env.stderr,
+		Binary: self, Workers: *workers, Work: work, Logger: env.logger(slog.LevelInfo),
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
@@ -59,7 +60,7 @@ func makeGiantCensus(t *testing.T, n, tools int) (string, *synth.Truth) {
 // nothing; at exactly its length the run passes.
 func TestMaxLineRefusesLongerLine(t *testing.T) {
 	data, _ := makeGiantCensus(t, 3000, 2000)
-	line, size := longestLine(t, filepath.Join(data, synth.ServerToolsFile))
+	line, size := longestLine(t, filepath.Join(data, release.ToolsFile))
 	if size < 1<<19 {
 		t.Fatalf("longest line is %d bytes, want a giant one", size)
 	}
@@ -85,7 +86,7 @@ func TestMaxLineRefusesLongerLine(t *testing.T) {
 				}
 				return
 			}
-			want := fmt.Sprintf("%s: line %d is %d bytes, longer than %d", synth.ServerToolsFile, line, size, tt.max)
+			want := fmt.Sprintf("%s: line %d is %d bytes, longer than %d", release.ToolsFile, line, size, tt.max)
 			if !strings.Contains(stderr, want) {
 				t.Errorf("stderr does not say %q:\n%s", want, stderr)
 			}
@@ -104,7 +105,7 @@ func TestMaxLineRefusesLongerLine(t *testing.T) {
 // the generator's truth says, for one worker and for several.
 func TestGiantRecordCountsMatchTruth(t *testing.T) {
 	data, truth := makeGiantCensus(t, 8000, 6000)
-	if _, size := longestLine(t, filepath.Join(data, synth.ServerToolsFile)); size < 2<<20 {
+	if _, size := longestLine(t, filepath.Join(data, release.ToolsFile)); size < 2<<20 {
 		t.Fatalf("longest line is %d bytes, want more than 2 MiB", size)
 	}
 	var reports []string

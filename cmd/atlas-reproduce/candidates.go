@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // registryFlags are the registry options candidates and crawl share.
@@ -62,7 +63,7 @@ func (f *registryFlags) fetch(ctx context.Context, w io.Writer) ([]crawl.Candida
 
 func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "candidates", "candidates --registry URL --out FILE [--updated-since RFC3339] [--registry-timeout DURATION] [--registry-pages N]")
-	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of candidates_remotes.jsonl); written whole or not at all")
+	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of "+release.CandidatesFile+"); written whole or not at all")
 	var rf registryFlags
 	rf.register(fs)
 	if err := parseFlags(fs, args); err != nil {

@@ -4,13 +4,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // probeFlags are the per-server bounds crawl and scan share.
@@ -37,11 +38,11 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
-	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of candidates_remotes.jsonl), or one URL or package coordinate (npm:NAME@VERSION) per line")
+	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
 	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
-	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
+	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of "+release.ServersFile+", so that the bytes depend only on the answers")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
 	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
@@ -77,7 +78,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Logger: env.logger(slog.LevelInfo)}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err
@@ -92,10 +93,10 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		opt.CandidateList = list
 		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
 	}
-	if *progress && env.stderrIsTerminal {
-		opt.Progress = env.stderr
-	}
-	if _, err := crawl.Run(ctx, opt); err != nil {
+	opt.Progress = env.console().crawlProgress(env.drawBars(*progress))
+	_, err = crawl.Run(ctx, opt)
+	env.console().end(false)
+	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.stderr, "atlas-reproduce crawl: finished servers are kept in %s/%s; rerun with --out %s to resume\n",
 				*out, crawl.JournalFile, *out)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/klauspost/compress/zip"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
@@ -44,7 +45,7 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 	data, truth := makeCensus(t, 3000)
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
-	for _, name := range []string{synth.ServerToolsFile, synth.ServersFile, synth.CandidatesFile} {
+	for _, name := range []string{release.ToolsFile, release.ServersFile, release.CandidatesFile} {
 		b, err := os.ReadFile(filepath.Join(data, name))
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 
 	dest, out := t.TempDir(), t.TempDir()
 	stdout, stderr, code := run(t, "", "reproduce", "--dest", dest, "--out", out, "--record", "4242",
-		"--base-url", srv.URL, "--sha256sums", filepath.Join(data, synth.SumsFile))
+		"--base-url", srv.URL, "--sha256sums", filepath.Join(data, release.SumsFile))
 	// The record is not the snapshot: the report is a release's, printed,
 	// and reproduce exits 1 as sha256sum -c does when nothing reproduced.
 	if code != 1 {
@@ -92,7 +93,7 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 func TestDemoFlowMatchesTruth(t *testing.T) {
 	data, _ := makeCensus(t, 20000)
 	out := t.TempDir()
-	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, synth.SumsFile), "--out", out, "--require-reproduced"); code != 0 {
+	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, release.SumsFile), "--out", out, "--require-reproduced"); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
@@ -142,15 +143,15 @@ type fifoCensus struct {
 func newFIFOCensus(t *testing.T, data string) *fifoCensus {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{synth.ServersFile, synth.CandidatesFile, synth.SumsFile} {
+	for _, name := range []string{release.ServersFile, release.CandidatesFile, release.SumsFile} {
 		if err := os.Symlink(filepath.Join(data, name), filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := syscall.Mkfifo(filepath.Join(dir, synth.ServerToolsFile), 0o600); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(dir, release.ToolsFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &fifoCensus{dir: dir, src: filepath.Join(data, synth.ServerToolsFile)}
+	return &fifoCensus{dir: dir, src: filepath.Join(data, release.ToolsFile)}
 }
 
 // start blocks until the run opens the pipe, feeds it first bytes
@@ -158,7 +159,7 @@ func newFIFOCensus(t *testing.T, data string) *fifoCensus {
 // background.
 func (f *fifoCensus) start(t *testing.T, first int64) {
 	t.Helper()
-	w, err := os.OpenFile(filepath.Join(f.dir, synth.ServerToolsFile), os.O_WRONLY, 0)
+	w, err := os.OpenFile(filepath.Join(f.dir, release.ToolsFile), os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +198,7 @@ func TestSignalsStopTheRun(t *testing.T) {
 		t.Run(sig.s.String(), func(t *testing.T) {
 			fc := newFIFOCensus(t, data)
 			out := t.TempDir()
-			cmd := exec.Command(binary, "run", "--workers", "1", "--data", fc.dir, "--sha256sums", filepath.Join(data, synth.SumsFile), "--out", out)
+			cmd := exec.Command(binary, "run", "--workers", "1", "--data", fc.dir, "--sha256sums", filepath.Join(data, release.SumsFile), "--out", out)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -230,7 +231,7 @@ func TestSecondRunOnOneOut(t *testing.T) {
 	data, _ := makeCensus(t, 20000)
 	fc := newFIFOCensus(t, data)
 	out := t.TempDir()
-	sums := filepath.Join(data, synth.SumsFile)
+	sums := filepath.Join(data, release.SumsFile)
 	first := exec.Command(binary, "run", "--data", fc.dir, "--sha256sums", sums, "--out", out)
 	var firstErr bytes.Buffer
 	first.Stderr = &firstErr
@@ -266,7 +267,7 @@ func TestSecondRunOnOneOut(t *testing.T) {
 // by diff, naming it.
 func TestReadersRefuseHalfCommittedFolder(t *testing.T) {
 	data, _ := makeCensus(t, 2000)
-	sums := filepath.Join(data, synth.SumsFile)
+	sums := filepath.Join(data, release.SumsFile)
 	out := t.TempDir()
 	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", sums, "--out", out); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
@@ -301,7 +302,7 @@ func TestReadersRefuseHalfCommittedFolder(t *testing.T) {
 // the folder and publishes its own set.
 func TestRunRenameFailsHalfway(t *testing.T) {
 	data, _ := makeCensus(t, 2000)
-	sums := filepath.Join(data, synth.SumsFile)
+	sums := filepath.Join(data, release.SumsFile)
 	out := t.TempDir()
 	args := []string{"run", "--data", data, "--sha256sums", sums, "--out", out}
 	if _, stderr, code := run(t, "", args...); code != 0 {
@@ -355,7 +356,7 @@ func TestRequireReproduced(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "truth.json")
 	b, _ := os.ReadFile(filepath.Join(data, synth.TruthFile))
 	os.WriteFile(bad, []byte(strings.Replace(string(b), `"tools": `, `"tools": 1`, 1)), 0o644)
-	sums := filepath.Join(data, synth.SumsFile)
+	sums := filepath.Join(data, release.SumsFile)
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -4,31 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"strconv"
+	"log/slog"
 	"strings"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
 )
-
-// recordList collects a repeatable --record flag.
-type recordList []string
-
-func (l *recordList) String() string { return strings.Join(*l, ",") }
-
-func (l *recordList) Set(v string) error {
-	*l = append(*l, v)
-	return nil
-}
 
 // fetchFlags are the download flags fetch and reproduce share, with one
 // validation for both.
 type fetchFlags struct {
 	dest    string
-	records recordList
+	records listFlag
 	baseURL string
 	timeout time.Duration
 	retries int
@@ -36,15 +23,15 @@ type fetchFlags struct {
 
 func (f *fetchFlags) register(fs *flag.FlagSet, destUsage string) {
 	fs.StringVar(&f.dest, "dest", "", destUsage)
-	fs.Var(&f.records, "record", "Zenodo record `ID` (or DOI, or record URL; a concept record means its newest version) to fetch; repeatable (default: the pinned snapshot records "+strings.Join(fetch.SnapshotRecordIDs(), " and ")+")")
+	fs.Var(&f.records, "record", "Zenodo record `ID` (or DOI, or record URL; a concept record means its newest version) to fetch; repeatable, or comma-separated (default: the pinned snapshot records "+strings.Join(fetch.SnapshotRecordIDs(), " and ")+")")
 	fs.StringVar(&f.baseURL, "base-url", fetch.DefaultBaseURL, "Zenodo instance `URL`")
 	fs.DurationVar(&f.timeout, "timeout", fetch.DefaultTimeout, "abandon and retry a download attempt after this long without data from the server (0: wait forever)")
 	fs.IntVar(&f.retries, "retries", fetch.DefaultRetries, "download retries after a connection error, stall, 429 or 5xx (0: none)")
 }
 
 // options checks the flags and returns the download's options, reporting
-// to rep.
-func (f *fetchFlags) options(rep *fetchReporter) (fetch.Options, error) {
+// to rep and logging to log.
+func (f *fetchFlags) options(rep *fetchReporter, log *slog.Logger) (fetch.Options, error) {
 	switch {
 	case f.dest == "":
 		return fetch.Options{}, usageError{"--dest is required"}
@@ -69,7 +56,7 @@ func (f *fetchFlags) options(rep *fetchReporter) (fetch.Options, error) {
 		NoRetries: f.retries == 0,
 		NoTimeout: f.timeout == 0,
 		Progress:  rep,
-		Logf:      rep.logf,
+		Logger:    log,
 	}
 	return opts, nil
 }
@@ -90,8 +77,8 @@ func runFetch(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	rep := &fetchReporter{w: env.stderr, bars: *progress && env.stderrIsTerminal}
-	opts, err := ff.options(rep)
+	rep := newFetchReporter(env, *progress)
+	opts, err := ff.options(rep, env.logger(slog.LevelInfo))
 	if err != nil {
 		return err
 	}
@@ -106,107 +93,22 @@ func runFetch(ctx context.Context, env *cmdEnv, args []string) error {
 	return nil
 }
 
-// fetchReporter draws one progress bar per file on a terminal and, in every
-// case, one summary line per file once it is verified.
-type fetchReporter struct {
-	w    io.Writer
-	bars bool
-
-	bar *progressbar.ProgressBar
-	// base is the length the file had when the bar was made: the bar counts
-	// only this run's bytes, so that resumed bytes do not inflate the rate.
-	base int64
+// fetchSummary is the line that says a file is verified.
+func fetchSummary(res fetch.Result) string {
+	if res.Skipped {
+		return fmt.Sprintf("%q: already complete (record %s, %d bytes, MD5 verified)\n", res.Path, res.Record, res.Size)
+	}
+	rate := ""
+	if secs := res.Elapsed.Seconds(); secs > 0 && res.Transferred > 0 {
+		rate = fmt.Sprintf(", %s/s", humanBytes(int64(float64(res.Transferred)/secs)))
+	}
+	resumed := ""
+	if res.Resumed > 0 {
+		resumed = fmt.Sprintf(", resumed at %s", humanBytes(res.Resumed))
+	}
+	return fmt.Sprintf("%q: record %s, %d bytes, MD5 verified (%s downloaded in %s%s%s)\n",
+		res.Path, res.Record, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
 }
-
-func (r *fetchReporter) Start(f fetch.File, have int64) {
-	if r.bars {
-		r.newBar(f, have)
-	}
-}
-
-func (r *fetchReporter) newBar(f fetch.File, have int64) {
-	r.clear()
-	r.base = have
-	if f.Size-have <= 0 {
-		return
-	}
-	desc := strconv.Quote(f.Key)
-	if have > 0 {
-		desc = fmt.Sprintf("%q (resumed at %s)", f.Key, humanBytes(have))
-	}
-	r.bar = progressbar.NewOptions64(f.Size-have,
-		progressbar.OptionSetWriter(r.w),
-		progressbar.OptionSetDescription(desc),
-		progressbar.OptionShowBytes(true),
-		progressbar.OptionShowTotalBytes(true),
-		progressbar.OptionUseIECUnits(true),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionFullWidth(),
-		progressbar.OptionClearOnFinish(),
-		// A spinner ticker would be a goroutine; sizes are always known.
-		progressbar.OptionSetSpinnerChangeInterval(0),
-		progressbar.OptionSetRenderBlankState(true),
-	)
-}
-
-func (r *fetchReporter) Update(f fetch.File, have int64) {
-	if !r.bars {
-		return
-	}
-	if have < r.base || r.bar == nil {
-		// The server ignored a range request and the file restarted.
-		r.newBar(f, have)
-		return
-	}
-	r.bar.Set64(have - r.base)
-}
-
-func (r *fetchReporter) Finish(res fetch.Result, err error) {
-	if r.bar != nil {
-		if err == nil {
-			r.bar.Finish()
-		}
-		r.clear()
-	}
-	if err != nil {
-		// The caller reports the error itself.
-		return
-	}
-	switch {
-	case res.Skipped:
-		fmt.Fprintf(r.w, "%q: already complete (record %s, %d bytes, MD5 verified)\n", res.Path, res.Record, res.Size)
-	default:
-		rate := ""
-		if secs := res.Elapsed.Seconds(); secs > 0 && res.Transferred > 0 {
-			rate = fmt.Sprintf(", %s/s", humanBytes(int64(float64(res.Transferred)/secs)))
-		}
-		resumed := ""
-		if res.Resumed > 0 {
-			resumed = fmt.Sprintf(", resumed at %s", humanBytes(res.Resumed))
-		}
-		fmt.Fprintf(r.w, "%q: record %s, %d bytes, MD5 verified (%s downloaded in %s%s%s)\n",
-			res.Path, res.Record, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
-	}
-}
-
-// logf prints a notice on its own line, lifting the bar out of the way.
-func (r *fetchReporter) logf(format string, args ...any) {
-	if r.bar != nil {
-		r.bar.Clear()
-	}
-	fmt.Fprintf(r.w, "fetch: "+format+"\n", args...)
-}
-
-func (r *fetchReporter) clear() {
-	if r.bar != nil {
-		r.bar.Clear()
-		r.bar.Exit()
-		r.bar = nil
-	}
-}
-
-func (r *fetchReporter) close() { r.clear() }
 
 // humanBytes formats n in binary units, as the progress bar is told to.
 func humanBytes(n int64) string {

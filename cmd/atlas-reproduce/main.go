@@ -34,6 +34,8 @@ type cmdEnv struct {
 	stderr io.Writer
 	// stderrIsTerminal decides whether progress bars are drawn.
 	stderrIsTerminal bool
+	// con is stderr as the bars and the logger share it (see console).
+	con *console
 }
 
 // commandList declares every subcommand in one place, rather than in

@@ -88,7 +88,7 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		MaxConns:    *maxConns,
 		MaxSessions: *maxSessions,
 		CacheSize:   *cacheSize,
-		Logger:      slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})),
+		Logger:      env.logger(level),
 	})
 	if err != nil {
 		return usageError{err.Error()}

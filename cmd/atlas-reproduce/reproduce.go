@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
-	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 )
 
 func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
@@ -26,8 +26,8 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	rep := &fetchReporter{w: env.stderr, bars: rf.progress && env.stderrIsTerminal}
-	fo, err := ff.options(rep)
+	rep := newFetchReporter(env, rf.progress)
+	fo, err := ff.options(rep, env.logger(slog.LevelInfo))
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := pipeline.Run(ctx, opt)
+	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
 	}

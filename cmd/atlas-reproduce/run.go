@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
 // runFlags are the flags run and reproduce share.
@@ -41,7 +43,7 @@ func (f *runFlags) register(fs interface {
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, error) {
 	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens,
-		TruthFile: f.truth, Baseline: f.baseline, Log: env.stderr}
+		TruthFile: f.truth, Baseline: f.baseline, Logger: env.logger(slog.LevelInfo)}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
@@ -58,9 +60,7 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 	if f.maxLine <= 0 {
 		return opt, usageError{"--max-line must be positive"}
 	}
-	if f.progress && env.stderrIsTerminal {
-		opt.Progress = env.stderr
-	}
+	opt.Progress = env.console().fileProgress(env.drawBars(f.progress))
 	return opt, nil
 }
 
@@ -84,7 +84,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := pipeline.Run(ctx, opt)
+	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
 	}
@@ -97,4 +97,11 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	return nil
+}
+
+// runPipeline runs the census and takes its progress bar off the screen.
+func runPipeline(ctx context.Context, env *cmdEnv, opt pipeline.Options) (*report.Report, error) {
+	r, err := pipeline.Run(ctx, opt)
+	env.console().end(false)
+	return r, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"runtime/debug"
@@ -45,9 +46,7 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	setMemoryLimit(fs, *memLimit)
 	s := serve.New(serve.Config{
 		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns,
-		OnDrain: func() {
-			fmt.Fprintln(env.stderr, "atlas-reproduce serve: stopped accepting connections; finishing the requests in flight")
-		},
+		Logger: env.logger(slog.LevelInfo),
 	})
 	if *stdio {
 		return s.ServeStdio(ctx, env.stdin, env.stdout)

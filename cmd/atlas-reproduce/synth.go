@@ -7,23 +7,22 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
 )
 
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	def := synth.DefaultOptions()
 	fs := newFlagSet(env, "synth", "synth --out DIR [flags]\n\n"+
-		"Writes a synthetic census into DIR: "+synth.ServerToolsFile+", "+synth.ServersFile+",\n"+
-		synth.CandidatesFile+", a "+synth.SumsFile+" manifest of the three, and "+synth.TruthFile+",\n"+
+		"Writes a synthetic census into DIR: "+release.ToolsFile+", "+release.ServersFile+",\n"+
+		release.CandidatesFile+", a "+release.SumsFile+" manifest of the three, and "+synth.TruthFile+",\n"+
 		"the counts `python3 bench/reference.py census` gives for it. The bytes depend only\n"+
 		"on the flags, not on the machine. Existing files of those names are replaced.")
 	out := fs.String("out", "", "write into `DIR` (created if missing; required)")
 	tools := fs.Int("tools", def.Tools, "number of tools")
 	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool)")
 	seed := fs.Uint64("seed", def.Seed, "random seed")
-	shape := fs.String("shape", def.Shape, "record shape of "+synth.ServerToolsFile+": `servers` (one line per server) or tools (one line per tool)")
+	shape := fs.String("shape", def.Shape, "record shape of "+release.ToolsFile+": `servers` (one line per server) or tools (one line per tool)")
 	maxServerTools := fs.Int("max-server-tools", 0, "give the census a heavy tail: the largest server has `N` tools, the next ones a Pareto share of it (0: none)")
 	dense := fs.Bool("dense", false, "a property-dense census: about four properties a tool, with descriptions of a few words")
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output is the same for any value")
@@ -50,35 +49,16 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{fmt.Sprintf("--max-server-tools %d leaves too few of --tools %d for the other %d servers", *maxServerTools, *tools, *servers-1)}
 	}
 	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools, Dense: *dense}
-	var bar *progressbar.ProgressBar
-	if *progress && env.stderrIsTerminal {
-		bar = progressbar.NewOptions(opt.Tools,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("synth"),
-			progressbar.OptionSetItsString("tools"),
-			progressbar.OptionShowIts(),
-			progressbar.OptionShowCount(),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionFullWidth(),
-			progressbar.OptionClearOnFinish(),
-			progressbar.OptionSetSpinnerChangeInterval(0),
-			progressbar.OptionSetRenderBlankState(true),
-		)
-		opt.Progress = func(n int) { bar.Set(n) }
-	}
+	con := env.console()
+	opt.Progress = con.toolsProgress(env.drawBars(*progress), opt.Tools)
 	start := time.Now()
 	truth, err := synth.Write(ctx, *out, opt)
-	if bar != nil {
-		if err == nil {
-			bar.Finish()
-		}
-		bar.Clear()
-	}
+	con.end(err == nil)
 	if err != nil {
 		return err
 	}
 	var size int64
-	for _, name := range []string{synth.ServerToolsFile, synth.ServersFile, synth.CandidatesFile} {
+	for _, name := range []string{release.ToolsFile, release.ServersFile, release.CandidatesFile} {
 		if fi, err := os.Stat(filepath.Join(*out, name)); err == nil {
 			size += fi.Size()
 		}

@@ -3,32 +3,21 @@ package crawl
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"hash"
-	"io"
+	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
-
-// SumsFile is the manifest the crawl writes beside its three files.
-const SumsFile = "SHA256SUMS"
 
 // Defaults of Options.
 const (
@@ -64,10 +53,12 @@ type Options struct {
 	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
 	// output's bytes depend only on what the servers answered.
 	OmitElapsed bool
-	// Progress receives a progress bar; nil draws none.
-	Progress io.Writer
-	// Log receives the one-line summary; nil discards it.
-	Log io.Writer
+	// Progress, when not nil, is told the reachable and unreachable counts
+	// of the total servers each time a server is finished (the resumed
+	// ones first), from one goroutine.
+	Progress func(reachable, unreachable, total int)
+	// Logger receives the one-line summary; nil discards it.
+	Logger *slog.Logger
 }
 
 // Summary counts what a crawl did.
@@ -182,7 +173,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	defer pr.close()
-	b := newBar(opt.Progress, len(ts))
+	b := &tally{fn: opt.Progress, total: len(ts)}
 	for _, t := range ts {
 		if s, ok := j.done[t.id]; ok {
 			b.add(s.reachable)
@@ -192,7 +183,6 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err == nil {
 		err = probePackages(ctx, opt, pr, ts, pkgTodo, j, sum, b)
 	}
-	b.finish()
 	if err != nil {
 		return nil, err
 	}
@@ -201,10 +191,10 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
-	if opt.Log != nil {
-		fmt.Fprintf(opt.Log, "crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s\n",
+	if opt.Logger != nil {
+		opt.Logger.Info(fmt.Sprintf("crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s",
 			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
-			time.Since(start).Seconds(), opt.Out)
+			time.Since(start).Seconds(), opt.Out))
 	}
 	return sum, nil
 }
@@ -279,7 +269,7 @@ func (s *scheduler) run(ctx context.Context, work chan<- int, done <-chan string
 // probeAll probes the targets of todo on a bounded pool and journals each
 // result as it arrives. A probe cut short by ctx is not journalled: its
 // server was not found unreachable, the crawl was stopped.
-func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary, pb *bar) error {
+func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *journal, sum *Summary, pb *tally) error {
 	if len(todo) == 0 {
 		return nil
 	}
@@ -386,80 +376,21 @@ func newEntry(t *target, r *Result) *entry {
 	return e
 }
 
-// bar draws the progress of a crawl with its reachable/unreachable counts.
-type bar struct {
-	pb                     *progressbar.ProgressBar
-	reachable, unreachable int
+// tally counts the finished servers for Options.Progress.
+type tally struct {
+	fn                            func(reachable, unreachable, total int)
+	reachable, unreachable, total int
 }
 
-func newBar(w io.Writer, total int) *bar {
-	b := &bar{}
-	if w != nil {
-		b.pb = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("crawl"),
-			progressbar.OptionShowCount(),
-			// No throttle: servers finish tens a second at most, and
-			// every count should show.
-			progressbar.OptionClearOnFinish(),
-		)
-	}
-	return b
-}
-
-func (b *bar) add(reachable bool) {
+func (b *tally) add(reachable bool) {
 	if reachable {
 		b.reachable++
 	} else {
 		b.unreachable++
 	}
-	if b.pb != nil {
-		b.pb.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", b.reachable, b.unreachable))
-		_ = b.pb.Add(1)
+	if b.fn != nil {
+		b.fn(b.reachable, b.unreachable, b.total)
 	}
-}
-
-func (b *bar) finish() {
-	if b.pb != nil {
-		_ = b.pb.Finish()
-	}
-}
-
-// releaseFile is one final file of the release, written under a
-// temporary name of the set.
-type releaseFile struct {
-	name string
-	f    *os.File
-	sum  hash.Hash
-	gz   *gzip.Writer
-	w    io.Writer
-}
-
-func createRelease(set *outset.Set, name string, compress bool) (*releaseFile, error) {
-	f, err := set.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	rf := &releaseFile{name: name, f: f, sum: sha256.New()}
-	rf.w = io.MultiWriter(f, rf.sum)
-	if compress {
-		// The zero header has no name and no mtime: the same records
-		// give the same bytes.
-		rf.gz, _ = gzip.NewWriterLevel(rf.w, gzip.DefaultCompression)
-		rf.w = rf.gz
-	}
-	return rf, nil
-}
-
-// finish ends the file's stream and returns its SHA-256; the set's commit
-// syncs and renames it.
-func (rf *releaseFile) finish() (string, error) {
-	if rf.gz != nil {
-		if err := rf.gz.Close(); err != nil {
-			return "", err
-		}
-	}
-	return hex.EncodeToString(rf.sum.Sum(nil)), nil
 }
 
 // writeRelease is the ordered writer: the final files from the journal, in
@@ -467,18 +398,11 @@ func (rf *releaseFile) finish() (string, error) {
 // previous release or this one, never a mix. On error the caller's Close of
 // the set removes the temporaries.
 func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Candidate, ts []target, j *journal, sum *Summary, rel *release.Release) error {
-	var files []*releaseFile
-	for _, f := range []struct {
-		name     string
-		compress bool
-	}{{hashverify.ToolsFile, true}, {hashverify.ServersFile, true}, {hashverify.CandidatesFile, false}} {
-		rf, err := createRelease(set, f.name, f.compress)
-		if err != nil {
-			return err
-		}
-		files = append(files, rf)
+	files, err := release.CreateSnapshot(set, release.Compression{Gzip: true})
+	if err != nil {
+		return err
 	}
-	toolsW, serversW, candW := files[0].w, files[1].w, files[2].w
+	toolsW, serversW, candW := files[0], files[1], files[2]
 
 	var line []byte
 	var rec bytes.Buffer
@@ -541,28 +465,13 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 	}
 	sums := map[string]string{}
 	for _, f := range files {
-		h, err := f.finish()
+		h, err := f.Finish()
 		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		sums[f.name] = h
-	}
-	names := make([]string, 0, len(sums))
-	for n := range sums {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	mf, err := createRelease(set, SumsFile, false)
-	if err != nil {
-		return err
-	}
-	files = append(files, mf)
-	for _, n := range names {
-		if _, err := fmt.Fprintf(mf.w, "%s  %s\n", sums[n], n); err != nil {
 			return err
 		}
+		sums[f.Name()] = h
 	}
-	if _, err := mf.finish(); err != nil {
+	if err := release.WriteSums(set, sums); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
@@ -576,19 +485,19 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 
 // writeReleaseJSON adds release.json, with the final counts, to the files
 // of the release.
-func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files *[]*releaseFile) error {
+func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files *[]*release.Writer) error {
 	rel.Finished = time.Now().UTC().Format(time.RFC3339)
 	rel.Counts.Reachable, rel.Counts.Unreachable, rel.Counts.Tools = sum.Reachable, sum.Unreachable, sum.Tools
 	if sum.UnreachableByKind != nil {
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
 	rel.Counts.ByProtocol = protocolCounts(sum.ByProtocol)
-	rf, err := createRelease(set, release.File, false)
+	rf, err := release.Create(set, release.File, release.Compression{})
 	if err != nil {
 		return err
 	}
 	*files = append(*files, rf)
-	enc := json.NewEncoder(rf.w)
+	enc := json.NewEncoder(rf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(rel)

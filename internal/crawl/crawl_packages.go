@@ -31,7 +31,7 @@ func packageTargets(ts []target, todo []int) []*Package {
 // opt.Packages.Concurrency sandbox slots (each its own user id) and
 // journals each result as it arrives, as probeAll does for remotes. A
 // probe cut short by ctx is not journalled.
-func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []target, todo []int, j *journal, sum *Summary, b *bar) error {
+func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []target, todo []int, j *journal, sum *Summary, b *tally) error {
 	if len(todo) == 0 {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -97,7 +98,7 @@ func crawlOpts(fl *fleet, out string, concurrency int) Options {
 func readAll(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
 	files := map[string][]byte{}
-	for _, n := range append([]string{SumsFile}, hashverify.SnapshotFiles()...) {
+	for _, n := range append([]string{release.SumsFile}, hashverify.SnapshotFiles()...) {
 		b, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +143,7 @@ func TestCrawlLayoutAndDeterminism(t *testing.T) {
 			continue
 		}
 		for n, b := range files {
-			if n == SumsFile {
+			if n == release.SumsFile {
 				// release.json names the concurrency and the times.
 				b, first[n] = withoutRelease(b), withoutRelease(first[n])
 			}
@@ -167,11 +168,11 @@ func withoutRelease(sums []byte) []byte {
 // servers served.
 func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 	t.Helper()
-	servers := gunzipLines(t, files[hashverify.ServersFile])
+	servers := gunzipLines(t, files[release.ServersFile])
 	if len(servers) != len(fl.order) {
 		t.Fatalf("%d server records, want %d", len(servers), len(fl.order))
 	}
-	toolLines := gunzipLines(t, files[hashverify.ToolsFile])
+	toolLines := gunzipLines(t, files[release.ToolsFile])
 	ti := 0
 	for i, l := range servers {
 		var rec ServerRecord
@@ -214,7 +215,7 @@ func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 	if ti != len(toolLines) || ti != fl.reachable {
 		t.Errorf("%d server_tools lines, want %d", len(toolLines), fl.reachable)
 	}
-	m, err := hashverify.ParseSHA256Sums(bytes.NewReader(files[SumsFile]), SumsFile)
+	m, err := hashverify.ParseSHA256Sums(bytes.NewReader(files[release.SumsFile]), release.SumsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,12 +244,12 @@ func TestRunOnCrawl(t *testing.T) {
 // the tools served.
 func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reachable int) {
 	t.Helper()
-	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, SumsFile))
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, release.SumsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	repDir := t.TempDir()
-	rep, err := pipeline.Run(context.Background(), pipeline.Options{Data: out, Out: repDir, Manifest: m, ManifestName: SumsFile})
+	rep, err := pipeline.Run(context.Background(), pipeline.Options{Data: out, Out: repDir, Manifest: m, ManifestName: release.SumsFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,7 +356,7 @@ func TestRegistryCrawlThenRun(t *testing.T) {
 	if err != nil || rel.Candidates != (release.Source{Registry: reg.URL}) {
 		t.Errorf("release candidates %+v (%v)", rel, err)
 	}
-	kept, _ := os.ReadFile(filepath.Join(out, hashverify.CandidatesFile))
+	kept, _ := os.ReadFile(filepath.Join(out, release.CandidatesFile))
 	var want bytes.Buffer
 	for _, c := range cands {
 		want.Write(c.Record)
@@ -414,7 +415,7 @@ func TestCrawlResume(t *testing.T) {
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}
-	for _, n := range append([]string{SumsFile}, hashverify.SnapshotFiles()...) {
+	for _, n := range append([]string{release.SumsFile}, hashverify.SnapshotFiles()...) {
 		if _, err := os.Stat(filepath.Join(out, n)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s exists after an interrupted crawl (%v)", n, err)
 		}
@@ -463,7 +464,7 @@ func TestCrawlResume(t *testing.T) {
 	a, b := readAll(t, out), readAll(t, fresh)
 	// release.json records when each crawl ran, so its line in SHA256SUMS
 	// differs whenever the two crawls straddle a second.
-	a[SumsFile], b[SumsFile] = withoutRelease(a[SumsFile]), withoutRelease(b[SumsFile])
+	a[release.SumsFile], b[release.SumsFile] = withoutRelease(a[release.SumsFile]), withoutRelease(b[release.SumsFile])
 	for n := range a {
 		if !bytes.Equal(a[n], b[n]) {
 			t.Errorf("%s: resumed crawl differs from an uninterrupted one", n)
@@ -486,7 +487,7 @@ func TestCrawlStripsUserinfo(t *testing.T) {
 	var log bytes.Buffer
 	probe := fleetProbe
 	probe.Timeout = 30 * time.Second // no server here hangs
-	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: probe, Log: &log})
+	sum, err := Run(context.Background(), Options{Candidates: cands, Out: out, Probe: probe, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

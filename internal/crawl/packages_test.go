@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"maps"
 	"net"
 	"os"
@@ -206,11 +207,11 @@ func TestCrawlPackages(t *testing.T) {
 
 	// The release runs through run with exact counts: 3 tools of the
 	// remote, and the packages' tools above.
-	m, err := hashverify.ReadSHA256Sums(filepath.Join(opt.Out, SumsFile))
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(opt.Out, release.SumsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := pipeline.Run(context.Background(), pipeline.Options{Data: opt.Out, Out: t.TempDir(), Manifest: m, ManifestName: SumsFile})
+	rep, err := pipeline.Run(context.Background(), pipeline.Options{Data: opt.Out, Out: t.TempDir(), Manifest: m, ManifestName: release.SumsFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "bwrap") || !strings.Contains(err.Error(), "apt-get install") {
 		t.Fatalf("err = %v, want a refusal naming bwrap and how to install it", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, hashverify.ServersFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(out, release.ServersFile)); err == nil {
 		t.Error("a release was written")
 	}
 }

@@ -64,7 +64,7 @@ func TestReleaseJSON(t *testing.T) {
 	}
 	kinds := map[string]int{}
 	byProtocol := map[ProtocolKey]int{}
-	sb, _ := os.ReadFile(filepath.Join(out, hashverify.ServersFile))
+	sb, _ := os.ReadFile(filepath.Join(out, release.ServersFile))
 	for _, l := range gunzipLines(t, sb) {
 		var rec ServerRecord
 		json.Unmarshal([]byte(l), &rec)
@@ -93,7 +93,7 @@ func TestReleaseJSON(t *testing.T) {
 			t.Errorf("unreachable %s: %d, want %d", k, c.UnreachableByKind[k], n)
 		}
 	}
-	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, SumsFile))
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, release.SumsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ type client struct {
 	sleep     func(context.Context, time.Duration) error
 	userAgent string
 	progress  Progress
-	logf      func(string, ...any)
+	log       *slog.Logger
 	buf       []byte
 }
 
@@ -39,7 +40,7 @@ func newClient(o Options) (*client, error) {
 		sleep:     o.Sleep,
 		userAgent: o.UserAgent,
 		progress:  o.Progress,
-		logf:      o.Logf,
+		log:       o.Logger,
 		buf:       make([]byte, 256<<10),
 	}
 	if c.base == "" {
@@ -66,8 +67,8 @@ func newClient(o Options) (*client, error) {
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent()
 	}
-	if c.logf == nil {
-		c.logf = func(string, ...any) {}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
 	}
 	if c.http == nil {
 		// A private transport, so that its idle connections (and their
@@ -189,7 +190,7 @@ func (c *client) retry(ctx context.Context, what string, attempt func() (progres
 			return fmt.Errorf("the server asked to retry after %v, longer than the %v this tool waits; try again later: %w", r.after, MaxRetryAfter, r.err)
 		}
 		wait := max(c.backoff(failures), r.after)
-		c.logf("%s: %v; retry %d of %d in %v", what, r.err, failures, c.retries, wait.Round(time.Millisecond))
+		c.warnf("%s: %v; retry %d of %d in %v", what, r.err, failures, c.retries, wait.Round(time.Millisecond))
 		if err := c.sleep(ctx, wait); err != nil {
 			return err
 		}
@@ -285,4 +286,14 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// logf logs a one-line notice, named as fetch's.
+func (c *client) logf(format string, args ...any) {
+	c.log.Info("fetch: " + fmt.Sprintf(format, args...))
+}
+
+// warnf logs a notice of a failure that is retried.
+func (c *client) warnf(format string, args ...any) {
+	c.log.Warn("fetch: " + fmt.Sprintf(format, args...))
 }

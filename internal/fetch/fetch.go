@@ -26,6 +26,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -100,8 +101,9 @@ type Options struct {
 	UserAgent string
 	// Progress, if set, is told about each file's transfer.
 	Progress Progress
-	// Logf, if set, receives one-line notices such as retries and restarts.
-	Logf func(format string, args ...any)
+	// Logger receives one-line notices such as retries and restarts; nil
+	// discards them.
+	Logger *slog.Logger
 }
 
 // Progress receives the state of each file's transfer, from the goroutine

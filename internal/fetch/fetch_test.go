@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -50,7 +51,7 @@ func testOptions(t *testing.T, z *fakeZenodo, records ...string) (Options, *wait
 		BaseURL: z.api.URL,
 		Backoff: func(n int) time.Duration { return time.Duration(n) * time.Millisecond },
 		Sleep:   w.sleep,
-		Logf:    t.Logf,
+		Logger:  messageLogger(func(msg string) { t.Log(msg) }),
 	}, w
 }
 
@@ -749,3 +750,19 @@ func (c *cancelAt) Update(_ File, have int64) {
 	}
 }
 func (c *cancelAt) Finish(Result, error) {}
+
+// messageLogger hands the message of each record logged to fn.
+func messageLogger(fn func(msg string)) *slog.Logger { return slog.New(messageHandler{fn}) }
+
+type messageHandler struct{ fn func(string) }
+
+func (h messageHandler) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h messageHandler) Handle(_ context.Context, r slog.Record) error {
+	h.fn(r.Message)
+	return nil
+}
+
+func (h messageHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h messageHandler) WithGroup(string) slog.Handler { return h }

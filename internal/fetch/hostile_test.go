@@ -35,7 +35,7 @@ func TestKeyWithControlCharacters(t *testing.T) {
 			z.add("1", key, []byte("data"))
 			var logs bytes.Buffer
 			opts, _ := testOptions(t, z, "1")
-			opts.Logf = func(format string, args ...any) { logs.WriteString(format) }
+			opts.Logger = messageLogger(func(msg string) { logs.WriteString(msg) })
 			_, err := Download(context.Background(), opts)
 			if err == nil {
 				t.Fatal("Download accepted the key")
@@ -117,16 +117,11 @@ func TestConceptRecordResolvesToVersion(t *testing.T) {
 			}
 			var logs strings.Builder
 			var mu sync.Mutex
-			opts.Logf = func(format string, args ...any) {
+			opts.Logger = messageLogger(func(msg string) {
 				mu.Lock()
 				defer mu.Unlock()
-				logs.WriteString(format)
-				for _, a := range args {
-					if s, ok := a.(string); ok {
-						logs.WriteString(" " + s)
-					}
-				}
-			}
+				logs.WriteString(msg)
+			})
 			res, err := Download(context.Background(), opts)
 			if tc.changed {
 				if !errors.Is(err, ErrRecordChanged) {

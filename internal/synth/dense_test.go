@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
@@ -39,7 +40,7 @@ func TestDense(t *testing.T) {
 	if plainTruth.Tools != denseTruth.Tools {
 		t.Errorf("%d tools dense, %d default", denseTruth.Tools, plainTruth.Tools)
 	}
-	out, err := exec.Command(py, testenv.ReferencePy(), "census", filepath.Join(dir, ServerToolsFile)).Output()
+	out, err := exec.Command(py, testenv.ReferencePy(), "census", filepath.Join(dir, release.ToolsFile)).Output()
 	if err != nil {
 		t.Fatalf("reference.py census: %v", err)
 	}
@@ -54,7 +55,7 @@ func propStats(t *testing.T, dir string) (perTool, descLen float64) {
 	t.Helper()
 	var d census.Decoder
 	tools, props, desc := 0, 0, 0
-	for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, ServerToolsFile)), ServerToolsFile) {
+	for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ToolsFile)), release.ToolsFile) {
 		rec, err := d.Decode(line)
 		if err != nil {
 			t.Fatal(err)

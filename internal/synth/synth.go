@@ -16,24 +16,18 @@
 package synth
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"hash"
 	"io"
-	"maps"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"slices"
 	"sync"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
-	"github.com/klauspost/pgzip"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // Record shapes of server_tools.jsonl.gz.
@@ -46,17 +40,10 @@ const (
 )
 
 // The files Write creates in its directory: the three of the frozen
-// snapshot's layout, then the manifest and the ground truth.
+// snapshot's layout (release.ToolsFile, release.ServersFile,
+// release.CandidatesFile, in the chosen Shape), their release.SumsFile
+// manifest, and the ground truth.
 const (
-	// ServerToolsFile holds the tools, in the chosen Shape.
-	ServerToolsFile = "server_tools.jsonl.gz"
-	// ServersFile holds one record per server.
-	ServersFile = "servers.jsonl.gz"
-	// CandidatesFile holds the candidate endpoints that led to the
-	// servers, uncompressed like the snapshot's.
-	CandidatesFile = "candidates_remotes.jsonl"
-	// SumsFile is a sha256sum manifest of the three files above.
-	SumsFile = "SHA256SUMS"
 	// TruthFile is the ground truth, in reference.py census's format.
 	TruthFile = "truth.json"
 )
@@ -131,7 +118,6 @@ const (
 	// gzipBlock is pgzip's block size; like chunkServers it shapes the
 	// output bytes and must not depend on the machine.
 	gzipBlock = 1 << 20
-	gzipLevel = pgzip.DefaultCompression
 )
 
 // toolCounts draws the tools-per-server distribution: log-normal weights
@@ -207,59 +193,6 @@ func heavyTail(tools, servers, maxTools int, seed uint64) []int32 {
 	return counts
 }
 
-// output is one file being written under a temporary name, hashed as it goes.
-type output struct {
-	name string
-	tmp  *os.File
-	sum  hash.Hash
-	buf  *bufio.Writer
-	gz   *pgzip.Writer // nil for the uncompressed file
-	w    io.Writer     // where records go
-}
-
-func newOutput(set *outset.Set, name string, compress bool, workers int) (*output, error) {
-	f, err := set.Create(name)
-	if err != nil {
-		return nil, err
-	}
-	o := &output{name: name, tmp: f, sum: sha256.New()}
-	o.buf = bufio.NewWriterSize(io.MultiWriter(f, o.sum), 256<<10)
-	o.w = o.buf
-	if compress {
-		o.gz, _ = pgzip.NewWriterLevel(o.buf, gzipLevel)
-		if err := o.gz.SetConcurrency(gzipBlock, max(2, workers)); err != nil {
-			return nil, err
-		}
-		o.w = o.gz
-	}
-	return o, nil
-}
-
-// finish flushes the file and returns its SHA-256; the set's commit syncs it.
-func (o *output) finish() (string, error) {
-	if o.gz != nil {
-		if err := o.gz.Close(); err != nil {
-			return "", err
-		}
-		o.gz = nil
-	}
-	if err := o.buf.Flush(); err != nil {
-		return "", err
-	}
-	if err := o.tmp.Close(); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(o.sum.Sum(nil)), nil
-}
-
-// abort stops the compressor's goroutines; the set removes the file.
-func (o *output) abort() {
-	if o.gz != nil {
-		o.gz.Close()
-		o.gz = nil
-	}
-}
-
 type chunkOut struct {
 	st, sv, cand []byte
 	c            counts
@@ -291,26 +224,19 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 		perServer = heavyTail(opt.Tools, opt.Servers, opt.MaxServerTools, opt.Seed)
 	}
 
-	var outs []*output
+	outs, err := release.CreateSnapshot(set, release.Compression{Gzip: true, Parallel: max(2, workers), Block: gzipBlock})
+	if err != nil {
+		return nil, err
+	}
 	cleanup := func(err error) error {
 		for _, o := range outs {
-			o.abort()
+			o.Abort()
 		}
 		return err
 	}
-	for _, f := range []struct {
-		name     string
-		compress bool
-	}{{ServerToolsFile, true}, {ServersFile, true}, {CandidatesFile, false}} {
-		o, err := newOutput(set, f.name, f.compress, workers)
-		if err != nil {
-			return nil, cleanup(err)
-		}
-		outs = append(outs, o)
-	}
 	st, sv, cand := outs[0], outs[1], outs[2]
 
-	total, err := generate(ctx, opt, workers, perServer, st.w, sv.w, cand.w)
+	total, err := generate(ctx, opt, workers, perServer, st, sv, cand)
 	if err != nil {
 		return nil, cleanup(err)
 	}
@@ -321,33 +247,18 @@ func Write(ctx context.Context, dir string, opt Options) (*Truth, error) {
 	}
 	sums := map[string]string{}
 	for _, o := range outs {
-		h, err := o.finish()
+		h, err := o.Finish()
 		if err != nil {
-			return nil, cleanup(fmt.Errorf("%s: %w", o.name, err))
+			return nil, cleanup(err)
 		}
-		sums[o.name] = h
+		sums[o.Name()] = h
 	}
 	truth := total.truth()
-
-	manifest := []byte{}
-	for _, name := range slices.Sorted(maps.Keys(sums)) {
-		manifest = fmt.Appendf(manifest, "%s  %s\n", sums[name], name)
+	if err := release.WriteSums(set, sums); err != nil {
+		return nil, err
 	}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{SumsFile, manifest}, {TruthFile, truth.MarshalPython()}} {
-		o, err := newOutput(set, f.name, false, workers)
-		if err != nil {
-			return nil, cleanup(err)
-		}
-		outs = append(outs, o)
-		if _, err := o.w.Write(f.data); err != nil {
-			return nil, cleanup(err)
-		}
-		if _, err := o.finish(); err != nil {
-			return nil, cleanup(err)
-		}
+	if err := set.WriteFile(TruthFile, truth.MarshalPython()); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, cleanup(context.Cause(ctx))

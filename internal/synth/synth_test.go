@@ -21,6 +21,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -99,7 +100,7 @@ func gunzip(t *testing.T, path string) []byte {
 	return data
 }
 
-var outputFiles = []string{ServerToolsFile, ServersFile, CandidatesFile, SumsFile, TruthFile}
+var outputFiles = []string{release.ToolsFile, release.ServersFile, release.CandidatesFile, release.SumsFile, TruthFile}
 
 func writeTo(t *testing.T, o Options) string {
 	t.Helper()
@@ -129,7 +130,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 		o := base
 		o.Seed = 43
 		dir := writeTo(t, o)
-		for _, name := range []string{ServerToolsFile, ServersFile, CandidatesFile, SumsFile} {
+		for _, name := range []string{release.ToolsFile, release.ServersFile, release.CandidatesFile, release.SumsFile} {
 			if bytes.Equal(readAll(t, filepath.Join(ref, name)), readAll(t, filepath.Join(dir, name))) {
 				t.Errorf("shape %s: %s is the same for seeds 42 and 43", shape, name)
 			}
@@ -139,7 +140,7 @@ func TestSameSeedSameBytes(t *testing.T) {
 
 func TestSHA256SUMS(t *testing.T) {
 	dir, _ := oracleCensus(t, ShapeServers)
-	lines := strings.Split(strings.TrimSuffix(string(readAll(t, filepath.Join(dir, SumsFile))), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(string(readAll(t, filepath.Join(dir, release.SumsFile))), "\n"), "\n")
 	var names []string
 	for _, line := range lines {
 		sum, name, ok := strings.Cut(line, "  ")
@@ -152,7 +153,7 @@ func TestSHA256SUMS(t *testing.T) {
 		}
 		names = append(names, name)
 	}
-	want := []string{CandidatesFile, ServerToolsFile, ServersFile}
+	want := []string{release.CandidatesFile, release.ToolsFile, release.ServersFile}
 	if !slicesEqual(names, want) {
 		t.Errorf("manifest lists %v, want %v", names, want)
 	}
@@ -171,7 +172,7 @@ func TestTruthMatchesPython(t *testing.T) {
 		t.Run(shape, func(t *testing.T) {
 			t.Parallel()
 			dir, truth := oracleCensus(t, shape)
-			cmd := exec.Command(py, testenv.ReferencePy(), "census", filepath.Join(dir, ServerToolsFile))
+			cmd := exec.Command(py, testenv.ReferencePy(), "census", filepath.Join(dir, release.ToolsFile))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -203,15 +204,15 @@ func TestCounts(t *testing.T) {
 			t.Errorf("%s: truth has %d tools on %d servers, want %d on %d", shape, truth.Tools, truth.Servers, oracleTools, oracleServers)
 		}
 		lines := 0
-		for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, ServerToolsFile)), ServerToolsFile) {
+		for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ToolsFile)), release.ToolsFile) {
 			lines++
 			if !utf8.Valid(line) {
-				t.Fatalf("%s: line %d is not UTF-8", ServerToolsFile, lines)
+				t.Fatalf("%s: line %d is not UTF-8", release.ToolsFile, lines)
 			}
 		}
 		want := map[string]int{ShapeServers: oracleServers, ShapeTools: oracleTools}[shape]
 		if lines != want {
-			t.Errorf("%s: %s has %d lines, want %d", shape, ServerToolsFile, lines, want)
+			t.Errorf("%s: %s has %d lines, want %d", shape, release.ToolsFile, lines, want)
 		}
 		if shape == ShapeTools && (truth.Shapes["flat"] == 0 || truth.Shapes["tool"] == 0) {
 			t.Errorf("tools shape lacks flat or tool records: %v", truth.Shapes)
@@ -222,30 +223,30 @@ func TestCounts(t *testing.T) {
 
 		// The two side files hold plain JSON (no NaN), so encoding/json reads them.
 		ids := map[string]bool{}
-		for i, line := range splitLines(t, gunzip(t, filepath.Join(dir, ServersFile)), ServersFile) {
+		for i, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ServersFile)), release.ServersFile) {
 			var rec struct {
 				ServerID  json.RawMessage `json:"server_id"`
 				URL       string          `json:"url"`
 				ToolCount int             `json:"tool_count"`
 			}
 			if err := json.Unmarshal(line, &rec); err != nil || rec.URL == "" || rec.ToolCount < 1 {
-				t.Fatalf("%s line %d: %v: %s", ServersFile, i+1, err, line)
+				t.Fatalf("%s line %d: %v: %s", release.ServersFile, i+1, err, line)
 			}
 			ids[strings.Trim(string(rec.ServerID), `"`)] = true
 		}
 		if len(ids) != oracleServers {
-			t.Errorf("%s: %d distinct server ids, want %d", ServersFile, len(ids), oracleServers)
+			t.Errorf("%s: %d distinct server ids, want %d", release.ServersFile, len(ids), oracleServers)
 		}
 		cands := 0
-		for i, line := range splitLines(t, readAll(t, filepath.Join(dir, CandidatesFile)), CandidatesFile) {
+		for i, line := range splitLines(t, readAll(t, filepath.Join(dir, release.CandidatesFile)), release.CandidatesFile) {
 			var rec map[string]any
 			if err := json.Unmarshal(line, &rec); err != nil || rec["url"] == nil {
-				t.Fatalf("%s line %d: %v: %s", CandidatesFile, i+1, err, line)
+				t.Fatalf("%s line %d: %v: %s", release.CandidatesFile, i+1, err, line)
 			}
 			cands++
 		}
 		if cands < oracleServers {
-			t.Errorf("%s: %d candidates for %d servers", CandidatesFile, cands, oracleServers)
+			t.Errorf("%s: %d candidates for %d servers", release.CandidatesFile, cands, oracleServers)
 		}
 	}
 }
@@ -263,7 +264,7 @@ func splitLines(t *testing.T, data []byte, name string) [][]byte {
 func TestCorners(t *testing.T) {
 	servers, _ := oracleCensus(t, ShapeServers)
 	tools, _ := oracleCensus(t, ShapeTools)
-	data := append(gunzip(t, filepath.Join(servers, ServerToolsFile)), gunzip(t, filepath.Join(tools, ServerToolsFile))...)
+	data := append(gunzip(t, filepath.Join(servers, release.ToolsFile)), gunzip(t, filepath.Join(tools, release.ToolsFile))...)
 	str := `"(?:[^"\\]|\\.)*"`
 	forms := strings.Join(vocab().forms, "|")
 	markers := []struct{ name, re string }{
@@ -545,7 +546,7 @@ func BenchmarkWrite(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	st, _ := os.Stat(filepath.Join(dir, ServerToolsFile))
+	st, _ := os.Stat(filepath.Join(dir, release.ToolsFile))
 	b.ReportMetric(float64(st.Size()), "gz-bytes")
 }
 

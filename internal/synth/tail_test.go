@@ -8,6 +8,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -22,7 +23,7 @@ func TestHeavyTail(t *testing.T) {
 			opt := Options{Tools: 12000, Servers: 600, Seed: 11, Shape: shape, MaxServerTools: 3000}
 			dir := writeTo(t, opt)
 			perServer := map[string]int{}
-			for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, ServersFile)), ServersFile) {
+			for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ServersFile)), release.ServersFile) {
 				var rec struct {
 					ServerID  json.RawMessage `json:"server_id"`
 					ToolCount int             `json:"tool_count"`
@@ -46,7 +47,7 @@ func TestHeavyTail(t *testing.T) {
 			if counts[0] != 3000 || counts[1] != 862 || counts[2] != 415 || counts[3] < counts[4] {
 				t.Errorf("largest servers %v, want 3000, 862, 415, ...", counts[:6])
 			}
-			out, err := exec.Command(py, testenv.ReferencePy(), "census", filepath.Join(dir, ServerToolsFile)).Output()
+			out, err := exec.Command(py, testenv.ReferencePy(), "census", filepath.Join(dir, release.ToolsFile)).Output()
 			if err != nil {
 				t.Fatalf("reference.py census: %v", err)
 			}

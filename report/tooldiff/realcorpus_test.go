@@ -13,8 +13,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tooldiff"
@@ -143,9 +143,9 @@ func census(t *testing.T, servers [][][]byte) string {
 	zw.Write(lines.Bytes())
 	zw.Close()
 	files := map[string][]byte{
-		hashverify.ToolsFile:      zb.Bytes(),
-		hashverify.ServersFile:    gzBytes(`{"server_id": "https://srv-0.example/mcp"}` + "\n"),
-		hashverify.CandidatesFile: []byte(`{"url": "https://srv-0.example/mcp"}` + "\n"),
+		release.ToolsFile:      zb.Bytes(),
+		release.ServersFile:    gzBytes(`{"server_id": "https://srv-0.example/mcp"}` + "\n"),
+		release.CandidatesFile: []byte(`{"url": "https://srv-0.example/mcp"}` + "\n"),
 	}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(data, name), b, 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
@@ -53,7 +54,8 @@ func reachability(oldServers, newServers string, d *report.ToolDiff) {
 // where its report.json says the run read it (a plain file, not a zip
 // member).
 func serversFile(dir string) string {
-	for _, name := range []string{"servers.jsonl.gz", "servers.jsonl"} {
+	plain := strings.TrimSuffix(release.ServersFile, ".gz")
+	for _, name := range []string{release.ServersFile, plain} {
 		if p := filepath.Join(dir, name); isFile(p) {
 			return p
 		}
@@ -68,7 +70,7 @@ func serversFile(dir string) string {
 		return ""
 	}
 	for _, in := range r.Inputs {
-		if strings.HasPrefix(in.Name, "servers.jsonl") && !strings.Contains(in.Location, "!") && isFile(in.Location) {
+		if strings.HasPrefix(in.Name, plain) && !strings.Contains(in.Location, "!") && isFile(in.Location) {
 			return in.Location
 		}
 	}

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
+)
+
+// This file draws every progress bar of the command, and is where its log
+// lines meet them. The packages report progress through callbacks and log
+// through a *slog.Logger; the console draws the one bar of the moment on
+// stderr and lifts it out of the way of each log line, which the command's
+// one logger writes through it.
+
+// console is the command's stderr, shared by its bar and its log lines.
+type console struct {
+	w   io.Writer
+	mu  sync.Mutex
+	bar *progressbar.ProgressBar // the bar drawn now, or nil
+}
+
+// Write writes p on its own line, clearing the bar first; the bar draws
+// itself again on its next update.
+func (c *console) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bar != nil {
+		c.bar.Clear()
+	}
+	return c.w.Write(p)
+}
+
+// show makes bar the one drawn, ending the one before.
+func (c *console) show(bar *progressbar.ProgressBar) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLocked(false)
+	c.bar = bar
+}
+
+// end takes the bar of the moment off the screen; with finish, it is drawn
+// complete first.
+func (c *console) end(finish bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLocked(finish)
+}
+
+func (c *console) endLocked(finish bool) {
+	if c.bar == nil {
+		return
+	}
+	if finish {
+		_ = c.bar.Finish()
+	}
+	_ = c.bar.Clear()
+	_ = c.bar.Exit()
+	c.bar = nil
+}
+
+// console returns the command's console on stderr.
+func (env *cmdEnv) console() *console {
+	if env.con == nil {
+		env.con = &console{w: env.stderr}
+	}
+	return env.con
+}
+
+// logger is the command's logger: text lines on stderr, at level and
+// above, that lift the progress bar out of their way.
+func (env *cmdEnv) logger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(env.console(), &slog.HandlerOptions{Level: level}))
+}
+
+// drawBars says whether a command with the --progress flag progress draws
+// bars: only on a terminal.
+func (env *cmdEnv) drawBars(progress bool) bool { return progress && env.stderrIsTerminal }
+
+// fileProgress draws a bar of bytes per file read, for pipeline.Options;
+// nil when bars are off.
+func (c *console) fileProgress(on bool) func(file string, done, total int64) {
+	if !on {
+		return nil
+	}
+	var (
+		mu   sync.Mutex
+		name string
+		bar  *progressbar.ProgressBar
+	)
+	return func(file string, done, total int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if bar == nil || file != name {
+			name = file
+			bar = progressbar.NewOptions64(total,
+				progressbar.OptionSetWriter(c.w),
+				progressbar.OptionSetDescription(file),
+				progressbar.OptionShowBytes(true),
+				progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish(),
+			)
+			c.show(bar)
+		}
+		_ = bar.Set64(done)
+	}
+}
+
+// crawlProgress draws the servers finished with the reachable and
+// unreachable counts, for crawl.Options; nil when bars are off.
+func (c *console) crawlProgress(on bool) func(reachable, unreachable, total int) {
+	if !on {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(reachable, unreachable, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total,
+				progressbar.OptionSetWriter(c.w),
+				progressbar.OptionSetDescription("crawl"),
+				progressbar.OptionShowCount(),
+				// No throttle: servers finish tens a second at most, and
+				// every count should show.
+				progressbar.OptionClearOnFinish(),
+			)
+			c.show(bar)
+		}
+		bar.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", reachable, unreachable))
+		_ = bar.Set(reachable + unreachable)
+	}
+}
+
+// toolsProgress draws the tools written of total, for synth.Options; nil
+// when bars are off.
+func (c *console) toolsProgress(on bool, total int) func(done int) {
+	if !on {
+		return nil
+	}
+	bar := progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(c.w),
+		progressbar.OptionSetDescription("synth"),
+		progressbar.OptionSetItsString("tools"),
+		progressbar.OptionShowIts(),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetSpinnerChangeInterval(0),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+	c.show(bar)
+	return func(done int) { _ = bar.Set(done) }
+}
+
+// fetchReporter draws one progress bar per file on a terminal and, in every
+// case, one summary line per file once it is verified.
+type fetchReporter struct {
+	con  *console
+	bars bool
+
+	bar *progressbar.ProgressBar
+	// base is the length the file had when the bar was made: the bar counts
+	// only this run's bytes, so that resumed bytes do not inflate the rate.
+	base int64
+}
+
+func newFetchReporter(env *cmdEnv, progress bool) *fetchReporter {
+	return &fetchReporter{con: env.console(), bars: env.drawBars(progress)}
+}
+
+func (r *fetchReporter) Start(f fetch.File, have int64) {
+	if r.bars {
+		r.newBar(f, have)
+	}
+}
+
+func (r *fetchReporter) newBar(f fetch.File, have int64) {
+	r.close()
+	r.base = have
+	if f.Size-have <= 0 {
+		return
+	}
+	desc := strconv.Quote(f.Key)
+	if have > 0 {
+		desc = fmt.Sprintf("%q (resumed at %s)", f.Key, humanBytes(have))
+	}
+	r.bar = progressbar.NewOptions64(f.Size-have,
+		progressbar.OptionSetWriter(r.con.w),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowTotalBytes(true),
+		progressbar.OptionUseIECUnits(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionClearOnFinish(),
+		// A spinner ticker would be a goroutine; sizes are always known.
+		progressbar.OptionSetSpinnerChangeInterval(0),
+		progressbar.OptionSetRenderBlankState(true),
+	)
+	r.con.show(r.bar)
+}
+
+func (r *fetchReporter) Update(f fetch.File, have int64) {
+	if !r.bars {
+		return
+	}
+	if have < r.base || r.bar == nil {
+		// The server ignored a range request and the file restarted.
+		r.newBar(f, have)
+		return
+	}
+	_ = r.bar.Set64(have - r.base)
+}
+
+func (r *fetchReporter) Finish(res fetch.Result, err error) {
+	if r.bar != nil {
+		r.con.end(err == nil)
+		r.bar = nil
+	}
+	if err != nil {
+		// The caller reports the error itself.
+		return
+	}
+	fmt.Fprint(r.con, fetchSummary(res))
+}
+
+// close takes the bar off the screen.
+func (r *fetchReporter) close() {
+	if r.bar != nil {
+		r.con.end(false)
+		r.bar = nil
+	}
+}

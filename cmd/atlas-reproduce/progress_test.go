@@ -1,0 +1,85 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+)
+
+// TestBarsOnlyHere: the packages report progress through callbacks and
+// draw nothing; this command alone imports the progress bar library. The
+// last case proves the check sees it where it is.
+func TestBarsOnlyHere(t *testing.T) {
+	bars := []string{"github.com/schollz/progressbar"}
+	const mod = "github.com/atlas-reproduce/atlas-reproduce/"
+	for _, tc := range []struct {
+		pkg  string
+		want bool
+	}{
+		{mod + "pipeline", false},
+		{mod + "internal/crawl", false},
+		{mod + "internal/fetch", false},
+		{mod + "internal/synth", false},
+		{mod + "cmd/atlas-reproduce", true},
+	} {
+		t.Run(strings.TrimPrefix(tc.pkg, mod), func(t *testing.T) {
+			found := testenv.DepsIn(t, tc.pkg, bars)
+			if got := len(found) > 0; got != tc.want {
+				t.Errorf("%s depends on the progress bar library: %v, want %v (%s)", tc.pkg, got, tc.want, strings.Join(found, ", "))
+			}
+		})
+	}
+}
+
+// TestConsole: each bar draws what it did before the packages reported
+// through callbacks, and a log line first takes the bar out of its way.
+func TestConsole(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		draw func(c *console)
+		want []string
+	}{
+		{"crawl", func(c *console) {
+			p := c.crawlProgress(true)
+			p(1, 0, 3)
+			p(1, 1, 3)
+		}, []string{"crawl: 1 reachable, 1 unreachable", "2/3"}},
+		{"run", func(c *console) {
+			p := c.fileProgress(true)
+			p("server_tools.jsonl.gz", 1000, 4000)
+		}, []string{"server_tools.jsonl.gz", "25%"}},
+		{"synth", func(c *console) {
+			c.toolsProgress(true, 10)(4)
+		}, []string{"synth", "/10", "tools"}}, // throttled: the blank state shows
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out strings.Builder
+			env := &cmdEnv{stderr: &out}
+			tc.draw(env.console())
+			drawn := out.String()
+			for _, w := range tc.want {
+				if !strings.Contains(drawn, w) {
+					t.Errorf("bar %q lacks %q", drawn, w)
+				}
+			}
+			env.logger(slog.LevelInfo).Info("a line")
+			logged := strings.TrimPrefix(out.String(), drawn)
+			before, line, ok := strings.Cut(logged, "time=")
+			if !ok || !strings.HasSuffix(before, "\r") || !strings.Contains(line, `msg="a line"`) {
+				t.Errorf("after the bar %q came %q, want the bar cleared, then the line", drawn, logged)
+			}
+			env.console().end(false)
+			if env.console().bar != nil {
+				t.Error("end left the bar")
+			}
+		})
+	}
+	t.Run("off", func(t *testing.T) {
+		c := &console{}
+		if c.crawlProgress(false) != nil || c.fileProgress(false) != nil || c.toolsProgress(false, 1) != nil {
+			t.Error("a bar is drawn with bars off")
+		}
+	})
+}
