@@ -9,7 +9,8 @@ import (
 )
 
 // ClassifyStream classifies JSON Lines from r, calling emit per tool in
-// input order. Blank lines are skipped as the reference skips them. A bad
+// input order; each line is a document ClassifyBody takes (a tool, a record,
+// or a bare input schema). Blank lines are skipped as the reference skips them. A bad
 // line stops it with a LineError, after every tool before it was emitted.
 func (l *Labeller) ClassifyStream(r io.Reader, file string, emit func(Origin, *ToolLabels) error) error {
 	lr := census.NewLineReader(r)
@@ -56,7 +57,10 @@ func (l *Labeller) line(text []byte, file string, line int64, emit func(Origin, 
 		return nil
 	}
 	o := Origin{File: file, Line: line}
-	if err := l.Record(text, func(t *ToolLabels) error { return emit(o, t) }); err != nil {
+	// A line holds one document of any shape ClassifyBody takes, a bare
+	// input schema included, so that a schema gets the same labels on a
+	// line of stdin as in a file given to --schema or a request body.
+	if err := l.ClassifyBody(text, func(t *ToolLabels) error { return emit(o, t) }); err != nil {
 		if isDecodeError(err) {
 			return &LineError{File: file, Line: line, Err: err}
 		}

@@ -187,3 +187,31 @@ func TestUsageLineListsEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyStdinSchemas: a bare schema on a line of stdin is labelled as
+// --schema labels it; pretty-printed JSON on stdin is refused with a hint
+// naming --schema -, which reads it as one document.
+func TestClassifyStdinSchemas(t *testing.T) {
+	pretty := "{\n  \"type\": \"object\",\n  \"properties\": {\"api_key\": {}}\n}\n"
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		code        int
+		stdout      string
+		stderr      string
+	}{
+		{"bare schema line", `{"type":"object","properties":{"api_key":{}}}` + "\n", nil, 0, `"classes": ["gg:credential-value"]`, ""},
+		{"pretty on stdin", pretty, nil, 1, "", "--schema -"},
+		{"schema -", pretty, []string{"--schema", "-"}, 0, `"classes": ["gg:credential-value"]`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, c.stdin, append([]string{"classify"}, c.args...)...)
+			if code != c.code || !strings.Contains(stdout, c.stdout) || !strings.Contains(stderr, c.stderr) {
+				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, c.code, stdout, stderr)
+			}
+			if c.code == 1 && !strings.Contains(stderr, "JSON Lines") {
+				t.Errorf("the error does not say stdin is JSON Lines: %s", stderr)
+			}
+		})
+	}
+}
