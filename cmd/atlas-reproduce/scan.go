@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
@@ -33,6 +36,14 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	po, err := pf.options()
 	if err != nil {
 		return err
+	}
+	// The lock is checked before the server is asked: a lock that cannot
+	// be read or written is known without the scan.
+	var pinned *toolid.File
+	if *lockPath != "" {
+		if pinned, err = readLock(*lockPath); err != nil {
+			return err
+		}
 	}
 	// The user names the one server: a local one is a fair target.
 	po.AllowAddr = crawl.AnyAddr
@@ -65,31 +76,46 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil || *lockPath == "" {
 		return err
 	}
-	return checkLock(env, *lockPath, id, doc, labels)
+	return checkLock(env, *lockPath, pinned, id, doc, labels)
 }
 
-// checkLock pins the scanned tools in path, or compares them with the
-// pinned ones.
-func checkLock(env *cmdEnv, path, id string, doc []byte, labels []*label.ToolLabels) error {
+// readLock reads the lock at path, or returns nil when there is none yet
+// and the folder it would be written to is there.
+func readLock(path string) (*toolid.File, error) {
+	exists, err := toolid.Exists(path)
+	if err != nil {
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	}
+	if exists {
+		return toolid.Read(path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--lock %s: the folder %s does not exist", path, dir)
+	case err != nil:
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("--lock %s: %s is not a folder", path, dir)
+	}
+	return nil, nil
+}
+
+// checkLock pins the scanned tools in path (pinned is nil), or compares
+// them with the pinned ones.
+func checkLock(env *cmdEnv, path string, pinned *toolid.File, id string, doc []byte, labels []*label.ToolLabels) error {
 	now := toolid.New(id)
 	err := now.AddRecord(doc, func(i int) ([]string, []string) { return labels[i].Classes, labels[i].RequiredClasses })
 	if err != nil {
 		return err
 	}
-	exists, err := toolid.Exists(path)
-	if err != nil {
-		return err
-	}
-	if !exists {
+	if pinned == nil {
 		if err := now.Write(path); err != nil {
-			return err
+			return fmt.Errorf("writing the lock %s: %w", path, err)
 		}
 		fmt.Fprintf(env.stderr, "scan: pinned %d tools in %s\n", len(now.Tools), path)
 		return nil
-	}
-	pinned, err := toolid.Read(path)
-	if err != nil {
-		return err
 	}
 	if pinned.ServerID != id {
 		fmt.Fprintf(env.stderr, "scan: %s pins %s, not %s; comparing the tools anyway\n", path, pinned.ServerID, id)
