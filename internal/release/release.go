@@ -14,6 +14,8 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 )
 
 // File is the provenance file of a crawl release, listed in its
@@ -104,7 +106,9 @@ func ReadBytes(dir string) (*Release, []byte, error) {
 		return nil, nil, nil
 	}
 	name := filepath.Join(dir, File)
-	b, err := os.ReadFile(name)
+	// release.json is a few kilobytes; a FIFO or a device in its place
+	// must not block or fill memory.
+	b, err := openreg.ReadFile(name, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 	"io"
-	"os"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
@@ -41,9 +41,10 @@ func readTools(ctx context.Context, path string, namesOnly bool, fn func(*row) e
 }
 
 // readToolsSized is readTools that first tells rows how many rows the
-// file has, so that the caller can size its memory once.
+// file has (as far as checkedRows trusts it), so that the caller can size
+// its memory once.
 func readToolsSized(ctx context.Context, path string, namesOnly bool, rows func(int64), fn func(*row) error) error {
-	f, err := os.Open(path)
+	f, err := openreg.Open(path)
 	if err != nil {
 		return err
 	}
@@ -57,8 +58,12 @@ func readToolsSized(ctx context.Context, path string, namesOnly bool, rows func(
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	_, hint, err := checkedRows(path, f, pf)
+	if err != nil {
+		return err
+	}
 	if rows != nil {
-		rows(pf.NumRows())
+		rows(hint)
 	}
 	names := []string{"server_id", "tool"}
 	bits := tables.ClassBits()
