@@ -6,7 +6,9 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Verdicts.
@@ -87,7 +89,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if i > 0 {
 			p(", ")
 		}
-		p("`%s`", in.Location)
+		p("`%s`", quoted(in.Location))
 	}
 	p("\n")
 	r.writeReleaseMarkdown(b)
@@ -116,4 +118,17 @@ func optionalPct(x float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.2f", x)
+}
+
+// quoted returns s as it is when every rune is printable, and otherwise
+// quoted as strconv.Quote does: an input's location may name a zip member
+// whose name, the archive author's, holds escape sequences or newlines, and
+// report.md is printed to terminals (reproduce prints it).
+func quoted(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
