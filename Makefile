@@ -15,9 +15,10 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/atlas-reproduce
 
 ## test: formatting, vet, staticcheck, the whole suite, then the race detector
-## over the concurrent packages.
+## over the concurrent packages. scripts/testsummary prints the packages'
+## results, failed tests' output, and at the end every skipped test and why.
 test: fmt-check vet staticcheck standalone
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary
 	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./internal/crawl/... ./internal/synth/... ./internal/fetch/... ./proxy/...
 
 fmt-check:
