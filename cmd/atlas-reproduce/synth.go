@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 		"on the flags, not on the machine. Existing files of those names are replaced.")
 	out := fs.String("out", "", "write into `DIR` (created if missing; required)")
 	tools := fs.Int("tools", def.Tools, "number of tools")
-	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool)")
+	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool; default: the snapshot's tools per server, scaled with --tools)")
 	seed := fs.Uint64("seed", def.Seed, "random seed")
 	shape := fs.String("shape", def.Shape, "record shape of "+synth.ServerToolsFile+": `servers` (one line per server) or tools (one line per tool)")
 	maxServerTools := fs.Int("max-server-tools", 0, "give the census a heavy tail: the largest server has `N` tools, the next ones a Pareto share of it (0: none)")
@@ -30,6 +31,9 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if !flagSet(fs, "servers") && flagSet(fs, "tools") {
+		*servers = scaledServers(*tools)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -91,3 +95,20 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 
 // synthSize formats a byte count in MB with one decimal, enough for a summary.
 func synthSize(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// scaledServers is the server count for a census of tools tools with the
+// snapshot's tools per server, at least one, so that `--tools 1000` alone
+// is a small census rather than an error.
+func scaledServers(tools int) int {
+	if tools < 1 {
+		return 1 // validated below as --tools
+	}
+	return max(1, int(int64(tools)*synth.DefaultServers/synth.DefaultTools))
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
