@@ -17,6 +17,8 @@ type registryFlags struct {
 	updatedSince string
 	timeout      time.Duration
 	maxPages     int
+	// allowPrivate is crawl's --allow-private, or candidates' own.
+	allowPrivate bool
 }
 
 func (f *registryFlags) register(fs *flag.FlagSet) {
@@ -35,7 +37,7 @@ func (f *registryFlags) options() (crawl.RegistryOptions, error) {
 			return crawl.RegistryOptions{}, usageError{fmt.Sprintf("--updated-since %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", f.updatedSince)}
 		}
 	}
-	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages}, nil
+	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages, AllowPrivate: f.allowPrivate}, nil
 }
 
 // fetch reads the registry and says on w what was kept and skipped.
@@ -65,6 +67,7 @@ func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
 	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of candidates_remotes.jsonl); written whole or not at all")
 	var rf registryFlags
 	rf.register(fs)
+	fs.BoolVar(&rf.allowPrivate, "allow-private", false, "let the registry redirect to another host or port at a loopback, private or other special-purpose address (refused by default)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -70,6 +70,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 		// are decoded are held near it by the runtime's soft limit.
 		debug.SetMemoryLimit(crawl.SoftLimitFactor * *maxMemory)
 	}
+	rf.allowPrivate = *allowPrivate
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
 		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
 	if rf.url != "" {
