@@ -38,7 +38,8 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" (the layout of candidates_remotes.jsonl), or one URL per line")
-	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
+	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
+	fresh := fs.Bool("fresh", false, "discard the journal in --out and crawl every server again (a journal begun with other flags is not resumed)")
 	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of servers.jsonl.gz, so that the bytes depend only on the answers")
@@ -72,7 +73,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	rf.allowPrivate = *allowPrivate
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Log: env.stderr}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, Log: env.stderr}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err

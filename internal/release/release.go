@@ -26,9 +26,10 @@ const File = "release.json"
 type Release struct {
 	// Tool is the crawler's version and VCS revision.
 	Tool Tool `json:"tool"`
-	// Started and Finished are the start and end, UTC, RFC 3339, of the
-	// crawl run that wrote the release (for a resumed crawl, the last run;
-	// servers journalled by earlier runs were probed before Started).
+	// Started is when the crawl whose probes the release holds began
+	// (for a resumed crawl, its first run: a crawl resumes only with the
+	// options it began with), Finished when the release was written; UTC,
+	// RFC 3339.
 	Started  string `json:"started"`
 	Finished string `json:"finished"`
 	// Options are the crawl's bounds.
