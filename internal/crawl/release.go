@@ -44,9 +44,9 @@ func (opt *Options) release(start time.Time, src release.Source, sum *Summary) *
 		byKind = map[string]int{}
 	}
 	return &release.Release{
-		Tool:    release.Tool{Name: "atlas-reproduce", Version: bi.Version, Revision: bi.Revision, Modified: bi.Modified, Go: bi.GoVersion},
-		Started: start.UTC().Format(time.RFC3339),
-		Options: opt.releaseOptions(),
+		Tool:       release.Tool{Name: "atlas-reproduce", Version: bi.Version, Revision: bi.Revision, Modified: bi.Modified, Go: bi.GoVersion},
+		Started:    start.UTC().Format(time.RFC3339),
+		Options:    opt.releaseOptions(),
 		Client:     release.Client{ProtocolVersion: RequestedVersion, ClientInfo: info, Capabilities: caps},
 		Candidates: src,
 		Counts:     release.Counts{Candidates: sum.Candidates, Servers: sum.Servers, UnreachableByKind: byKind},
