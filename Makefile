@@ -7,7 +7,7 @@ FUZZTIME      ?= 30s
 DEMO_DIR      ?= demo
 PKGS          := ./...
 
-.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo bench clean
+.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench clean
 
 all: build
 
@@ -55,6 +55,15 @@ demo: build
 	$(BIN) synth --out $(DEMO_DIR)/data
 	$(BIN) run --data $(DEMO_DIR)/data --sha256sums $(DEMO_DIR)/data/SHA256SUMS --out $(DEMO_DIR)/out
 	cat $(DEMO_DIR)/out/report.md
+
+## demo-diff: a small synthetic census, a next release of it with seeded
+## edits (listed in edits.json), both run, and diff between the two runs.
+demo-diff: build
+	$(BIN) synth --tools 20000 --out $(DEMO_DIR)/diff/release-1
+	$(BIN) synth --next-of $(DEMO_DIR)/diff/release-1 --out $(DEMO_DIR)/diff/release-2 --edits 20 --seed 1
+	$(BIN) run --data $(DEMO_DIR)/diff/release-1 --sha256sums $(DEMO_DIR)/diff/release-1/SHA256SUMS --out $(DEMO_DIR)/diff/run-1
+	$(BIN) run --data $(DEMO_DIR)/diff/release-2 --sha256sums $(DEMO_DIR)/diff/release-2/SHA256SUMS --out $(DEMO_DIR)/diff/run-2
+	$(BIN) diff $(DEMO_DIR)/diff/run-1 $(DEMO_DIR)/diff/run-2
 
 bench: build
 	$(BIN) bench

@@ -16,6 +16,7 @@ import (
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	def := synth.DefaultOptions()
 	fs := newFlagSet(env, "synth", "synth --out DIR [flags]\n\n"+
+		"With --next-of DIR, writes instead a next release of the census in DIR (see --edits).\n"+
 		"Writes a synthetic census into DIR: "+synth.ServerToolsFile+", "+synth.ServersFile+",\n"+
 		synth.CandidatesFile+", a "+synth.SumsFile+" manifest of the three, and "+synth.TruthFile+",\n"+
 		"the counts `python3 bench/reference.py census` gives for it. The bytes depend only\n"+
@@ -29,8 +30,13 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	dense := fs.Bool("dense", false, "a property-dense census: about four properties a tool, with descriptions of a few words")
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output is the same for any value")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
+	nextOf := fs.String("next-of", "", "instead of a new census, write into --out a next release of the synthetic census in `DIR`: --edits seeded edits (tools added, removed, changed, and changed to gain gg:credential-value), listed in "+synth.EditsFile+", so that diff can be tried at once")
+	edits := fs.Int("edits", 20, "with --next-of, the number of edits (at most one per server)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *nextOf != "" {
+		return runSynthNext(ctx, env, fs, *nextOf, *out, *edits, *seed)
 	}
 	if !flagSet(fs, "servers") && flagSet(fs, "tools") {
 		*servers = scaledServers(*tools)
@@ -111,4 +117,32 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// runSynthNext is synth --next-of: a next release of a synthetic census.
+func runSynthNext(ctx context.Context, env *cmdEnv, fs *flag.FlagSet, from, out string, edits int, seed uint64) error {
+	for _, f := range []string{"tools", "servers", "shape", "max-server-tools", "dense", "workers"} {
+		if flagSet(fs, f) {
+			return usageError{fmt.Sprintf("--next-of edits an existing census; --%s does not apply", f)}
+		}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	case out == "":
+		return usageError{"--out is required"}
+	case edits < 1:
+		return usageError{"--edits must be at least 1"}
+	}
+	made, err := synth.Next(ctx, from, out, edits, seed)
+	if err != nil {
+		return err
+	}
+	byKind := map[string]int{}
+	for _, e := range made {
+		byKind[e.Kind]++
+	}
+	fmt.Fprintf(env.stderr, "synth: next release of %s in %s: %d tools added, %d removed, %d changed, %d changed gaining gg:credential-value (seed %d), listed in %s\n",
+		from, out, byKind[synth.EditAdded], byKind[synth.EditRemoved], byKind[synth.EditChanged], byKind[synth.EditGained], seed, filepath.Join(out, synth.EditsFile))
+	return nil
 }
