@@ -162,82 +162,18 @@ func (o *RegistryOptions) defaults() {
 // before (normalised) is kept once. The registry is a remote service: each
 // request has a deadline, a 429 or 503 is retried after its Retry-After,
 // the pages are capped, and an answer that is not the API's JSON is an
-// error naming the page.
+// error naming the page. It holds every candidate; StreamRegistry hands
+// them out one by one instead.
 func FetchRegistry(ctx context.Context, opt RegistryOptions) ([]Candidate, *RegistryStats, error) {
-	opt.defaults()
-	base, err := url.Parse(strings.TrimRight(opt.URL, "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, nil, fmt.Errorf("registry %q: not an http(s) URL", opt.URL)
+	var out []Candidate
+	st, err := StreamRegistry(ctx, opt, func(c Candidate) error {
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	if opt.Client == nil {
-		tr := registryTransport(base, opt.AllowPrivate, opt.Timeout)
-		defer tr.CloseIdleConnections()
-		opt.Client = &http.Client{Transport: tr, CheckRedirect: registryRedirect(base)}
-	}
-	waited := new(time.Duration)
-	if opt.UpdatedSince != "" {
-		if _, err := time.Parse(time.RFC3339, opt.UpdatedSince); err != nil {
-			return nil, nil, fmt.Errorf("updated since %q: not an RFC 3339 time", opt.UpdatedSince)
-		}
-	}
-	st := &RegistryStats{Skipped: map[string]int{}}
-	latest := map[string]*registryEntry{}
-	var names []string
-	seenCursor := map[string]bool{}
-	cursor := ""
-	for page := 1; ; page++ {
-		if page > opt.MaxPages {
-			return nil, nil, fmt.Errorf("registry %s: more than %d pages", redact(base), opt.MaxPages)
-		}
-		raw, next, err := fetchRegistryPage(ctx, &opt, base, cursor, page, waited)
-		if err != nil {
-			return nil, nil, err
-		}
-		st.Pages++
-		for _, r := range raw {
-			e := &registryEntry{order: st.Entries}
-			st.Entries++
-			if err := json.Unmarshal(r, e); err != nil || e.Server.Name == "" {
-				return nil, nil, fmt.Errorf("registry %s page %d: server %d is not a server entry of the API", redact(base), page, st.Entries)
-			}
-			if m, ok := e.Meta[officialMetaKey]; ok {
-				_ = json.Unmarshal(m, &e.official) // a malformed block reads as absent
-			}
-			prev, ok := latest[e.Server.Name]
-			if !ok {
-				names = append(names, e.Server.Name)
-			}
-			if !ok || newer(e, prev) {
-				latest[e.Server.Name] = e
-			}
-		}
-		if next == "" {
-			break
-		}
-		if seenCursor[next] {
-			return nil, nil, fmt.Errorf("registry %s page %d: nextCursor %q was returned before", redact(base), page, next)
-		}
-		seenCursor[next] = true
-		cursor = next
-	}
-	st.Names = len(names)
-	return registryCandidates(redact(base), names, latest, st), st, nil
-}
-
-// newer says e is a later version of its name than prev: the registry's
-// isLatest mark first, then the later publication time, then the later
-// place in the listing.
-func newer(e, prev *registryEntry) bool {
-	el, pl := e.official.IsLatest != nil && *e.official.IsLatest, prev.official.IsLatest != nil && *prev.official.IsLatest
-	if el != pl {
-		return el
-	}
-	et, eerr := time.Parse(time.RFC3339Nano, e.official.PublishedAt)
-	pt, perr := time.Parse(time.RFC3339Nano, prev.official.PublishedAt)
-	if eerr == nil && perr == nil && !et.Equal(pt) {
-		return et.After(pt)
-	}
-	return e.order > prev.order
+	return out, st, nil
 }
 
 // registryCandidates turns the latest entries into candidates, in the order

@@ -25,7 +25,7 @@ func withNumRows(t *testing.T, data []byte, old, new int64) []byte {
 	zz := func(v int64) []byte { return binary.AppendUvarint(nil, uint64((v<<1)^(v>>63))) }
 	pat := append(append([]byte{0x16}, zz(old)...), 0x19)
 	i := bytes.Index(footer, pat)
-	if i < 0 || bytes.Index(footer[i+1:], pat) >= 0 {
+	if i < 0 || bytes.Contains(footer[i+1:], pat) {
 		t.Fatalf("num_rows %d not found once in the footer", old)
 	}
 	nf := append(append(append(append([]byte{}, footer[:i+1]...), zz(new)...), 0x19), footer[i+len(pat):]...)
