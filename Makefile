@@ -7,7 +7,7 @@ FUZZTIME      ?= 30s
 DEMO_DIR      ?= demo
 PKGS          := ./...
 
-.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo bench clean
+.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench clean
 
 all: build
 
@@ -15,9 +15,10 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/atlas-reproduce
 
 ## test: formatting, vet, staticcheck, the whole suite, then the race detector
-## over the concurrent packages.
+## over the concurrent packages. scripts/testsummary prints the packages'
+## results, failed tests' output, and at the end every skipped test and why.
 test: fmt-check vet staticcheck standalone
-	$(GO) test -count=1 -timeout 20m $(PKGS)
+	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary
 	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./internal/crawl/... ./internal/synth/... ./internal/fetch/... ./proxy/...
 
 fmt-check:
@@ -57,6 +58,15 @@ demo: build
 	$(BIN) run --data $(DEMO_DIR)/data --sha256sums $(DEMO_DIR)/data/SHA256SUMS --out $(DEMO_DIR)/out
 	cat $(DEMO_DIR)/out/report.md
 	@echo; grep -m1 '^Verdict' $(DEMO_DIR)/out/report.md
+
+## demo-diff: a small synthetic census, a next release of it with seeded
+## edits (listed in edits.json), both run, and diff between the two runs.
+demo-diff: build
+	$(BIN) synth --tools 20000 --out $(DEMO_DIR)/diff/release-1
+	$(BIN) synth --next-of $(DEMO_DIR)/diff/release-1 --out $(DEMO_DIR)/diff/release-2 --edits 20 --seed 1
+	$(BIN) run --data $(DEMO_DIR)/diff/release-1 --sha256sums $(DEMO_DIR)/diff/release-1/SHA256SUMS --out $(DEMO_DIR)/diff/run-1
+	$(BIN) run --data $(DEMO_DIR)/diff/release-2 --sha256sums $(DEMO_DIR)/diff/release-2/SHA256SUMS --out $(DEMO_DIR)/diff/run-2
+	$(BIN) diff $(DEMO_DIR)/diff/run-1 $(DEMO_DIR)/diff/run-2
 
 bench: build
 	$(BIN) bench

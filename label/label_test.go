@@ -110,3 +110,29 @@ func TestClassifyDocument(t *testing.T) {
 		t.Errorf("bad document: %v", err)
 	}
 }
+
+// TestClassifyStreamBareSchema: a bare input schema on a line gets the
+// labels ClassifyDocument gives it, not an unlabelled unnamed tool.
+func TestClassifyStreamBareSchema(t *testing.T) {
+	for _, doc := range []string{
+		`{"type":"object","properties":{"api_key":{}}}`,
+		`{"properties":{"api_key":{}},"required":["api_key"]}`,
+		`{"$defs":{"D":{"properties":{"api_key":{}}}}}`,
+	} {
+		t.Run(doc, func(t *testing.T) {
+			var want, got []byte
+			emitTo := func(b *[]byte) func(Origin, *ToolLabels) error {
+				return func(_ Origin, tl *ToolLabels) error { *b = tl.AppendJSON(*b); return nil }
+			}
+			if err := NewLabeller().ClassifyDocument([]byte(doc), "f.json", emitTo(&want)); err != nil {
+				t.Fatal(err)
+			}
+			if err := NewLabeller().ClassifyStream(strings.NewReader(doc+"\n"+doc+"\n"), "stdin", emitTo(&got)); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(want), `"gg:credential-value"`) || string(got) != string(want)+string(want) {
+				t.Errorf("stream gave\n%s\nthe document gave\n%s", got, want)
+			}
+		})
+	}
+}

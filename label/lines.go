@@ -9,8 +9,10 @@ import (
 )
 
 // ClassifyStream classifies JSON Lines from r, calling emit per tool in
-// input order. Blank lines are skipped as the reference skips them. A bad
-// line stops it with a *DecodeError naming file and line, after every tool before it was emitted.
+// input order; each line is a document ClassifyBody takes (a tool, a record,
+// or a bare input schema). Blank lines are skipped as the reference skips
+// them. A bad line stops it with a *DecodeError naming file and line, after
+// every tool before it was emitted.
 func (l *Labeller) ClassifyStream(r io.Reader, file string, emit func(Origin, *ToolLabels) error) error {
 	lr := census.NewLineReader(r)
 	for {
@@ -56,7 +58,10 @@ func (l *Labeller) line(text []byte, file string, line int64, emit func(Origin, 
 		return nil
 	}
 	o := Origin{File: file, Line: line}
-	err := l.Record(text, func(t *ToolLabels) error { return emit(o, t) })
+	// A line holds one document of any shape ClassifyBody takes, a bare
+	// input schema included, so that a schema gets the same labels on a
+	// line of stdin as in a file given to --schema or a request body.
+	err := l.ClassifyBody(text, func(t *ToolLabels) error { return emit(o, t) })
 	if de, ok := err.(*DecodeError); ok {
 		de.File, de.Line = file, line
 	}

@@ -55,7 +55,7 @@ func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Wri
 		return err
 	}
 	defer st.close()
-	fmt.Fprintf(w, "== %s (%s, %d bytes)\n", f.Name, f.Location, f.Size)
+	fmt.Fprintf(w, "== %s (%s, %d bytes)\n", f.Name, source.Quote(f.Location), f.Size)
 	lr := census.NewLineReader(st)
 	var in census.Inspector
 	var seen int64
@@ -69,7 +69,7 @@ func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Wri
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %v (at line %d)", f.Location, err, lr.Line()+1)
+			return fmt.Errorf("%s: %v (at line %d)", source.Quote(f.Location), err, lr.Line()+1)
 		}
 		if !census.IsBlank(text) {
 			seen++

@@ -7,7 +7,9 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Verdicts.
@@ -121,7 +123,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		if i > 0 {
 			p(", ")
 		}
-		p("`%s`", in.Location)
+		p("`%s`", quoted(in.Location))
 	}
 	p("\n")
 	r.writeReleaseMarkdown(b)
@@ -245,4 +247,17 @@ func (b *Baseline) writeMarkdown(p func(string, ...any)) {
 	p("\n## Beside the baseline run\n\n")
 	p("The previous run `%s` (old) beside this one (new), class by class and tool by tool, as `diff` compares them.\n\n", b.Dir)
 	d.writeBody(p, "#")
+}
+
+// quoted returns s as it is when every rune is printable, and otherwise
+// quoted as strconv.Quote does: an input's location may name a zip member
+// whose name, the archive author's, holds escape sequences or newlines, and
+// report.md is printed to terminals (reproduce prints it).
+func quoted(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -381,5 +382,40 @@ func TestDenseToolStreamed(t *testing.T) {
 	code, h, got := post(t, client(t), base+"/v1/classify", "application/json", body)
 	if want := labellerAnswer(t, body, false); code != 200 || !bytes.Equal(got, want) || h.Get("Content-Length") != "" {
 		t.Fatalf("status %d, %d bytes, Content-Length %q; want 200, the labeller's %d bytes, streamed", code, len(got), h.Get("Content-Length"), len(want))
+	}
+}
+
+// TestStdioAnswersBeforeEOF: a client that writes its requests and closes
+// stdin at once gets every answer; the SDK alone ends the session at the
+// end of input and drops the answers still being made. Run many times,
+// since the loss depends on which goroutine wins.
+func TestStdioAnswersBeforeEOF(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) })
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"classify_tools","arguments":{"schema":{"properties":{"api_key":{}}}}}}`,
+	}, "\n") + "\n"
+	for i := range 50 {
+		var out bytes.Buffer
+		if err := New(Config{}).ServeStdio(context.Background(), strings.NewReader(in), &out); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Result json.RawMessage `json:"result"`
+			}
+			if json.Unmarshal([]byte(line), &m) != nil || m.Result == nil {
+				t.Fatalf("run %d: not an answer: %q", i, line)
+			}
+			ids = append(ids, string(m.ID))
+		}
+		sort.Strings(ids) // requests are answered concurrently
+		if got := strings.Join(ids, " "); got != `"three" 1 2` {
+			t.Fatalf("run %d: answers to ids %s, want \"three\" 1 2; output:\n%s", i, got, out.String())
+		}
 	}
 }

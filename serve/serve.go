@@ -212,7 +212,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // ServeStdio serves the MCP server over newline-delimited JSON-RPC on r
 // and w until r ends or ctx is cancelled; either is a clean stop.
 func (s *Server) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.newMCPServer().Run(ctx, s.stdioTransport(r, w))
+	t, stop := s.stdioTransport(r, w)
+	defer context.AfterFunc(ctx, stop)()
+	err := s.newMCPServer().Run(ctx, t)
+	stop()
 	if err == nil || errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return nil
 	}

@@ -24,23 +24,124 @@ const (
 // JSON-RPC says (-32700 for a line that is not JSON, -32600 for one that
 // is not a message or is longer than MaxBody), and read the next. So the
 // lines pass through lineFilter first, which answers those itself.
-func (s *Server) stdioTransport(r io.Reader, w io.Writer) mcp.Transport {
-	sw := &syncWriter{w: w}
-	f := &lineFilter{br: bufio.NewReaderSize(r, 64<<10), out: sw, max: s.cfg.MaxBody}
-	return &mcp.IOTransport{Reader: io.NopCloser(f), Writer: nopWriteCloser{sw}, MaxLineLength: int(s.cfg.MaxBody) + 2}
+//
+// The SDK ends the session, dropping the answers still being computed, as
+// soon as its reader returns io.EOF; a client that writes its requests and
+// closes stdin (`printf ... | atlas-reproduce serve --stdio`) would lose
+// the last answers. So lineFilter holds back the end of input until every
+// request it passed on has been answered (inflight); the returned stop
+// releases it once the session is over for any other reason.
+func (s *Server) stdioTransport(r io.Reader, w io.Writer) (t mcp.Transport, stop func()) {
+	track := newInflight()
+	sw := &syncWriter{w: w, track: track}
+	f := &lineFilter{br: bufio.NewReaderSize(r, 64<<10), out: sw, max: s.cfg.MaxBody, track: track}
+	return &mcp.IOTransport{Reader: io.NopCloser(f), Writer: nopWriteCloser{sw}, MaxLineLength: int(s.cfg.MaxBody) + 2}, track.stop
 }
 
 // syncWriter serialises writes: the SDK writes each message with one
-// Write, and so does lineFilter, from the SDK's reading goroutine.
+// Write, and so does lineFilter, from the SDK's reading goroutine. Each
+// answer written settles its request in track.
 type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu    sync.Mutex
+	w     io.Writer
+	track *inflight
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
+	n, err := s.w.Write(p)
+	s.mu.Unlock()
+	s.track.answered(p)
+	return n, err
+}
+
+// inflight counts the requests passed to the SDK and not yet answered, by
+// id (normalised as jsonrpc.ID holds it: int64 or string).
+type inflight struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	ids     map[any]int
+	stopped bool
+}
+
+func newInflight() *inflight {
+	t := &inflight{ids: map[any]int{}}
+	t.cond = sync.NewCond(&t.mu)
+	return t
+}
+
+// requested notes the requests of one line (a message or a batch).
+func (t *inflight) requested(line []byte) {
+	for _, m := range decodeLine(line) {
+		if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
+			t.mu.Lock()
+			t.ids[r.ID.Raw()]++
+			t.mu.Unlock()
+		}
+	}
+}
+
+// answered settles the requests that the written line answers.
+func (t *inflight) answered(line []byte) {
+	for _, m := range decodeLine(bytes.TrimSpace(line)) {
+		r, ok := m.(*jsonrpc.Response)
+		if !ok || !r.ID.IsValid() {
+			continue
+		}
+		t.mu.Lock()
+		if n := t.ids[r.ID.Raw()]; n > 1 {
+			t.ids[r.ID.Raw()] = n - 1
+		} else if n == 1 {
+			delete(t.ids, r.ID.Raw())
+			if len(t.ids) == 0 {
+				t.cond.Broadcast()
+			}
+		}
+		t.mu.Unlock()
+	}
+}
+
+// wait returns once no request is unanswered, or stop was called.
+func (t *inflight) wait() {
+	t.mu.Lock()
+	for len(t.ids) > 0 && !t.stopped {
+		t.cond.Wait()
+	}
+	t.mu.Unlock()
+}
+
+// stop releases wait for good: the session is over.
+func (t *inflight) stop() {
+	t.mu.Lock()
+	t.stopped = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+}
+
+// decodeLine decodes a message or a batch of them; what does not decode
+// yields nothing.
+func decodeLine(line []byte) []jsonrpc.Message {
+	if len(line) == 0 {
+		return nil
+	}
+	if line[0] != '[' {
+		m, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			return nil
+		}
+		return []jsonrpc.Message{m}
+	}
+	var raws []json.RawMessage
+	if json.Unmarshal(line, &raws) != nil {
+		return nil
+	}
+	var ms []jsonrpc.Message
+	for _, raw := range raws {
+		if m, err := jsonrpc.DecodeMessage(raw); err == nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -56,11 +157,14 @@ type lineFilter struct {
 	line    []byte // the line being gathered
 	pending []byte // the rest of the line being yielded
 	err     error  // br's error, returned once the pending line is out
+	track   *inflight
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			// The SDK drops unfinished answers at the end of input.
+			f.track.wait()
 			return 0, f.err
 		}
 		f.next()
@@ -102,6 +206,7 @@ func (f *lineFilter) next() {
 	case text[0] != '[' && !isMessage(text):
 		f.reply(rpcInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message")
 	default:
+		f.track.requested(text)
 		f.pending = append(text, '\n')
 	}
 }

@@ -18,6 +18,8 @@ type registryFlags struct {
 	updatedSince string
 	timeout      time.Duration
 	maxPages     int
+	// allowPrivate is crawl's --allow-private, or candidates' own.
+	allowPrivate bool
 }
 
 func (f *registryFlags) register(fs *flag.FlagSet) {
@@ -36,18 +38,26 @@ func (f *registryFlags) options() (crawl.RegistryOptions, error) {
 			return crawl.RegistryOptions{}, usageError{fmt.Sprintf("--updated-since %q: want an RFC 3339 time such as 2026-01-01T00:00:00Z", f.updatedSince)}
 		}
 	}
-	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages}, nil
+	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages, AllowPrivate: f.allowPrivate}, nil
 }
 
 // fetch reads the registry and says on w what was kept and skipped.
 func (f *registryFlags) fetch(ctx context.Context, w io.Writer) ([]crawl.Candidate, error) {
+	var cands []crawl.Candidate
+	err := f.stream(ctx, w, func(c crawl.Candidate) error { cands = append(cands, c); return nil })
+	return cands, err
+}
+
+// stream reads the registry, calling emit per candidate, and says on w
+// what was kept and skipped.
+func (f *registryFlags) stream(ctx context.Context, w io.Writer, emit func(crawl.Candidate) error) error {
 	opt, err := f.options()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cands, st, err := crawl.FetchRegistry(ctx, opt)
+	st, err := crawl.StreamRegistry(ctx, opt, emit)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(w, "registry: %d pages, %d entries, %d names, %d remotes, %d packages: %d candidates\n", st.Pages, st.Entries, st.Names, st.Remotes, st.Packages, st.Kept)
 	reasons := make([]string, 0, len(st.Skipped))
@@ -58,7 +68,7 @@ func (f *registryFlags) fetch(ctx context.Context, w io.Writer) ([]crawl.Candida
 	for _, r := range reasons {
 		fmt.Fprintf(w, "registry: skipped %d: %s\n", st.Skipped[r], r)
 	}
-	return cands, nil
+	return nil
 }
 
 func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
@@ -66,18 +76,25 @@ func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
 	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of "+release.CandidatesFile+"); written whole or not at all")
 	var rf registryFlags
 	rf.register(fs)
+	fs.BoolVar(&rf.allowPrivate, "allow-private", false, "let the registry redirect to another host or port at a loopback, private or other special-purpose address (refused by default)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if rf.url == "" || *out == "" || fs.NArg() > 0 {
 		return usageError{"candidates needs --registry URL and --out FILE, and no other arguments"}
 	}
-	cands, err := rf.fetch(ctx, env.stderr)
+	// Written a candidate at a time: memory holds a page of the
+	// registry, not the list.
+	cf, err := crawl.CreateCandidates(*out)
 	if err != nil {
 		return err
 	}
-	if len(cands) == 0 {
+	defer cf.Abort()
+	if err := rf.stream(ctx, env.stderr, cf.Write); err != nil {
+		return err
+	}
+	if cf.Len() == 0 {
 		return fmt.Errorf("candidates: the registry lists no crawlable remote or package; %s not written", *out)
 	}
-	return crawl.WriteCandidates(*out, cands)
+	return cf.Commit()
 }

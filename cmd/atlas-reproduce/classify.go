@@ -3,19 +3,22 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
-	"github.com/atlas-reproduce/atlas-reproduce/label/census"
-	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
+	"io"
 	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
+	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 )
 
 func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "classify", "classify [--schema FILE] [--format json|sarif] [--sensitivity] < tools.jsonl")
-	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of stdin")
+	fs := newFlagSet(env, "classify", "classify [--schema FILE|-] [--format json|sarif] [--sensitivity] < tools.jsonl")
+	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of JSON Lines on stdin; - reads that one document from stdin")
 	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0, one result per labelled property and class)")
 	sens := fs.Bool("sensitivity", false, "add to each tool's line a \"sensitivity\" key: the classes the non-normative variants camel_case, word_split and deep would add (json format only)")
 	if err := parseFlags(fs, args); err != nil {
@@ -42,12 +45,20 @@ func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
 	var err error
 	if *schema != "" {
 		var doc []byte
-		doc, err = os.ReadFile(*schema)
+		name := *schema
+		doc, err = readSchema(ctx, env, name)
+		if name == "-" {
+			name = "stdin"
+		}
 		if err == nil {
-			err = l.ClassifyDocument(doc, *schema, emit)
+			err = l.ClassifyDocument(doc, name, emit)
 		}
 	} else {
 		err = l.ClassifyStream(ctxio.Reader(ctx, env.stdin), "stdin", emit)
+		var se *census.SyntaxError
+		if errors.As(err, &se) {
+			err = fmt.Errorf("%w (stdin is read as JSON Lines, one document per line; for one document over many lines, such as pretty-printed JSON, use --schema -)", err)
+		}
 	}
 	// The tools before a bad line are written before the error is reported.
 	if sw != nil && err == nil {
@@ -80,4 +91,30 @@ func labelEmitter(format string, out *bufio.Writer) (func(label.Origin, *label.T
 func definitionHash() func(*census.Tool) [32]byte {
 	var h toolid.Hasher
 	return func(t *census.Tool) [32]byte { return h.Tool(t).Definition }
+}
+
+// readSchema reads the one document of --schema: the file, or stdin for
+// "-". A document is decoded whole, so it is bounded as a census line is.
+func readSchema(ctx context.Context, env *cmdEnv, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = ctxio.Reader(ctx, env.stdin)
+		name = "stdin"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	const limit = linepool.DefaultMaxLine
+	doc, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(doc) > limit {
+		return nil, fmt.Errorf("%s: more than %d bytes: too long for one document", name, limit)
+	}
+	return doc, nil
 }

@@ -37,9 +37,10 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
+	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
-	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR resumes")
+	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
+	fresh := fs.Bool("fresh", false, "discard the journal in --out and crawl every server again (a journal begun with other flags is not resumed)")
 	conc := fs.Int("concurrency", crawl.DefaultConcurrency, "servers probed at once")
 	perHost := fs.Int("per-host", crawl.DefaultPerHost, "servers probed at once on one host and port")
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of "+release.ServersFile+", so that the bytes depend only on the answers")
@@ -77,8 +78,9 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	rf.allowPrivate = *allowPrivate
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Logger: env.logger(slog.LevelInfo)}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, Logger: env.logger(slog.LevelInfo)}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err

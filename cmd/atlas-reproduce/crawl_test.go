@@ -126,8 +126,8 @@ func TestCrawlThenRun(t *testing.T) {
 	// Without --allow-private, loopback servers are refused: the crawl
 	// completes, with no reachable server, so run has nothing to read.
 	refused := filepath.Join(dir, "refused")
-	if _, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", refused); code != 0 {
-		t.Fatalf("crawl: exit %d\n%s", code, stderr)
+	if _, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", refused); code != 0 || !strings.Contains(stderr, "rerun with --allow-private --fresh") {
+		t.Fatalf("crawl: exit %d, want 0 and the refusal named\n%s", code, stderr)
 	}
 	if _, stderr, code := run(t, "", "run", "--data", refused, "--sha256sums", filepath.Join(refused, "SHA256SUMS"), "--out", filepath.Join(dir, "r2")); code != exitFailure {
 		t.Errorf("run on a crawl without reachable servers: exit %d\n%s", code, stderr)

@@ -53,6 +53,9 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
 		if err != nil {
 			return err
 		}
+		if err := report.CheckTables(old, new, td, paths[0], paths[1]); err != nil {
+			return err
+		}
 		d.AddTools(td)
 		gained = td.Gained(failClasses)
 	}

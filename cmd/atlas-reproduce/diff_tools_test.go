@@ -101,3 +101,58 @@ func TestDiffTools(t *testing.T) {
 		t.Errorf("markdown: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestDiffChecksReportAgainstTable: a report.json whose counts are not
+// those of the tools.parquet beside it (edited, or of another run) fails
+// the diff with exit 1 naming the folder, rather than being printed beside
+// the table's figures.
+func TestDiffChecksReportAgainstTable(t *testing.T) {
+	oldRun := runCensus(t, `{"server_id": "a", "tools": [{"name": "read", "inputSchema": {"properties": {"path": {}}}}]}`)
+	newRun := runCensus(t, `{"server_id": "a", "tools": [{"name": "read", "inputSchema": {"properties": {"path": {}, "cmd": {}}}}]}`)
+	edit := func(dir string, f func(map[string]any)) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		f(m)
+		out := t.TempDir()
+		for _, name := range []string{"tools.parquet"} {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(out, name), data, 0o644)
+		}
+		b, _ = json.Marshal(m)
+		os.WriteFile(filepath.Join(out, "report.json"), b, 0o644)
+		return out
+	}
+	tools := edit(newRun, func(m map[string]any) { m["tools"] = 50000000 })
+	class := edit(newRun, func(m map[string]any) {
+		c := m["classes"].(map[string]any)["gg:command-string"].(map[string]any)
+		c["tools"] = 7.0
+	})
+	for _, tc := range []struct{ name, new, want string }{
+		{"as run", newRun, ""},
+		{"tools", tools, "report.json counts 50000000 tools, but its tools.parquet holds 1"},
+		{"class", class, "gg:command-string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, "", "diff", oldRun, tc.new)
+			if tc.want == "" {
+				if code != 0 {
+					t.Fatalf("exit %d\n%s", code, stderr)
+				}
+				return
+			}
+			if code != exitFailure || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, tc.new) {
+				t.Errorf("exit %d, stderr %q; want %d naming %s and saying %q", code, stderr, exitFailure, tc.new, tc.want)
+			}
+		})
+	}
+}

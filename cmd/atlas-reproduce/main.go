@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -74,6 +76,15 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// flagError is a flag that did not parse: a usage error, followed on
+// stderr by the command's usage.
+type flagError struct {
+	usageError
+	usage string
+}
+
+func (e flagError) Unwrap() error { return e.usageError }
+
 // Exit statuses. 130 and 143 follow the shell convention of 128+signal.
 const (
 	exitOK      = 0
@@ -92,12 +103,24 @@ func main() {
 // With handleSignals, SIGINT and SIGTERM cancel the context so that every
 // stage stops and temporary outputs are removed before the process exits.
 func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals bool) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		printUsage(env.stderr)
-		if len(args) == 0 {
-			return exitUsage
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help" {
+		// `help CMD` is `CMD --help`; help alone is the command list.
+		if args[0] == "help" && len(args) > 1 {
+			if _, ok := commands[args[1]]; ok {
+				args = []string{args[1], "--help"}
+			} else {
+				fmt.Fprintf(env.stderr, "atlas-reproduce: unknown command %q\n\n", args[1])
+				printUsage(env.stderr)
+				return exitUsage
+			}
+		} else {
+			printUsage(env.stdout)
+			return exitOK
 		}
-		return exitOK
 	}
 	if args[0] == "--version" || args[0] == "-version" {
 		args = append([]string{"version"}, args[1:]...)
@@ -139,6 +162,9 @@ func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals b
 		return exitSIGINT
 	}
 	fmt.Fprintf(env.stderr, "atlas-reproduce %s: %v\n", c.name, err)
+	if fe, ok := err.(flagError); ok && fe.usage != "" {
+		fmt.Fprintf(env.stderr, "\n%s", fe.usage)
+	}
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
@@ -161,19 +187,118 @@ func printUsage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'atlas-reproduce <command> --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'atlas-reproduce help <command>' (or '<command> --help') for a command's flags.")
 }
 
-// newFlagSet returns a FlagSet whose --help prints the command's synopsis and
-// flags to stderr and whose errors are returned, not fatal.
+// newFlagSet returns a FlagSet whose --help prints the command's usage to
+// standard output (so that `atlas-reproduce run --help | less` shows it)
+// and whose errors are returned, not fatal. synopsis is the usage line
+// after "atlas-reproduce", optionally followed by a blank line and notes;
+// every flag it does not mention is added to the usage line from the flag
+// set itself (see usageLine), so the line cannot fall behind the flags.
 func newFlagSet(env *cmdEnv, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(env.stderr, "usage: atlas-reproduce %s\n\n", synopsis)
-		fs.PrintDefaults()
-	}
+	// The flag package writes its own copy of a parse error and calls
+	// Usage for -h and for errors alike; parseFlags decides instead where
+	// the usage goes, so the package's own output is dropped.
+	fs.SetOutput(&flagOutput{stdout: env.stdout, stderr: env.stderr})
+	fs.Usage = func() {}
+	usages.Store(fs, func(w io.Writer) { writeUsage(w, fs, synopsis) })
 	return fs
+}
+
+// flagOutput is a FlagSet's output: it discards what the flag package
+// writes and carries the streams parseFlags prints usage to.
+type flagOutput struct{ stdout, stderr io.Writer }
+
+func (flagOutput) Write(p []byte) (int, error) { return len(p), nil }
+
+// usages maps each FlagSet made by newFlagSet to its usage printer.
+var usages sync.Map // *flag.FlagSet -> func(io.Writer)
+
+// printFlagUsage writes fs's usage to w (nothing for a FlagSet not made by
+// newFlagSet).
+func printFlagUsage(fs *flag.FlagSet, w io.Writer) {
+	if u, ok := usages.Load(fs); ok {
+		u.(func(io.Writer))(w)
+	}
+}
+
+// writeUsage writes the usage line, the notes and the flags' defaults.
+func writeUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	line, notes, _ := strings.Cut(synopsis, "\n\n")
+	fmt.Fprintf(w, "usage: atlas-reproduce %s\n\n", usageLine(fs, line))
+	if notes != "" {
+		fmt.Fprintf(w, "%s\n\n", notes)
+	}
+	out := fs.Output()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+}
+
+// usageLine is the synopsis line with every flag it does not mention added
+// in brackets, where it says "[flags]" or else after the command name,
+// wrapped to 80 columns.
+func usageLine(fs *flag.FlagSet, line string) string {
+	var missing []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if mentionsFlag(line, f.Name) {
+			return
+		}
+		v, _ := flag.UnquoteUsage(f)
+		switch v {
+		case "":
+			missing = append(missing, "[--"+f.Name+"]")
+		case "int", "uint", "int64", "uint64":
+			missing = append(missing, "[--"+f.Name+" N]")
+		default:
+			missing = append(missing, "[--"+f.Name+" "+strings.ToUpper(v)+"]")
+		}
+	})
+	words := strings.Fields(line)
+	at := 1
+	for i, w := range words {
+		if w == "[flags]" {
+			words = append(words[:i], words[i+1:]...)
+			at = i
+			break
+		}
+	}
+	at = min(at, len(words))
+	words = append(words[:at], append(missing, words[at:]...)...)
+	var b strings.Builder
+	col := len("usage: atlas-reproduce ")
+	for i, w := range words {
+		if i > 0 {
+			if col+1+len(w) > 80 {
+				b.WriteString("\n       ")
+				col = 7
+			} else {
+				b.WriteByte(' ')
+				col++
+			}
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
+}
+
+// mentionsFlag reports whether line names --name as a whole flag.
+func mentionsFlag(line, name string) bool {
+	tok := "--" + name
+	for i := 0; ; {
+		j := strings.Index(line[i:], tok)
+		if j < 0 {
+			return false
+		}
+		end := i + j + len(tok)
+		if end == len(line) || strings.IndexByte(" ]|)=", line[end]) >= 0 {
+			return true
+		}
+		i = end
+	}
 }
 
 // parseFlags is the one rule every subcommand parses its arguments by: flags
@@ -186,10 +311,16 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			o, _ := fs.Output().(*flagOutput)
 			if errors.Is(err, flag.ErrHelp) {
+				if o != nil {
+					printFlagUsage(fs, o.stdout)
+				}
 				return err
 			}
-			return usageError{err.Error()}
+			var usage strings.Builder
+			printFlagUsage(fs, &usage)
+			return flagError{usageError{err.Error()}, usage.String()}
 		}
 		rest := fs.Args()
 		consumed := args[:len(args)-len(rest)]

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -82,14 +83,25 @@ func TestHelpOnEverySubcommand(t *testing.T) {
 		t.Fatalf("only %d subcommands registered", len(commands))
 	}
 	for name := range commands {
-		_, stderr, code := run(t, "", name, "--help")
-		if code != 0 || !strings.Contains(stderr, "usage: atlas-reproduce "+name) {
-			t.Errorf("%s --help: exit %d, stderr:\n%s", name, code, stderr)
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
+			stdout, stderr, code := run(t, "", args...)
+			if code != 0 || !strings.HasPrefix(stdout, "usage: atlas-reproduce "+name) || stderr != "" {
+				t.Errorf("%v: exit %d, stdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
+			}
 		}
 	}
-	_, stderr, code := run(t, "", "--help")
-	if code != 0 || !strings.Contains(stderr, "commands:") {
-		t.Errorf("--help: exit %d\n%s", code, stderr)
+	for _, args := range [][]string{{"--help"}, {"help"}} {
+		stdout, _, code := run(t, "", args...)
+		if code != 0 || !strings.Contains(stdout, "commands:") {
+			t.Errorf("%v: exit %d\n%s", args, code, stdout)
+		}
+	}
+	if _, stderr, code := run(t, "", "help", "frobnicate"); code != exitUsage || !strings.Contains(stderr, "unknown command") {
+		t.Errorf("help frobnicate: exit %d\n%s", code, stderr)
+	}
+	if stdout, stderr, code := run(t, "", "run", "--bogus"); code != exitUsage || stdout != "" ||
+		!strings.Contains(stderr, "-bogus") || !strings.Contains(stderr, "usage: atlas-reproduce run") {
+		t.Errorf("run --bogus: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	if _, _, code := run(t, ""); code != exitUsage {
 		t.Errorf("no arguments: exit %d, want %d", code, exitUsage)
@@ -140,5 +152,66 @@ func TestClassifySchemaFileAndSARIF(t *testing.T) {
 	}
 	if _, _, code := run(t, "", "classify", "--schema", filepath.Join(t.TempDir(), "missing.json")); code != 1 {
 		t.Errorf("missing schema file: exit %d, want 1", code)
+	}
+}
+
+// TestUsageLineListsEveryFlag: the usage line of every subcommand names
+// every flag its flag set defines (the list of flags printed below it),
+// and names no flag that does not exist.
+func TestUsageLineListsEveryFlag(t *testing.T) {
+	flagLine := regexp.MustCompile(`^  -([a-z0-9-]+)`)
+	mentioned := regexp.MustCompile(`--([a-z0-9-]+)`)
+	for name := range commands {
+		stdout, _, code := run(t, "", name, "--help")
+		if code != 0 {
+			t.Fatalf("%s --help: exit %d", name, code)
+		}
+		line, rest, _ := strings.Cut(stdout, "\n\n")
+		inLine := map[string]bool{}
+		for _, m := range mentioned.FindAllStringSubmatch(line, -1) {
+			inLine[m[1]] = true
+		}
+		defined := map[string]bool{}
+		for _, l := range strings.Split(rest, "\n") {
+			if m := flagLine.FindStringSubmatch(l); m != nil {
+				defined[m[1]] = true
+				if !inLine[m[1]] {
+					t.Errorf("%s: the usage line does not name --%s:\n%s", name, m[1], line)
+				}
+			}
+		}
+		for f := range inLine {
+			if !defined[f] {
+				t.Errorf("%s: the usage line names --%s, which is not a flag:\n%s", name, f, line)
+			}
+		}
+	}
+}
+
+// TestClassifyStdinSchemas: a bare schema on a line of stdin is labelled as
+// --schema labels it; pretty-printed JSON on stdin is refused with a hint
+// naming --schema -, which reads it as one document.
+func TestClassifyStdinSchemas(t *testing.T) {
+	pretty := "{\n  \"type\": \"object\",\n  \"properties\": {\"api_key\": {}}\n}\n"
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		code        int
+		stdout      string
+		stderr      string
+	}{
+		{"bare schema line", `{"type":"object","properties":{"api_key":{}}}` + "\n", nil, 0, `"classes": ["gg:credential-value"]`, ""},
+		{"pretty on stdin", pretty, nil, 1, "", "--schema -"},
+		{"schema -", pretty, []string{"--schema", "-"}, 0, `"classes": ["gg:credential-value"]`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, c.stdin, append([]string{"classify"}, c.args...)...)
+			if code != c.code || !strings.Contains(stdout, c.stdout) || !strings.Contains(stderr, c.stderr) {
+				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, c.code, stdout, stderr)
+			}
+			if c.code == 1 && !strings.Contains(stderr, "JSON Lines") {
+				t.Errorf("the error does not say stdin is JSON Lines: %s", stderr)
+			}
+		})
 	}
 }

@@ -125,9 +125,9 @@ func TestProxyUsage(t *testing.T) {
 		})
 	}
 	t.Run("help", func(t *testing.T) {
-		_, stderr, code := run(t, "", "proxy", "--help")
-		if code != exitOK || !strings.Contains(stderr, "--upstream-cmd") || !strings.Contains(stderr, "--allow-tool") {
-			t.Errorf("exit %d, stderr %q", code, stderr)
+		stdout, _, code := run(t, "", "proxy", "--help")
+		if code != exitOK || !strings.Contains(stdout, "--upstream-cmd") || !strings.Contains(stdout, "--allow-tool") {
+			t.Errorf("exit %d, stdout %q", code, stdout)
 		}
 	})
 }

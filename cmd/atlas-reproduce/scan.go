@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
@@ -37,6 +40,13 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	po, err := pf.options()
 	if err != nil {
 		return err
+	}
+	// The lock is checked before the server is asked: a lock that cannot
+	// be read or written is known without the scan.
+	if *lockPath != "" {
+		if _, err = readLock(*lockPath); err != nil {
+			return err
+		}
 	}
 	// The user names the one server: a local one is a fair target.
 	po.AllowAddr = crawl.AnyAddr
@@ -83,6 +93,29 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	return checkLock(env, *lockPath, id, doc)
+}
+
+// readLock reads the lock at path, or returns nil when there is none yet
+// and the folder it would be written to is there.
+func readLock(path string) (*toolid.File, error) {
+	exists, err := toolid.Exists(path)
+	if err != nil {
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	}
+	if exists {
+		return toolid.Read(path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--lock %s: the folder %s does not exist", path, dir)
+	case err != nil:
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("--lock %s: %s is not a folder", path, dir)
+	}
+	return nil, nil
 }
 
 // serverSaid is the JSON-RPC error a server answered, for the message of

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -84,5 +85,35 @@ func TestScanLock(t *testing.T) {
 	ents, _ := os.ReadDir(filepath.Dir(lock))
 	if len(ents) != 1 {
 		t.Errorf("files beside the lock: %v", ents)
+	}
+}
+
+// TestScanLockCheckedFirst: a lock that can be neither written (its folder
+// is missing) nor read (a FIFO, which would block open(2), or trailing
+// bytes) fails before the server is asked, naming the lock path, not a
+// temporary file.
+func TestScanLockCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.lock.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(dir, "garbage.lock.json")
+	if err := os.WriteFile(garbage, []byte(`{"version": 1, "server_id": "s", "tools": []} trailing`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing listens on this address: a scan would say unreachable.
+	url := "http://127.0.0.1:1/mcp"
+	for _, tc := range []struct{ name, lock, want string }{
+		{"missing folder", filepath.Join(dir, "no", "such", "tools.lock.json"), "does not exist"},
+		{"fifo", fifo, "not a regular file (a named pipe)"},
+		{"trailing bytes", garbage, "more after the JSON document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, stderr, code := run(t, "", "scan", url, "--lock", tc.lock)
+			if code != exitFailure || !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, tc.lock) || strings.Contains(stderr, "unreachable") {
+				t.Errorf("exit %d, stderr %q; want %d, naming %s and saying %q before any scan", code, stderr, exitFailure, tc.lock, tc.want)
+			}
+		})
 	}
 }

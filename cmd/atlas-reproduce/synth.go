@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,21 +15,30 @@ import (
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	def := synth.DefaultOptions()
 	fs := newFlagSet(env, "synth", "synth --out DIR [flags]\n\n"+
+		"With --next-of DIR, writes instead a next release of the census in DIR (see --edits).\n"+
 		"Writes a synthetic census into DIR: "+release.ToolsFile+", "+release.ServersFile+",\n"+
 		release.CandidatesFile+", a "+release.SumsFile+" manifest of the three, and "+synth.TruthFile+",\n"+
 		"the counts `python3 bench/reference.py census` gives for it. The bytes depend only\n"+
 		"on the flags, not on the machine. Existing files of those names are replaced.")
 	out := fs.String("out", "", "write into `DIR` (created if missing; required)")
 	tools := fs.Int("tools", def.Tools, "number of tools")
-	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool)")
+	servers := fs.Int("servers", def.Servers, "number of servers (each gets at least one tool; default: the snapshot's tools per server, scaled with --tools)")
 	seed := fs.Uint64("seed", def.Seed, "random seed")
 	shape := fs.String("shape", def.Shape, "record shape of "+release.ToolsFile+": `servers` (one line per server) or tools (one line per tool)")
 	maxServerTools := fs.Int("max-server-tools", 0, "give the census a heavy tail: the largest server has `N` tools, the next ones a Pareto share of it (0: none)")
 	dense := fs.Bool("dense", false, "a property-dense census: about four properties a tool, with descriptions of a few words")
 	workers := fs.Int("workers", 0, "generating goroutines (0: GOMAXPROCS); the output is the same for any value")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
+	nextOf := fs.String("next-of", "", "instead of a new census, write into --out a next release of the synthetic census in `DIR`: --edits seeded edits (tools added, removed, changed, and changed to gain gg:credential-value), listed in "+synth.EditsFile+", so that diff can be tried at once")
+	edits := fs.Int("edits", 20, "with --next-of, the number of edits (at most one per server)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *nextOf != "" {
+		return runSynthNext(ctx, env, fs, *nextOf, *out, *edits, *seed)
+	}
+	if !flagSet(fs, "servers") && flagSet(fs, "tools") {
+		*servers = scaledServers(*tools)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -71,3 +81,48 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 
 // synthSize formats a byte count in MB with one decimal, enough for a summary.
 func synthSize(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// scaledServers is the server count for a census of tools tools with the
+// snapshot's tools per server, at least one, so that `--tools 1000` alone
+// is a small census rather than an error.
+func scaledServers(tools int) int {
+	if tools < 1 {
+		return 1 // validated below as --tools
+	}
+	return max(1, int(int64(tools)*synth.DefaultServers/synth.DefaultTools))
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// runSynthNext is synth --next-of: a next release of a synthetic census.
+func runSynthNext(ctx context.Context, env *cmdEnv, fs *flag.FlagSet, from, out string, edits int, seed uint64) error {
+	for _, f := range []string{"tools", "servers", "shape", "max-server-tools", "dense", "workers"} {
+		if flagSet(fs, f) {
+			return usageError{fmt.Sprintf("--next-of edits an existing census; --%s does not apply", f)}
+		}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	case out == "":
+		return usageError{"--out is required"}
+	case edits < 1:
+		return usageError{"--edits must be at least 1"}
+	}
+	made, err := synth.Next(ctx, from, out, edits, seed)
+	if err != nil {
+		return err
+	}
+	byKind := map[string]int{}
+	for _, e := range made {
+		byKind[e.Kind]++
+	}
+	fmt.Fprintf(env.stderr, "synth: next release of %s in %s: %d tools added, %d removed, %d changed, %d changed gaining gg:credential-value (seed %d), listed in %s\n",
+		from, out, byKind[synth.EditAdded], byKind[synth.EditRemoved], byKind[synth.EditChanged], byKind[synth.EditGained], seed, filepath.Join(out, synth.EditsFile))
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
@@ -116,4 +117,61 @@ func WriteCandidates(file string, cands []Candidate) error {
 		b.WriteByte('\n')
 	}
 	return outset.WriteFile(file, b.Bytes(), 0o666)
+}
+
+// CandidatesFile is a candidates file being written a line at a time: under
+// a temporary name beside its own, renamed over it by Commit, so that it
+// is written whole or not at all while memory holds a line, not the list.
+type CandidatesFile struct {
+	name string
+	f    *os.File
+	w    *bufio.Writer
+	n    int
+}
+
+// CreateCandidates starts a candidates file at name.
+func CreateCandidates(name string) (*CandidatesFile, error) {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	return &CandidatesFile{name: name, f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Write adds c's record as a line.
+func (cf *CandidatesFile) Write(c Candidate) error {
+	cf.n++
+	cf.w.Write(c.Record)
+	return cf.w.WriteByte('\n')
+}
+
+// Len is the number of candidates written.
+func (cf *CandidatesFile) Len() int { return cf.n }
+
+// Commit flushes, syncs and renames the file into place.
+func (cf *CandidatesFile) Commit() error {
+	err := cf.w.Flush()
+	if err == nil {
+		err = cf.f.Sync()
+	}
+	if cerr := cf.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(cf.f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(cf.f.Name(), cf.name)
+	}
+	if err != nil {
+		os.Remove(cf.f.Name())
+		return fmt.Errorf("%s: %w", cf.name, err)
+	}
+	return nil
+}
+
+// Abort removes the temporary file; after Commit it does nothing.
+func (cf *CandidatesFile) Abort() {
+	cf.f.Close()
+	os.Remove(cf.f.Name())
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -53,6 +54,10 @@ type Options struct {
 	// OmitElapsed leaves elapsed_ms out of servers.jsonl.gz, so that the
 	// output's bytes depend only on what the servers answered.
 	OmitElapsed bool
+	// Fresh discards the journal of an earlier run in Out and starts
+	// over. Without it, a crawl resumes the journal, and refuses to when
+	// the journal was begun with other options or candidates.
+	Fresh bool
 	// Progress, when not nil, is told the reachable and unreachable counts
 	// of the total servers each time a server is finished (the resumed
 	// ones first), from one goroutine.
@@ -149,11 +154,21 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	defer set.Close()
-	j, err := openJournal(filepath.Join(opt.Out, JournalFile))
+	jname := filepath.Join(opt.Out, JournalFile)
+	if opt.Fresh {
+		if err := os.Remove(jname); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	j, err := openJournal(jname)
 	if err != nil {
 		return nil, err
 	}
 	defer j.close()
+	began, err := resumeHeader(j, opt, start, src)
+	if err != nil {
+		return nil, err
+	}
 
 	sum := &Summary{Candidates: len(cands), Servers: len(ts)}
 	var todo, pkgTodo []int
@@ -187,7 +202,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.MemoryPeak = opt.Probe.Budget.Peak()
-	rel := opt.release(start, src, sum)
+	rel := opt.release(began, src, sum)
 	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
@@ -195,8 +210,57 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		opt.Logger.Info(fmt.Sprintf("crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s",
 			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
 			time.Since(start).Seconds(), opt.Out))
+		if msg := allBlocked(ts, j); msg != "" {
+			opt.Logger.Info(msg)
+		}
 	}
 	return sum, nil
+}
+
+// resumeHeader checks the journal's header against this run and returns
+// the start of the crawl its probes belong to: a new journal gets this
+// run's header; one begun with other options or candidates is refused,
+// since release.json could not say under which its probes were made.
+func resumeHeader(j *journal, opt Options, start time.Time, src release.Source) (time.Time, error) {
+	h := &runHeader{Started: start.UTC().Format(time.RFC3339), Options: opt.releaseOptions(), Candidates: src}
+	switch {
+	case j.header == nil && len(j.done) == 0:
+		return start, j.writeHeader(h)
+	case j.header == nil:
+		// A journal from before headers: its options are not known.
+		return start, nil
+	}
+	if d := h.differs(j.header); d != "" {
+		return start, fmt.Errorf("crawl: %s holds %d servers probed since %s with other %s; rerun with the same flags to resume it, or add --fresh to start over",
+			j.name, len(j.done), j.header.Started, d)
+	}
+	t, err := time.Parse(time.RFC3339, j.header.Started)
+	if err != nil {
+		return start, fmt.Errorf("%s: started %q: %w", j.name, j.header.Started, err)
+	}
+	return t, nil
+}
+
+// allBlocked says so when the address policy refused every server of the
+// crawl ("" otherwise): the release is then empty, and its servers.jsonl
+// alone would leave the user to find out why.
+func allBlocked(ts []target, j *journal) string {
+	blocked := 0
+	for _, t := range ts {
+		s, ok := j.done[t.id]
+		if !ok || s.reachable {
+			return ""
+		}
+		e, err := j.read(s)
+		if err != nil || e.Server.ErrorKind != KindBlocked {
+			return ""
+		}
+		blocked++
+	}
+	if blocked == 0 {
+		return ""
+	}
+	return fmt.Sprintf("crawl: all %d servers were refused by the address policy (loopback, private or other special-purpose addresses); rerun with --allow-private --fresh to crawl them", blocked)
 }
 
 // scheduler hands out the targets of todo to the workers, in candidate

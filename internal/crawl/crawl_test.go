@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -531,5 +532,103 @@ func TestCrawlOneWriter(t *testing.T) {
 	first.Close()
 	if _, err := Run(context.Background(), crawlOpts(fl, out, 2)); err != nil {
 		t.Fatalf("after the first writer closed: %v", err)
+	}
+}
+
+// TestCrawlResumeOtherOptions: a journal begun with other options is not
+// resumed (release.json could not say under which its probes were made);
+// --fresh starts over; a rerun on a finished release keeps the start of
+// the crawl its probes belong to and its options.
+func TestCrawlResumeOtherOptions(t *testing.T) {
+	var lines []string
+	for i := range 2 {
+		ts := serve(t, mcpHandler(newSDKServer(genTools(2, "o"+string(rune('a'+i))), 0)))
+		lines = append(lines, ts.URL)
+	}
+	cands := writeCandidates(t, lines)
+	out := t.TempDir()
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	readRelease := func() release.Release {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(out, release.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r release.Release
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	first := readRelease()
+
+	other := opt
+	other.Probe.Timeout = 10 * time.Second
+	_, err := Run(context.Background(), other)
+	if err == nil || !strings.Contains(err.Error(), "--fresh") || !strings.Contains(err.Error(), `"timeout":"20s"`) {
+		t.Fatalf("resume with another --timeout: %v, want a refusal naming the old options and --fresh", err)
+	}
+	if r := readRelease(); r.Options.Timeout != "20s" || r.Started != first.Started {
+		t.Errorf("the refused rerun touched release.json: %+v", r)
+	}
+
+	// Same options on a finished release: the release keeps the start of
+	// the crawl that probed its servers (moved back in the journal, so
+	// that a start taken from the rerun could not pass for it).
+	jname := filepath.Join(out, JournalFile)
+	jb, err := os.ReadFile(jname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const past = "2020-01-02T03:04:05Z"
+	if !bytes.Contains(jb, []byte(first.Started)) {
+		t.Fatalf("the journal does not hold the crawl's start %s", first.Started)
+	}
+	if err := os.WriteFile(jname, bytes.Replace(jb, []byte(first.Started), []byte(past), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), opt)
+	if err != nil || sum.Probed != 0 || sum.Resumed != 2 {
+		t.Fatalf("rerun on a finished release: %+v, %v", sum, err)
+	}
+	if r := readRelease(); r.Started != past || r.Options.Timeout != "20s" {
+		t.Errorf("rerun on a finished release: started %s, timeout %s; want the crawl's %s, 20s", r.Started, r.Options.Timeout, past)
+	}
+
+	other.Fresh = true
+	sum, err = Run(context.Background(), other)
+	if err != nil || sum.Probed != 2 || sum.Resumed != 0 {
+		t.Fatalf("--fresh: %+v, %v", sum, err)
+	}
+	if r := readRelease(); r.Options.Timeout != "10s" || r.Started == past {
+		t.Errorf("--fresh: release %+v, want timeout 10s and a new start", r)
+	}
+}
+
+// TestCrawlAllBlocked: a crawl whose every candidate the address policy
+// refuses says so, naming --allow-private, beside its (empty) release; one
+// with a server reached does not.
+func TestCrawlAllBlocked(t *testing.T) {
+	ts := serve(t, mcpHandler(newSDKServer(genTools(1, "b"), 0)))
+	cands := writeCandidates(t, []string{ts.URL, ts.URL + "/other"})
+	for _, tc := range []struct {
+		name  string
+		allow func(netip.Addr) bool
+		want  bool
+	}{{"refused", nil, true}, {"allowed", loopback, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			_, err := Run(context.Background(), Options{Candidates: cands, Out: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil)), Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: tc.allow}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			said := strings.Contains(log.String(), "all 2 servers were refused by the address policy") && strings.Contains(log.String(), "--allow-private")
+			if said != tc.want {
+				t.Errorf("log:\n%s\nwant the refusal said: %v", log.String(), tc.want)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // JournalFile is the journal's name in the output folder.
@@ -73,6 +75,53 @@ type journal struct {
 	end  int64
 	done map[string]span // server_id -> line
 	buf  bytes.Buffer
+	// header is the first line: the run that began the journal; nil for
+	// a new journal (or one written before headers were).
+	header *runHeader
+}
+
+// runHeader is the journal's first line: when the crawl whose probes it
+// holds began, with which options and candidates. A resumed crawl must
+// use the same, so that release.json tells the truth about every probe.
+type runHeader struct {
+	Started    string          `json:"started"`
+	Options    release.Options `json:"options"`
+	Candidates release.Source  `json:"candidates"`
+}
+
+// differs names the first way h and o differ, or "".
+func (h *runHeader) differs(o *runHeader) string {
+	a, _ := json.Marshal(h.Options)
+	b, _ := json.Marshal(o.Options)
+	if !bytes.Equal(a, b) {
+		return fmt.Sprintf("options %s, now %s", b, a)
+	}
+	if h.Candidates != o.Candidates {
+		a, _ = json.Marshal(h.Candidates)
+		b, _ = json.Marshal(o.Candidates)
+		return fmt.Sprintf("candidates %s, now %s", b, a)
+	}
+	return ""
+}
+
+// writeHeader writes the header of a new, empty journal.
+func (j *journal) writeHeader(h *runHeader) error {
+	b, err := json.Marshal(struct {
+		Crawl *runHeader `json:"crawl"`
+	}{h})
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := j.f.Write(b); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	j.end += int64(len(b))
+	j.header = h
+	return nil
 }
 
 // openJournal opens (or creates) the journal and replays it.
@@ -112,8 +161,15 @@ func (j *journal) replay() error {
 				ServerID  string `json:"server_id"`
 				Reachable bool   `json:"reachable"`
 			} `json:"server"`
+			Crawl *runHeader `json:"crawl"`
 		}
-		if err := json.Unmarshal(line, &e); err != nil || e.Server.ServerID == "" {
+		err = json.Unmarshal(line, &e)
+		if err == nil && n == 1 && e.Crawl != nil {
+			j.header = e.Crawl
+			off += int64(len(line))
+			continue
+		}
+		if err != nil || e.Server.ServerID == "" {
 			return fmt.Errorf("%s:%d: not a journal entry (remove the file to crawl afresh)", j.name, n)
 		}
 		j.done[e.Server.ServerID] = span{off, int64(len(line)), e.Server.Reachable}

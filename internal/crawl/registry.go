@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -24,6 +25,9 @@ const (
 	DefaultRegistryPages   = 1000
 	DefaultRegistryRetries = 5
 	DefaultRegistryMaxWait = 2 * time.Minute
+	// DefaultRegistryTotalWait bounds the Retry-After pauses of a whole
+	// read, over every page.
+	DefaultRegistryTotalWait = 10 * time.Minute
 )
 
 const (
@@ -52,13 +56,25 @@ type RegistryOptions struct {
 	UpdatedSince string
 	// Timeout bounds each request; MaxPages the pages read; Retries the
 	// retries of one page after a 429 or 503 (negative: none), each
-	// waiting the answer's Retry-After, at most MaxWait.
-	Timeout  time.Duration
-	MaxPages int
-	Retries  int
-	MaxWait  time.Duration
-	// Client makes the requests; nil means a client of its own.
+	// waiting the answer's Retry-After: the pauses of one page together
+	// at most MaxWait, those of the whole read at most TotalWait.
+	Timeout   time.Duration
+	MaxPages  int
+	Retries   int
+	MaxWait   time.Duration
+	TotalWait time.Duration
+	// AllowPrivate lets a redirect lead to another host or port at a
+	// loopback, private or other special-purpose address, as the crawl's
+	// --allow-private does. Without it the registry's own host and port,
+	// which the user named, are reached at any address, and any other
+	// only at a public one (the crawl's PublicAddr); a redirect to
+	// another scheme than the registry's is refused either way.
+	AllowPrivate bool
+	// Client makes the requests; nil means a client of its own, which
+	// follows the address policy above. A Client given is used as it is.
 	Client *http.Client
+	// sleep waits out a Retry-After; tests replace it.
+	sleep func(context.Context, time.Duration) error
 	// UserAgent is sent with every request.
 	UserAgent string
 }
@@ -129,8 +145,11 @@ func (o *RegistryOptions) defaults() {
 	if o.MaxWait <= 0 {
 		o.MaxWait = DefaultRegistryMaxWait
 	}
-	if o.Client == nil {
-		o.Client = &http.Client{}
+	if o.TotalWait <= 0 {
+		o.TotalWait = DefaultRegistryTotalWait
+	}
+	if o.sleep == nil {
+		o.sleep = sleepCtx
 	}
 	if o.UserAgent == "" {
 		o.UserAgent = buildinfo.Read().UserAgent()
@@ -144,76 +163,18 @@ func (o *RegistryOptions) defaults() {
 // before (normalised) is kept once. The registry is a remote service: each
 // request has a deadline, a 429 or 503 is retried after its Retry-After,
 // the pages are capped, and an answer that is not the API's JSON is an
-// error naming the page.
+// error naming the page. It holds every candidate; StreamRegistry hands
+// them out one by one instead.
 func FetchRegistry(ctx context.Context, opt RegistryOptions) ([]Candidate, *RegistryStats, error) {
-	opt.defaults()
-	base, err := url.Parse(strings.TrimRight(opt.URL, "/"))
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, nil, fmt.Errorf("registry %q: not an http(s) URL", opt.URL)
+	var out []Candidate
+	st, err := StreamRegistry(ctx, opt, func(c Candidate) error {
+		out = append(out, c)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	if opt.UpdatedSince != "" {
-		if _, err := time.Parse(time.RFC3339, opt.UpdatedSince); err != nil {
-			return nil, nil, fmt.Errorf("updated since %q: not an RFC 3339 time", opt.UpdatedSince)
-		}
-	}
-	st := &RegistryStats{Skipped: map[string]int{}}
-	latest := map[string]*registryEntry{}
-	var names []string
-	seenCursor := map[string]bool{}
-	cursor := ""
-	for page := 1; ; page++ {
-		if page > opt.MaxPages {
-			return nil, nil, fmt.Errorf("registry %s: more than %d pages", redact(base), opt.MaxPages)
-		}
-		raw, next, err := fetchRegistryPage(ctx, &opt, base, cursor, page)
-		if err != nil {
-			return nil, nil, err
-		}
-		st.Pages++
-		for _, r := range raw {
-			e := &registryEntry{order: st.Entries}
-			st.Entries++
-			if err := json.Unmarshal(r, e); err != nil || e.Server.Name == "" {
-				return nil, nil, fmt.Errorf("registry %s page %d: server %d is not a server entry of the API", redact(base), page, st.Entries)
-			}
-			if m, ok := e.Meta[officialMetaKey]; ok {
-				_ = json.Unmarshal(m, &e.official) // a malformed block reads as absent
-			}
-			prev, ok := latest[e.Server.Name]
-			if !ok {
-				names = append(names, e.Server.Name)
-			}
-			if !ok || newer(e, prev) {
-				latest[e.Server.Name] = e
-			}
-		}
-		if next == "" {
-			break
-		}
-		if seenCursor[next] {
-			return nil, nil, fmt.Errorf("registry %s page %d: nextCursor %q was returned before", redact(base), page, next)
-		}
-		seenCursor[next] = true
-		cursor = next
-	}
-	st.Names = len(names)
-	return registryCandidates(redact(base), names, latest, st), st, nil
-}
-
-// newer says e is a later version of its name than prev: the registry's
-// isLatest mark first, then the later publication time, then the later
-// place in the listing.
-func newer(e, prev *registryEntry) bool {
-	el, pl := e.official.IsLatest != nil && *e.official.IsLatest, prev.official.IsLatest != nil && *prev.official.IsLatest
-	if el != pl {
-		return el
-	}
-	et, eerr := time.Parse(time.RFC3339Nano, e.official.PublishedAt)
-	pt, perr := time.Parse(time.RFC3339Nano, prev.official.PublishedAt)
-	if eerr == nil && perr == nil && !et.Equal(pt) {
-		return et.After(pt)
-	}
-	return e.order > prev.order
+	return out, st, nil
 }
 
 // registryCandidates turns the latest entries into candidates, in the order
@@ -321,7 +282,7 @@ type errRetry struct {
 func (e *errRetry) Error() string { return e.err.Error() }
 
 // fetchRegistryPage reads one page, retrying after 429 and 503.
-func fetchRegistryPage(ctx context.Context, opt *RegistryOptions, base *url.URL, cursor string, page int) ([]json.RawMessage, string, error) {
+func fetchRegistryPage(ctx context.Context, opt *RegistryOptions, base *url.URL, cursor string, page int, waited *time.Duration) ([]json.RawMessage, string, error) {
 	q := url.Values{}
 	q.Set("limit", strconv.Itoa(registryPageLimit))
 	if cursor != "" {
@@ -336,6 +297,7 @@ func fetchRegistryPage(ctx context.Context, opt *RegistryOptions, base *url.URL,
 	u.RawPath = ""
 	u.RawQuery = q.Encode()
 	where := fmt.Sprintf("registry %s page %d", redact(base), page)
+	var pageWait time.Duration
 	for attempt := 0; ; attempt++ {
 		servers, next, err := getRegistryPage(ctx, opt, u.String())
 		var re *errRetry
@@ -351,13 +313,90 @@ func fetchRegistryPage(ctx context.Context, opt *RegistryOptions, base *url.URL,
 		if re.wait > opt.MaxWait {
 			return nil, "", fmt.Errorf("%s: %w, and Retry-After %v is longer than the %v allowed", where, re.err, re.wait, opt.MaxWait)
 		}
-		t := time.NewTimer(re.wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, "", context.Cause(ctx)
+		// A registry that asks for the longest pause allowed, again and
+		// again, must not hold the read for hours.
+		if pageWait+re.wait > opt.MaxWait {
+			return nil, "", fmt.Errorf("%s: %w, and another Retry-After %v would make this page wait more than the %v allowed", where, re.err, re.wait, opt.MaxWait)
 		}
+		if *waited+re.wait > opt.TotalWait {
+			return nil, "", fmt.Errorf("%s: %w, and another Retry-After %v would make the read wait more than the %v allowed in all", where, re.err, re.wait, opt.TotalWait)
+		}
+		pageWait += re.wait
+		*waited += re.wait
+		if err := opt.sleep(ctx, re.wait); err != nil {
+			return nil, "", err
+		}
+	}
+}
+
+// sleepCtx waits d, or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// registryTransport dials the registry's own host and port (the user
+// named them) at any address, and any other, which only a redirect can
+// lead to, at an address allowPrivate or PublicAddr allows: the crawl's
+// address policy, so that a registry cannot turn the client against the
+// crawling machine or its network.
+func registryTransport(base *url.URL, allowPrivate bool, timeout time.Duration) *http.Transport {
+	own := canonicalHostPort(base)
+	allow := PublicAddr
+	if allowPrivate {
+		allow = AnyAddr
+	}
+	guarded := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second,
+		Control: (&ProbeOptions{AllowAddr: allow}).dialControl}
+	open := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		// No proxy: the address policy needs the real peer.
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == own {
+				return open.DialContext(ctx, network, addr)
+			}
+			c, err := guarded.DialContext(ctx, network, addr)
+			if errors.Is(err, errBlocked) {
+				return nil, fmt.Errorf("%s: %w; --allow-private lets the registry redirect there", addr, errBlocked)
+			}
+			return c, err
+		},
+		ForceAttemptHTTP2:   true,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     30 * time.Second,
+	}
+}
+
+// canonicalHostPort is u's host and port as the transport dials them.
+func canonicalHostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// registryRedirect refuses a redirect to another scheme than the
+// registry's (https to http above all) and more than maxRedirects.
+func registryRedirect(base *url.URL) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		switch {
+		case req.URL.Scheme != base.Scheme:
+			return fmt.Errorf("redirect from %s to %s refused: another scheme", redact(via[0].URL), redact(req.URL))
+		case len(via) >= maxRedirects:
+			return fmt.Errorf("more than %d redirects", maxRedirects)
+		}
+		return nil
 	}
 }
 

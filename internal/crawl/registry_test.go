@@ -241,3 +241,96 @@ func TestWriteCandidatesNoPartialFile(t *testing.T) {
 		t.Errorf("%d files left in the folder, want the one written", len(entries))
 	}
 }
+
+// TestFetchRegistryAddressPolicy: the registry's own host and port are
+// reached at any address (the user named them), but a redirect to another
+// port on loopback is refused unless AllowPrivate, and one to another
+// scheme always.
+func TestFetchRegistryAddressPolicy(t *testing.T) {
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, `{"servers":[],"metadata":{}}`)
+	}))
+	redirect := func(to string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, to+r.URL.RequestURI(), http.StatusFound)
+		})
+	}
+	samePort := http.NewServeMux()
+	samePort.HandleFunc("/v0.1/servers", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("moved") == "" {
+			http.Redirect(w, r, r.URL.Path+"?moved=1&"+r.URL.RawQuery, http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, `{"servers":[],"metadata":{}}`)
+	})
+	for _, c := range []struct {
+		name         string
+		h            http.Handler
+		allowPrivate bool
+		err          string
+	}{
+		{"same origin", samePort, false, ""},
+		{"another port", redirect(target.URL), false, "address not allowed"},
+		{"another port, allowed", redirect(target.URL), true, ""},
+		{"another scheme", redirect(strings.Replace(target.URL, "http://", "https://", 1)), true, "another scheme"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := serve(t, c.h).URL
+			_, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: u, AllowPrivate: c.allowPrivate})
+			switch {
+			case c.err == "" && err != nil:
+				t.Fatalf("FetchRegistry: %v", err)
+			case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+				t.Fatalf("err = %v, want one saying %q", err, c.err)
+			}
+			if c.err == "address not allowed" && !strings.Contains(err.Error(), "--allow-private") {
+				t.Errorf("the error does not name --allow-private: %v", err)
+			}
+		})
+	}
+}
+
+// TestFetchRegistryWaitCapped: a registry that answers 429 with the
+// longest Retry-After allowed, again and again, is given up once the
+// pauses of a page, or of the whole read, would pass their caps; the
+// pauses are counted, not slept.
+func TestFetchRegistryWaitCapped(t *testing.T) {
+	// Each page is limited once (Retry-After 100 s), then served.
+	var mu sync.Mutex
+	limited := map[string]bool{}
+	pages := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cur := r.URL.Query().Get("cursor")
+		mu.Lock()
+		first := !limited[cur]
+		limited[cur] = true
+		mu.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "100")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		fmt.Fprintf(w, `{"servers":[],"metadata":{"nextCursor":"c%s"}}`, cur)
+	})
+	always := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "100")
+		w.WriteHeader(http.StatusTooManyRequests)
+	})
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+		err  string
+		want time.Duration
+	}{
+		{"per page", always, "would make this page wait more than the 2m0s allowed", 100 * time.Second},
+		{"in all", pages, "would make the read wait more than the 10m0s allowed in all", 600 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var slept time.Duration
+			opt := RegistryOptions{URL: serve(t, c.h).URL, sleep: func(_ context.Context, d time.Duration) error { slept += d; return nil }}
+			_, _, err := FetchRegistry(context.Background(), opt)
+			if err == nil || !strings.Contains(err.Error(), c.err) || slept != c.want {
+				t.Fatalf("err = %v after %v of pauses; want %q after %v", err, slept, c.err, c.want)
+			}
+		})
+	}
+}

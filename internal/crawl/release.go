@@ -44,17 +44,22 @@ func (opt *Options) release(start time.Time, src release.Source, sum *Summary) *
 		byKind = map[string]int{}
 	}
 	return &release.Release{
-		Tool:    release.Tool{Name: "atlas-reproduce", Version: bi.Version, Revision: bi.Revision, Modified: bi.Modified, Go: bi.GoVersion},
-		Started: start.UTC().Format(time.RFC3339),
-		Options: release.Options{
-			Concurrency: opt.Concurrency, PerHost: opt.PerHost, Timeout: opt.Probe.Timeout.String(),
-			MaxTools: opt.Probe.MaxTools, MaxBytes: opt.Probe.MaxBytes, MaxPages: opt.Probe.MaxPages,
-			MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
-			PackageConcurrency: opt.Packages.Concurrency,
-		},
+		Tool:       release.Tool{Name: "atlas-reproduce", Version: bi.Version, Revision: bi.Revision, Modified: bi.Modified, Go: bi.GoVersion},
+		Started:    start.UTC().Format(time.RFC3339),
+		Options:    opt.releaseOptions(),
 		Client:     release.Client{ProtocolVersion: RequestedVersion, ProtocolVersions: ProtocolVersions(), ClientInfo: info, Capabilities: caps},
 		Candidates: src,
 		Counts:     release.Counts{Candidates: sum.Candidates, Servers: sum.Servers, UnreachableByKind: byKind},
+	}
+}
+
+// releaseOptions are the crawl's bounds as release.json records them.
+func (opt *Options) releaseOptions() release.Options {
+	return release.Options{
+		Concurrency: opt.Concurrency, PerHost: opt.PerHost, Timeout: opt.Probe.Timeout.String(),
+		MaxTools: opt.Probe.MaxTools, MaxBytes: opt.Probe.MaxBytes, MaxPages: opt.Probe.MaxPages,
+		MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
+		PackageConcurrency: opt.Packages.Concurrency,
 	}
 }
 

@@ -74,7 +74,7 @@ func newSDKServer(tools []testTool, pageSize int) *mcp.Server {
 }
 
 // serve starts h on loopback for the test's lifetime.
-func serve(t *testing.T, h http.Handler) *httptest.Server {
+func serve(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 )
 
 // File is the provenance file of a crawl release, listed in its
@@ -25,9 +27,10 @@ const File = "release.json"
 type Release struct {
 	// Tool is the crawler's version and VCS revision.
 	Tool Tool `json:"tool"`
-	// Started and Finished are the start and end, UTC, RFC 3339, of the
-	// crawl run that wrote the release (for a resumed crawl, the last run;
-	// servers journalled by earlier runs were probed before Started).
+	// Started is when the crawl whose probes the release holds began
+	// (for a resumed crawl, its first run: a crawl resumes only with the
+	// options it began with), Finished when the release was written; UTC,
+	// RFC 3339.
 	Started  string `json:"started"`
 	Finished string `json:"finished"`
 	// Options are the crawl's bounds.
@@ -123,7 +126,9 @@ func ReadBytes(dir string) (*Release, []byte, error) {
 		return nil, nil, nil
 	}
 	name := filepath.Join(dir, File)
-	b, err := os.ReadFile(name)
+	// release.json is a few kilobytes; a FIFO or a device in its place
+	// must not block or fill memory.
+	b, err := openreg.ReadFile(name, 64<<20)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
@@ -78,10 +79,16 @@ func eqName(a, b *string) bool {
 	return *a == *b
 }
 
+// MaxLockBytes bounds the lock file Read accepts: a lock of the largest
+// server the crawl keeps (DefaultMaxTools tools, a few hundred bytes each)
+// is a few MiB, and the file is decoded whole.
+const MaxLockBytes = 64 << 20
+
 // Read reads a lock file. A missing file is an error satisfying
-// errors.Is(err, fs.ErrNotExist).
+// errors.Is(err, fs.ErrNotExist). Only a regular file of at most
+// MaxLockBytes holding one JSON document (and nothing after it) is read.
 func Read(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := openreg.ReadFile(path, MaxLockBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +97,9 @@ func Read(path string) (*File, error) {
 	var f File
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("%s: not a tool lock file: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: not a tool lock file: more after the JSON document (at byte %d)", path, dec.InputOffset())
 	}
 	if f.Version != Version {
 		return nil, fmt.Errorf("%s: lock file version %d; this build reads version %d", path, f.Version, Version)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/klauspost/compress/zip"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Source is an opened data location.
@@ -96,7 +98,9 @@ type File struct {
 	io.ReadCloser
 	// Name is the file's base name.
 	Name string
-	// Location is where it was found: a path, or archive.zip!member/path.
+	// Location is where it was found: a path, or archive.zip!member/path
+	// (each part through Quote: a member's name is the archive author's,
+	// and it is printed to terminals and reports).
 	Location string
 	// Size is the file's size in bytes (the uncompressed size of a zip
 	// member), or -1 when it cannot be known before reading (a named pipe).
@@ -146,7 +150,7 @@ func (s *Source) Open(name string) (*File, error) {
 				continue
 			}
 			if found != nil {
-				return nil, fmt.Errorf("%s: %s holds it twice (%s and %s)", name, z.path, found.Name, m.Name)
+				return nil, fmt.Errorf("%s: %s holds it twice (%s and %s)", name, Quote(z.path), Quote(found.Name), Quote(m.Name))
 			}
 			found = m
 		}
@@ -158,7 +162,20 @@ func (s *Source) Open(name string) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: in %s: %w", name, z.path, err)
 		}
-		return &File{ReadCloser: rc, Name: name, Location: z.path + "!" + found.Name, Size: int64(found.UncompressedSize64)}, nil
+		return &File{ReadCloser: rc, Name: name, Location: Quote(z.path) + "!" + Quote(found.Name), Size: int64(found.UncompressedSize64)}, nil
 	}
 	return nil, &NotFoundError{Name: name, Looked: looked}
+}
+
+// Quote returns s as it is when every rune is printable, and otherwise
+// quoted as strconv.Quote does: a zip member's name, chosen by whoever made
+// the archive, may hold escape sequences or a newline that must not reach a
+// terminal or a report raw.
+func Quote(s string) string {
+	for _, r := range s {
+		if r == utf8.RuneError || !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -101,3 +101,35 @@ func TestBadInputs(t *testing.T) {
 		t.Errorf("ambiguous member: %v", err)
 	}
 }
+
+// TestMemberNamesQuoted: a member name holding control characters (a
+// terminal escape, a newline) reaches neither the location nor the "holds
+// it twice" error raw; a plain name is left as it is.
+func TestMemberNamesQuoted(t *testing.T) {
+	dir := t.TempDir()
+	evil := "x\x1b]0;pwned\x07\n/servers.jsonl"
+	writeZip(t, filepath.Join(dir, "a.zip"), map[string]string{
+		evil:                       "{}\n",
+		"plain/server_tools.jsonl": "{}\n",
+	})
+	writeZip(t, filepath.Join(dir, "b.zip"), map[string]string{
+		"p\x1b[31m/candidates_remotes.jsonl": "",
+		"q\r/candidates_remotes.jsonl":       "",
+	})
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, loc := read(t, s, "servers.jsonl")
+	if strings.ContainsAny(loc, "\x1b\x07\n") || !strings.Contains(loc, `\x1b]0;pwned\a\n`) {
+		t.Errorf("location %q holds control characters raw, or is not quoted", loc)
+	}
+	if _, loc := read(t, s, "server_tools.jsonl"); loc != filepath.Join(dir, "a.zip")+"!plain/server_tools.jsonl" {
+		t.Errorf("plain location %q", loc)
+	}
+	_, err = s.Open("candidates_remotes.jsonl")
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\r") || !strings.Contains(err.Error(), "holds it twice") {
+		t.Errorf("err = %q, want a quoted 'holds it twice'", err)
+	}
+}

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"io"
-	"os"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -52,7 +52,7 @@ const readBatch = 32 * 1024
 // the file's size. A file that lacks a column it needs, or holds one of
 // another type, is an error naming the file.
 func ReadTools(ctx context.Context, path string, opt ReadOptions, fn func(*ToolRow) error) error {
-	f, err := os.Open(path)
+	f, err := openreg.Open(path)
 	if err != nil {
 		return err
 	}
@@ -62,12 +62,18 @@ func ReadTools(ctx context.Context, path string, opt ReadOptions, fn func(*ToolR
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	defer pf.Close()
+	_, hint, err := checkedRows(path, f, pf)
+	if err != nil {
+		return err
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: readBatch}, memory.DefaultAllocator)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	// Rows is told the count as far as checkedRows trusts it, so that the
+	// caller can size its memory once without a crafted footer sizing it.
 	if opt.Rows != nil {
-		opt.Rows(pf.NumRows())
+		opt.Rows(hint)
 	}
 	names := readColumns(opt.NamesOnly)
 	sc := pf.MetaData().Schema

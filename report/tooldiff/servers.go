@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
@@ -60,7 +61,7 @@ func serversFile(dir string) string {
 			return p
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "report.json"))
+	f, err := openreg.Open(filepath.Join(dir, "report.json"))
 	if err != nil {
 		return ""
 	}
@@ -91,7 +92,7 @@ func readReachable(path string) (*reachable, bool) {
 	if path == "" {
 		return nil, false
 	}
-	f, err := os.Open(path)
+	f, err := openreg.Open(path)
 	if err != nil {
 		return nil, false
 	}

@@ -1,0 +1,127 @@
+// Command testsummary reads `go test -json` on stdin and prints what a
+// reader of `make test` needs: each package's result line, the output of
+// every failed test, and at the end every skipped test with its reason,
+// which plain `go test` does not show. It exits 1 when a test or package
+// failed, so that make stops as go test would have.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// event is one line of test2json's output.
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// summary gathers the output of each test until its verdict.
+type summary struct {
+	output  map[string][]string // package + "\x00" + test -> lines
+	skipped []string
+	failed  bool
+}
+
+func main() {
+	failed, err := run(os.Stdin, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testsummary:", err)
+		os.Exit(2)
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+func run(r io.Reader, w io.Writer) (bool, error) {
+	s := &summary{output: map[string][]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			// A build failure is printed as text, not JSON.
+			fmt.Fprintln(w, sc.Text())
+			s.failed = true
+			continue
+		}
+		s.take(w, e)
+	}
+	if err := sc.Err(); err != nil {
+		return true, err
+	}
+	s.report(w)
+	return s.failed, nil
+}
+
+func (s *summary) take(w io.Writer, e event) {
+	key := e.Package + "\x00" + e.Test
+	switch e.Action {
+	case "build-output":
+		fmt.Fprint(w, e.Output)
+		return
+	case "build-fail":
+		s.failed = true
+		return
+	case "output":
+		if e.Test == "" {
+			// A package's own lines: its ok/FAIL line, build errors.
+			if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL") || strings.HasPrefix(e.Output, "?") ||
+				(!strings.HasPrefix(e.Output, "PASS") && !strings.HasPrefix(e.Output, "=== ") && !strings.HasPrefix(e.Output, "--- ")) {
+				fmt.Fprint(w, e.Output)
+			}
+			return
+		}
+		s.output[key] = append(s.output[key], e.Output)
+	case "fail":
+		s.failed = true
+		if e.Test != "" {
+			fmt.Fprint(w, strings.Join(s.output[key], ""))
+		}
+		delete(s.output, key)
+	case "skip":
+		if e.Test != "" {
+			s.skipped = append(s.skipped, fmt.Sprintf("%s %s: %s", e.Package, e.Test, reason(s.output[key])))
+		}
+		delete(s.output, key)
+	case "pass":
+		delete(s.output, key)
+	}
+}
+
+// reason is the skip message among a skipped test's output lines: the
+// lines after "--- SKIP", which hold the t.Skip text with its file:line.
+func reason(lines []string) string {
+	var msg []string
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "=== ") || strings.HasPrefix(t, "--- SKIP") {
+			continue
+		}
+		msg = append(msg, t)
+	}
+	if len(msg) == 0 {
+		return "(no reason given)"
+	}
+	return strings.Join(msg, " ")
+}
+
+func (s *summary) report(w io.Writer) {
+	if len(s.skipped) == 0 {
+		fmt.Fprintln(w, "\nno test skipped")
+		return
+	}
+	sort.Strings(s.skipped)
+	fmt.Fprintf(w, "\n%d tests skipped:\n", len(s.skipped))
+	for _, l := range s.skipped {
+		fmt.Fprintln(w, "  "+l)
+	}
+}
