@@ -8,7 +8,10 @@
 package toolid
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"hash/maphash"
+	"unsafe"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
@@ -24,10 +27,95 @@ type Sums struct {
 }
 
 // Hasher hashes tools, reusing its buffer; one per goroutine.
-type Hasher struct{ buf []byte }
+//
+// A census serves one definition many times over (forks, mirrors,
+// aggregators: the bundled real tools resampled to the snapshot's 229,539
+// tools hold 4,768 distinct definitions), so the Hasher remembers the sums
+// of the tool texts it has hashed, keyed by a 64-bit maphash of the raw
+// bytes. A hit is taken only when the remembered bytes equal the tool's
+// (and its schema lies at the same place in them), so a collision of the
+// fast hash costs a comparison, never a wrong sum: the sums are a function
+// of the raw text alone. What it remembers is bounded (memoBytes of text,
+// memoEntries sums); when either is full it starts afresh.
+type Hasher struct {
+	buf  []byte
+	seed maphash.Seed
+	memo map[uint64]memoEntry
+	// text holds the remembered tools' raw bytes, end to end.
+	text []byte
+}
+
+// memoEntry is one remembered tool: its raw bytes text[off:off+n], where
+// its schema lay in them (schemaOff -1 without one), and its sums.
+type memoEntry struct {
+	off, n             uint32
+	schemaOff, schemaN int32
+	sums               Sums
+}
+
+// The memo's bounds, per Hasher (one per worker). 4 MiB holds the
+// distinct definitions of the real-schema census with room; a census whose
+// definitions are all distinct fills it and starts afresh, which costs
+// only the copies.
+const (
+	memoBytes   = 4 << 20
+	memoEntries = 1 << 15
+	// memoMaxTool is the largest tool remembered: a rare giant definition
+	// would crowd out thousands of ordinary ones.
+	memoMaxTool = 64 << 10
+)
 
 // Tool hashes t, a tool as the census decoder gives it.
 func (h *Hasher) Tool(t *census.Tool) Sums {
+	raw := t.Raw
+	schemaOff := -1
+	if t.Schema != nil {
+		schemaOff = subsliceAt(raw, t.Schema)
+	}
+	// A schema outside the raw text (never so from the decoder) is not
+	// remembered: the key would not determine it.
+	if len(raw) > memoMaxTool || (t.Schema != nil && schemaOff < 0) {
+		return h.hash(t)
+	}
+	if h.memo == nil {
+		h.seed = maphash.MakeSeed()
+		h.memo = make(map[uint64]memoEntry, 1024)
+	}
+	k := maphash.Bytes(h.seed, raw)
+	if e, ok := h.memo[k]; ok && int(e.n) == len(raw) && int(e.schemaOff) == schemaOff &&
+		int(e.schemaN) == len(t.Schema) && bytes.Equal(h.text[e.off:e.off+e.n], raw) {
+		return e.sums
+	}
+	s := h.hash(t)
+	if len(h.text)+len(raw) > memoBytes || len(h.memo) >= memoEntries {
+		clear(h.memo)
+		h.text = h.text[:0]
+	}
+	if h.text == nil {
+		h.text = make([]byte, 0, memoBytes)
+	}
+	e := memoEntry{off: uint32(len(h.text)), n: uint32(len(raw)), schemaOff: int32(schemaOff), schemaN: int32(len(t.Schema)), sums: s}
+	h.text = append(h.text, raw...)
+	h.memo[k] = e
+	return s
+}
+
+// subsliceAt is the offset of sub within b when sub is a part of b's
+// memory, else -1.
+func subsliceAt(b, sub []byte) int {
+	if len(sub) == 0 || len(b) == 0 {
+		return -1
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(sub)))
+	if p < start || p+uintptr(len(sub)) > start+uintptr(len(b)) {
+		return -1
+	}
+	return int(p - start)
+}
+
+// hash canonicalises t and hashes the tool and its schema.
+func (h *Hasher) hash(t *census.Tool) Sums {
 	var s Sums
 	s.Definition = h.sum(t.Raw)
 	if t.Schema == nil {

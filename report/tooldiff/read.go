@@ -109,11 +109,7 @@ func readToolsSized(ctx context.Context, path string, namesOnly bool, rows func(
 			r.server, r.hasServer = str(cols.strs[0], i)
 			r.name, r.hasName = str(cols.strs[1], i)
 			if !namesOnly {
-				h, ok := str(cols.strs[2], i)
-				if !ok || len(h) != 2*len(tables.Hash{}) {
-					return fmt.Errorf("%s: row %d: definition_sha256 %q is not a SHA-256", path, r.ordinal, h)
-				}
-				if _, err := hex.Decode(r.def[:], h); err != nil {
+				if err := hashAt(cols.def, i, &r.def); err != nil {
 					return fmt.Errorf("%s: row %d: definition_sha256: %w", path, r.ordinal, err)
 				}
 				for j, b := range bits {
@@ -132,15 +128,21 @@ func readToolsSized(ctx context.Context, path string, namesOnly bool, rows func(
 	}
 }
 
-// batchCols are a record batch's columns, typed.
+// batchCols are a record batch's columns, typed; def is the
+// definition_sha256 column.
 type batchCols struct {
 	strs  []*array.String
 	bools []*array.Boolean
+	def   arrow.Array
 }
 
 func columns(rec arrow.RecordBatch, names []string) (batchCols, error) {
 	var c batchCols
 	for i, n := range names {
+		if n == "definition_sha256" {
+			c.def = rec.Column(i)
+			continue
+		}
 		switch a := rec.Column(i).(type) {
 		case *array.String:
 			c.strs = append(c.strs, a)
@@ -161,4 +163,26 @@ func str(a *array.String, i int) ([]byte, bool) {
 	v := a.Value(i)
 	// The bytes alias the batch's buffer, read-only; no copy per row.
 	return unsafe.Slice(unsafe.StringData(v), len(v)), true
+}
+
+// hashAt reads row i of a hash column into h: the 32 bytes of a
+// FIXED_LEN_BYTE_ARRAY(32) column, or 64 hex digits in a string column,
+// as runs before the binary columns wrote them.
+func hashAt(a arrow.Array, i int, h *tables.Hash) error {
+	if a.IsNull(i) {
+		return errors.New("null, not a SHA-256")
+	}
+	switch a := a.(type) {
+	case *array.FixedSizeBinary:
+		if v := a.Value(i); len(v) == len(h) {
+			copy(h[:], v)
+			return nil
+		}
+	case *array.String:
+		if v, _ := str(a, i); len(v) == 2*len(h) {
+			_, err := hex.Decode(h[:], v)
+			return err
+		}
+	}
+	return fmt.Errorf("%s value is not a SHA-256", a.DataType())
 }
