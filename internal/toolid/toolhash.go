@@ -36,13 +36,19 @@ type Sums struct {
 // (and its schema lies at the same place in them), so a collision of the
 // fast hash costs a comparison, never a wrong sum: the sums are a function
 // of the raw text alone. What it remembers is bounded (memoBytes of text,
-// memoEntries sums); when either is full it starts afresh.
+// memoEntries sums); when either is full it starts afresh. Where tools
+// do not repeat (a census of distinct definitions) remembering is pure
+// cost, so a window of memoWindow lookups with few hits turns it off for
+// memoRest tools, after which it tries again.
 type Hasher struct {
 	buf  []byte
 	seed maphash.Seed
 	memo map[uint64]memoEntry
 	// text holds the remembered tools' raw bytes, end to end.
 	text []byte
+	// lookups and hits count the current window; rest is how many tools
+	// are still to be hashed without the memo.
+	lookups, hits, rest int
 }
 
 // memoEntry is one remembered tool: its raw bytes text[off:off+n], where
@@ -63,6 +69,11 @@ const (
 	// memoMaxTool is the largest tool remembered: a rare giant definition
 	// would crowd out thousands of ordinary ones.
 	memoMaxTool = 64 << 10
+	// A window of memoWindow lookups with fewer than one hit in
+	// memoMinHitRate rests the memo for memoRest tools.
+	memoWindow     = 1024
+	memoMinHitRate = 8
+	memoRest       = 16 * memoWindow
 )
 
 // Tool hashes t, a tool as the census decoder gives it.
@@ -74,8 +85,18 @@ func (h *Hasher) Tool(t *census.Tool) Sums {
 	}
 	// A schema outside the raw text (never so from the decoder) is not
 	// remembered: the key would not determine it.
+	if h.rest > 0 {
+		h.rest--
+		return h.hash(t)
+	}
 	if len(raw) > memoMaxTool || (t.Schema != nil && schemaOff < 0) {
 		return h.hash(t)
+	}
+	if h.lookups++; h.lookups == memoWindow {
+		if h.hits*memoMinHitRate < h.lookups {
+			h.rest = memoRest
+		}
+		h.lookups, h.hits = 0, 0
 	}
 	if h.memo == nil {
 		h.seed = maphash.MakeSeed()
@@ -84,6 +105,7 @@ func (h *Hasher) Tool(t *census.Tool) Sums {
 	k := maphash.Bytes(h.seed, raw)
 	if e, ok := h.memo[k]; ok && int(e.n) == len(raw) && int(e.schemaOff) == schemaOff &&
 		int(e.schemaN) == len(t.Schema) && bytes.Equal(h.text[e.off:e.off+e.n], raw) {
+		h.hits++
 		return e.sums
 	}
 	s := h.hash(t)
@@ -114,16 +136,26 @@ func subsliceAt(b, sub []byte) int {
 	return int(p - start)
 }
 
-// hash canonicalises t and hashes the tool and its schema.
+// hash canonicalises t and hashes the tool and its schema. The schema's
+// canonical form is part of the tool's: its hash is taken over that part,
+// which the canonicaliser marks as it goes, rather than over a second
+// canonicalisation.
 func (h *Hasher) hash(t *census.Tool) Sums {
 	var s Sums
-	s.Definition = h.sum(t.Raw)
+	var a, b int
+	var err error
+	// The decoder validated Raw and Schema: they canonicalise without
+	// error.
+	if h.buf, a, b, err = census.AppendCanonicalTool(h.buf[:0], t.Raw); err != nil {
+		panic("toolhash: a decoded tool did not canonicalise: " + err.Error())
+	}
+	s.Definition = sha256.Sum256(h.buf)
 	if t.Schema == nil {
 		return s
 	}
 	s.HasSchema = true
-	if v := schemaValue(h.buf); len(v) > 0 && v[0] == '{' {
-		s.Schema = sha256.Sum256(v)
+	if b > a && h.buf[a] == '{' {
+		s.Schema = sha256.Sum256(h.buf[a:b])
 	} else {
 		s.Schema = h.sum(t.Schema)
 	}
@@ -133,8 +165,6 @@ func (h *Hasher) hash(t *census.Tool) Sums {
 // sum canonicalises raw into the buffer and hashes it.
 func (h *Hasher) sum(raw []byte) [32]byte {
 	var err error
-	// The decoder validated Raw and Schema: AppendCanonical cannot fail
-	// on them.
 	if h.buf, err = census.AppendCanonical(h.buf[:0], raw); err != nil {
 		panic("toolhash: a decoded tool did not canonicalise: " + err.Error())
 	}

@@ -2,8 +2,11 @@ package toolid
 
 import (
 	"crypto/sha256"
+	"hash/maphash"
+	"math/rand/v2"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
@@ -88,4 +91,58 @@ func FuzzSchemaFromTool(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMemo hashes the bundled real tools in an order with many repeats,
+// through one Hasher (so through its memo, its windows of few hits and
+// its restarts when full), and requires every sum to be the one a fresh
+// hash of the tool gives.
+func TestMemo(t *testing.T) {
+	lines := realcorpus.Lines(t)
+	tools := make([]*census.Tool, len(lines))
+	for i, line := range lines {
+		rec, err := census.NewDecoder().Decode(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools[i] = &rec.Tools[0]
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var memo, fresh Hasher
+	for i := range 3 * (memoRest + memoWindow) {
+		var tool *census.Tool
+		switch phase := i / memoWindow % 4; phase {
+		case 0, 1: // a few definitions, served again and again
+			tool = tools[rng.IntN(50)]
+		case 2: // distinct ones: the memo fills, then rests
+			tool = tools[i%len(tools)]
+		default:
+			tool = tools[rng.IntN(len(tools))]
+		}
+		if got, want := memo.Tool(tool), fresh.hash(tool); got != want {
+			t.Fatalf("lookup %d: remembered sums differ from a fresh hash of %.80s", i, tool.Raw)
+		}
+	}
+}
+
+// TestMemoCollision puts one tool's sums under another tool's key, as a
+// collision of the 64-bit key would, and requires the Hasher to hash the
+// second tool rather than take the first one's sums.
+func TestMemoCollision(t *testing.T) {
+	dec := func(line string) *census.Tool {
+		rec, err := census.NewDecoder().Decode([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &rec.Tools[0]
+	}
+	a := dec(`{"server_id": "s", "tools": [{"name": "a", "inputSchema": {"type": "object"}}]}`)
+	b := dec(`{"server_id": "s", "tools": [{"name": "b", "inputSchema": {"type": "object"}}]}`)
+	var h, fresh Hasher
+	sa := h.Tool(a)
+	ka, kb := maphash.Bytes(h.seed, a.Raw), maphash.Bytes(h.seed, b.Raw)
+	h.memo[kb] = h.memo[ka]
+	if got, want := h.Tool(b), fresh.hash(b); got != want || got == sa {
+		t.Fatal("a colliding key gave another tool's sums")
+	}
 }
