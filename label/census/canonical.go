@@ -260,11 +260,26 @@ func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) ([]byte, []ca
 		return dst, mems
 	}
 	ord := append(c.ord[:0], mems...)
-	// Stable, so that of equal keys the last in the text stays last.
-	slices.SortStableFunc(ord, cmp)
+	// Stable, so that of equal keys the last in the text stays last. Most
+	// objects have a few members: an insertion sort with the comparison
+	// inline beats the generic sort's calls through cmp.
+	if len(ord) <= 16 {
+		for i := 1; i < len(ord); i++ {
+			m := ord[i]
+			k := keys[m.ka:m.kb]
+			j := i
+			for ; j > 0 && compareUTF16(keys[ord[j-1].ka:ord[j-1].kb], k) > 0; j-- {
+				ord[j] = ord[j-1]
+			}
+			ord[j] = m
+		}
+	} else {
+		slices.SortStableFunc(ord, cmp)
+	}
+	// Equal decoded keys are equal bytes: no unit comparison needed.
 	w := 0
 	for i := range ord {
-		if i+1 < len(ord) && cmp(ord[i], ord[i+1]) == 0 {
+		if i+1 < len(ord) && string(keys[ord[i].ka:ord[i].kb]) == string(keys[ord[i+1].ka:ord[i+1].kb]) {
 			continue
 		}
 		ord[w] = ord[i]
