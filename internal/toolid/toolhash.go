@@ -38,12 +38,16 @@ type Sums struct {
 // of the raw text alone. What it remembers is bounded (memoBytes of text,
 // memoEntries sums); when either is full it starts afresh. Where tools
 // do not repeat (a census of distinct definitions) remembering is pure
-// cost, so a window of memoWindow lookups with few hits turns it off for
-// memoRest tools, after which it tries again.
+// cost, so a window of memoWindow lookups with few hits, once the memo
+// holds memoWarm tools (any census misses while the memo is cold), turns
+// it off for memoRest tools, after which it tries again.
 type Hasher struct {
 	buf  []byte
 	seed maphash.Seed
-	memo map[uint64]memoEntry
+	// memo maps a key to its entry in entries: a map of small values
+	// stays in cache better than one holding the sums.
+	memo    map[uint64]uint32
+	entries []memoEntry
 	// text holds the remembered tools' raw bytes, end to end.
 	text []byte
 	// lookups and hits count the current window; rest is how many tools
@@ -74,6 +78,7 @@ const (
 	memoWindow     = 1024
 	memoMinHitRate = 8
 	memoRest       = 16 * memoWindow
+	memoWarm       = 4 * memoWindow
 )
 
 // Tool hashes t, a tool as the census decoder gives it.
@@ -93,32 +98,35 @@ func (h *Hasher) Tool(t *census.Tool) Sums {
 		return h.hash(t)
 	}
 	if h.lookups++; h.lookups == memoWindow {
-		if h.hits*memoMinHitRate < h.lookups {
+		if h.hits*memoMinHitRate < h.lookups && len(h.entries) >= memoWarm {
 			h.rest = memoRest
 		}
 		h.lookups, h.hits = 0, 0
 	}
 	if h.memo == nil {
 		h.seed = maphash.MakeSeed()
-		h.memo = make(map[uint64]memoEntry, 1024)
+		h.memo = make(map[uint64]uint32, 1024)
 	}
 	k := maphash.Bytes(h.seed, raw)
-	if e, ok := h.memo[k]; ok && int(e.n) == len(raw) && int(e.schemaOff) == schemaOff &&
-		int(e.schemaN) == len(t.Schema) && bytes.Equal(h.text[e.off:e.off+e.n], raw) {
-		h.hits++
-		return e.sums
+	if i, ok := h.memo[k]; ok {
+		if e := &h.entries[i]; int(e.n) == len(raw) && int(e.schemaOff) == schemaOff &&
+			int(e.schemaN) == len(t.Schema) && bytes.Equal(h.text[e.off:e.off+e.n], raw) {
+			h.hits++
+			return e.sums
+		}
 	}
 	s := h.hash(t)
-	if len(h.text)+len(raw) > memoBytes || len(h.memo) >= memoEntries {
+	if len(h.text)+len(raw) > memoBytes || len(h.entries) >= memoEntries {
 		clear(h.memo)
-		h.text = h.text[:0]
+		h.text, h.entries = h.text[:0], h.entries[:0]
 	}
 	if h.text == nil {
 		h.text = make([]byte, 0, memoBytes)
 	}
 	e := memoEntry{off: uint32(len(h.text)), n: uint32(len(raw)), schemaOff: int32(schemaOff), schemaN: int32(len(t.Schema)), sums: s}
 	h.text = append(h.text, raw...)
-	h.memo[k] = e
+	h.memo[k] = uint32(len(h.entries))
+	h.entries = append(h.entries, e)
 	return s
 }
 

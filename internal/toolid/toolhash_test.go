@@ -2,6 +2,8 @@ package toolid
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"strings"
 	"hash/maphash"
 	"math/rand/v2"
 	"testing"
@@ -93,35 +95,54 @@ func FuzzSchemaFromTool(f *testing.F) {
 	})
 }
 
-// TestMemo hashes the bundled real tools in an order with many repeats,
-// through one Hasher (so through its memo, its windows of few hits and
-// its restarts when full), and requires every sum to be the one a fresh
-// hash of the tool gives.
+// TestMemo hashes tools in an order that takes the memo through its
+// states (hits on a few definitions served again and again, large ones
+// that fill it and start it afresh, a long run of distinct ones that rests
+// it, then the bundled real tools at random) through one Hasher, and
+// requires every sum to be the one a fresh hash of the tool gives.
 func TestMemo(t *testing.T) {
-	lines := realcorpus.Lines(t)
-	tools := make([]*census.Tool, len(lines))
-	for i, line := range lines {
+	decode := func(line []byte) *census.Tool {
 		rec, err := census.NewDecoder().Decode(line)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tools[i] = &rec.Tools[0]
+		return &rec.Tools[0]
 	}
+	lines := realcorpus.Lines(t)
+	real := make([]*census.Tool, len(lines))
+	for i, line := range lines {
+		real[i] = decode(line)
+	}
+	synthetic := func(i, descBytes int) *census.Tool {
+		return decode(fmt.Appendf(nil, `{"tools": [{"name": "t%d", "description": "%s", "inputSchema": {"type": "object", "properties": {"p%d": {}}}}]}`,
+			i, strings.Repeat("d", descBytes), i))
+	}
+	var seq []*census.Tool
 	rng := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		seq = append(seq, real[rng.IntN(50)])
+	}
+	for i := range 2 * memoBytes / (10 << 10) {
+		seq = append(seq, synthetic(i, 10<<10))
+	}
+	for i := range memoWarm + memoRest + 2*memoWindow {
+		seq = append(seq, synthetic(i, 10))
+	}
+	for range 20000 {
+		seq = append(seq, real[rng.IntN(len(real))])
+	}
 	var memo, fresh Hasher
-	for i := range 3 * (memoRest + memoWindow) {
-		var tool *census.Tool
-		switch phase := i / memoWindow % 4; phase {
-		case 0, 1: // a few definitions, served again and again
-			tool = tools[rng.IntN(50)]
-		case 2: // distinct ones: the memo fills, then rests
-			tool = tools[i%len(tools)]
-		default:
-			tool = tools[rng.IntN(len(tools))]
-		}
+	rested, restarted := false, false
+	for i, tool := range seq {
+		before := len(memo.entries)
 		if got, want := memo.Tool(tool), fresh.hash(tool); got != want {
-			t.Fatalf("lookup %d: remembered sums differ from a fresh hash of %.80s", i, tool.Raw)
+			t.Fatalf("tool %d: remembered sums differ from a fresh hash of %.80s", i, tool.Raw)
 		}
+		rested = rested || memo.rest > 0
+		restarted = restarted || len(memo.entries) < before
+	}
+	if !rested || !restarted {
+		t.Errorf("the sequence did not take the memo through its states: rested %v, restarted %v", rested, restarted)
 	}
 }
 
