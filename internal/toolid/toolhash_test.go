@@ -3,9 +3,9 @@ package toolid
 import (
 	"crypto/sha256"
 	"fmt"
-	"strings"
 	"hash/maphash"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
