@@ -50,12 +50,12 @@ var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 // which also gives where in the result the canonical value of the input
 // schema lies that the census decoder chooses: inputSchema, or
 // input_schema when that is absent or null. out[a:b] is that value; a ==
-// b when the tool has neither (or raw is no object). Finding it while the
-// members are put in order costs nothing; finding it in the output
-// afterwards means skipping through the canonical text.
+// b when the tool has neither (or raw is no object). The canonicaliser
+// finds it as it writes the members in order; finding it in the output
+// afterwards would mean skipping through the canonical text.
 func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
 	c := canonPool.Get().(*canonicalizer)
-	c.findSchema, c.schemaA, c.schemaB, c.aliasA, c.aliasB = true, 0, 0, 0, 0
+	c.findSchema = true
 	out, err = c.run(dst, raw)
 	a, b = c.schemaA, c.schemaB
 	if a == b || string(out[a:b]) == "null" {
@@ -70,28 +70,58 @@ func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
 }
 
 // canonicalizer holds the scratch memory of AppendCanonical.
+//
+// It works in two passes. The first reads the text once, writing every
+// member of every object in text order, each key, string and number
+// already in canonical form, and records each object whose members are
+// out of order (or repeat a key) with its members in canonical order. The
+// second, only if any object was recorded, copies the first pass's output
+// once more, in canonical order: the text between recorded objects as it
+// stands, a recorded object member by member. Putting each object in
+// order as it closed instead copied an object's whole text twice at every
+// level of nesting that was out of order (a tool, its schema, its
+// properties, each property: most census tools), which cost more than
+// reading the text.
 type canonicalizer struct {
 	lx   Lexer
 	mems []canonMem            // members of the open objects, innermost last
-	tmp  []byte                // an object's members while they are put in order
+	tmp  []byte                // the first pass's output, read by the second
 	str  []byte                // a decoded string being escaped
 	keys []byte                // decoded keys of the open objects
-	ord  []canonMem            // one object's members in canonical order
 	num  [32]byte              // a formatted number
 	pbuf [keptDigits + 16]byte // a number literal brought to a short form
-	// With findSchema, the top-level object's inputSchema and
-	// input_schema values are recorded as ranges of the output.
+	// objs are the objects of the first pass in the order they open, a
+	// recorded one with its members in canonical order in omems.
+	objs  []canonObj
+	omems []canonMem
+	// base is where the output began in dst.
+	base int
+	// With findSchema, the top-level object is always recorded, and the
+	// second pass sets schemaA, schemaB (inputSchema's value in the
+	// output) and aliasA, aliasB (input_schema's).
 	findSchema                       bool
 	schemaA, schemaB, aliasA, aliasB int
+	schemaMem, aliasMem              int // their places in omems, or -1
 }
 
 // canonMem is one member of an object being canonicalised: its decoded key
-// (a range of keys) and its canonical "key":value text (a range of the
-// output, its value starting at vs).
+// (a range of keys), its "key":value text in the first pass's output
+// (va to vb, the value from vs), and the objects that opened within its
+// value (objs[oi:oj]).
 type canonMem struct {
-	ka, kb int
-	va, vb int
-	vs     int
+	ka, kb     int
+	va, vb, vs int
+	oi, oj     int
+}
+
+// canonObj is an object of the first pass: its text from '{' to past '}',
+// its members in canonical order (omems[m0:m1]; m0 is -1 when the text is
+// already in order, and the object is copied as text), and next, the
+// index in objs past the objects within it.
+type canonObj struct {
+	start, end int
+	m0, m1     int
+	next       int
 }
 
 func (c *canonicalizer) release() {
@@ -100,14 +130,18 @@ func (c *canonicalizer) release() {
 	c.str = retain(c.str, retainBytes)
 	c.keys = retain(c.keys, retainBytes)
 	c.mems = retain(c.mems, retainItems)
-	c.ord = retain(c.ord, retainItems)
+	c.objs = retain(c.objs, retainItems)
+	c.omems = retain(c.omems, retainItems)
 	canonPool.Put(c)
 }
 
 func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 	c.lx.data = raw
-	c.mems, c.keys = c.mems[:0], c.keys[:0]
+	c.mems, c.keys, c.objs, c.omems = c.mems[:0], c.keys[:0], c.objs[:0], c.omems[:0]
+	c.schemaA, c.schemaB, c.aliasA, c.aliasB = 0, 0, 0, 0
+	c.schemaMem, c.aliasMem = -1, -1
 	base := len(dst)
+	c.base = base
 	out, err := c.top(dst)
 	if err != nil {
 		// Python decodes the text before json sees it: invalid UTF-8
@@ -117,7 +151,57 @@ func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 		}
 		return dst[:base], err
 	}
-	return out, nil
+	if !c.anyRecorded() {
+		return out, nil
+	}
+	c.tmp = append(c.tmp[:0], out[base:]...)
+	return c.emitRange(out[:base], base, len(out), 0, len(c.objs)), nil
+}
+
+func (c *canonicalizer) anyRecorded() bool {
+	for i := range c.objs {
+		if c.objs[i].m0 >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// emitRange appends the first pass's output from a to b (positions as in
+// dst) in canonical order; objs[i:j] are the objects that opened within it.
+func (c *canonicalizer) emitRange(dst []byte, a, b, i, j int) []byte {
+	for i < j {
+		o := &c.objs[i]
+		if o.m0 < 0 {
+			i++
+			continue
+		}
+		dst = append(dst, c.tmp[a-c.base:o.start-c.base]...)
+		dst = c.emitObject(dst, i)
+		a, i = o.end, o.next
+	}
+	return append(dst, c.tmp[a-c.base:b-c.base]...)
+}
+
+// emitObject appends recorded object i, its members in canonical order.
+func (c *canonicalizer) emitObject(dst []byte, i int) []byte {
+	o := c.objs[i]
+	dst = append(dst, '{')
+	for k := o.m0; k < o.m1; k++ {
+		m := &c.omems[k]
+		if k > o.m0 {
+			dst = append(dst, ',')
+		}
+		at := len(dst)
+		dst = c.emitRange(dst, m.va, m.vb, m.oi, m.oj)
+		switch k {
+		case c.schemaMem:
+			c.schemaA, c.schemaB = at+m.vs-m.va, len(dst)
+		case c.aliasMem:
+			c.aliasA, c.aliasB = at+m.vs-m.va, len(dst)
+		}
+	}
+	return append(dst, '}')
 }
 
 func (c *canonicalizer) top(dst []byte) ([]byte, error) {
@@ -182,9 +266,10 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 	return append(dst, ']'), p, nil
 }
 
-// object writes the members in text order, each as "key":value, then,
-// unless they already are in canonical order with no duplicate key, puts
-// them in that order with the last of each duplicate, through tmp.
+// object writes the members in text order, each as "key":value, and,
+// unless they already are in canonical order with no duplicate key,
+// records the object with its members in that order (the last of each
+// duplicate) for the second pass.
 func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	if depth > MaxDepth {
 		return dst, p, synErr(p, msgDepth)
@@ -192,6 +277,8 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	data := c.lx.data
 	open := len(dst)
 	dst = append(dst, '{')
+	self := len(c.objs)
+	c.objs = append(c.objs, canonObj{m0: -1})
 	mstart, kstart := len(c.mems), len(c.keys)
 	p, done := c.lx.ObjOpen(p)
 	for !done {
@@ -212,90 +299,84 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 			dst = append(dst, data[p:end]...) // already canonical, as appendString explains
 		}
 		dst = append(dst, ':')
-		vs := len(dst)
+		vs, oi := len(dst), len(c.objs)
 		if dst, p, err = c.value(dst, v, depth); err != nil {
 			return dst, p, err
 		}
-		c.mems = append(c.mems, canonMem{ka, len(c.keys), ma, len(dst), vs})
+		c.mems = append(c.mems, canonMem{ka: ka, kb: len(c.keys), va: ma, vb: len(dst), vs: vs, oi: oi, oj: len(c.objs)})
 		if p, done, err = c.lx.ObjNext(p); err != nil {
 			return dst, p, err
 		}
 	}
-	var final []canonMem
-	dst, final = c.order(dst, open+1, c.mems[mstart:])
-	if depth == 1 && c.findSchema {
-		c.schemaRanges(open+1, final)
+	dst = append(dst, '}')
+	top := depth == 1 && c.findSchema
+	if c.record(self, c.mems[mstart:], top) {
+		o := &c.objs[self]
+		o.start, o.end, o.next = open, len(dst), len(c.objs)
 	}
 	c.mems, c.keys = c.mems[:mstart], c.keys[:kstart]
-	return append(dst, '}'), p, nil
+	return dst, p, nil
 }
 
-// schemaRanges records where the values of inputSchema and input_schema
-// are in the output, given the object's members in output order (their
-// ranges as they were written, in text order, from at).
-func (c *canonicalizer) schemaRanges(at int, final []canonMem) {
-	pos := at
-	for _, m := range final {
-		switch string(c.keys[m.ka:m.kb]) {
-		case "inputSchema":
-			c.schemaA, c.schemaB = pos+m.vs-m.va, pos+m.vb-m.va
-		case "input_schema":
-			c.aliasA, c.aliasB = pos+m.vs-m.va, pos+m.vb-m.va
-		}
-		pos += m.vb - m.va + 1 // and a comma
-	}
-}
-
-// order rewrites dst[at:], the members joined by commas in text order, in
-// canonical order with the last of each duplicate key, and returns the
-// members in their new order (their ranges still those of the text order).
-func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) ([]byte, []canonMem) {
+// record puts the members of object self in canonical order, with the
+// last of each duplicate key, in omems, unless they are in that order
+// already and always is false. For the top-level object of a tool it
+// notes where inputSchema and input_schema are among them.
+func (c *canonicalizer) record(self int, mems []canonMem, always bool) bool {
 	keys := c.keys
-	cmp := func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) }
 	inOrder := true
 	for i := 1; i < len(mems) && inOrder; i++ {
-		inOrder = cmp(mems[i-1], mems[i]) < 0 // equal keys need the rewrite too
+		// Equal keys need the rewrite too.
+		inOrder = compareUTF16(keys[mems[i-1].ka:mems[i-1].kb], keys[mems[i].ka:mems[i].kb]) < 0
 	}
-	if inOrder {
-		return dst, mems
+	if inOrder && !always {
+		return false
 	}
-	ord := append(c.ord[:0], mems...)
-	// Stable, so that of equal keys the last in the text stays last. Most
-	// objects have a few members: an insertion sort with the comparison
-	// inline beats the generic sort's calls through cmp.
-	if len(ord) <= 16 {
-		for i := 1; i < len(ord); i++ {
-			m := ord[i]
-			k := keys[m.ka:m.kb]
-			j := i
-			for ; j > 0 && compareUTF16(keys[ord[j-1].ka:ord[j-1].kb], k) > 0; j-- {
-				ord[j] = ord[j-1]
+	m0 := len(c.omems)
+	c.omems = append(c.omems, mems...)
+	ord := c.omems[m0:]
+	if !inOrder {
+		// Stable, so that of equal keys the last in the text stays last.
+		// Most objects have a few members: an insertion sort with the
+		// comparison inline beats the generic sort's calls through a
+		// closure.
+		if len(ord) <= 16 {
+			for i := 1; i < len(ord); i++ {
+				m := ord[i]
+				k := keys[m.ka:m.kb]
+				j := i
+				for ; j > 0 && compareUTF16(keys[ord[j-1].ka:ord[j-1].kb], k) > 0; j-- {
+					ord[j] = ord[j-1]
+				}
+				ord[j] = m
 			}
-			ord[j] = m
+		} else {
+			slices.SortStableFunc(ord, func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) })
 		}
-	} else {
-		slices.SortStableFunc(ord, cmp)
-	}
-	// Equal decoded keys are equal bytes: no unit comparison needed.
-	w := 0
-	for i := range ord {
-		if i+1 < len(ord) && string(keys[ord[i].ka:ord[i].kb]) == string(keys[ord[i+1].ka:ord[i+1].kb]) {
-			continue
+		// Equal decoded keys are equal bytes: no unit comparison needed.
+		w := 0
+		for i := range ord {
+			if i+1 < len(ord) && string(keys[ord[i].ka:ord[i].kb]) == string(keys[ord[i+1].ka:ord[i+1].kb]) {
+				continue
+			}
+			ord[w] = ord[i]
+			w++
 		}
-		ord[w] = ord[i]
-		w++
+		ord = ord[:w]
+		c.omems = c.omems[:m0+w]
 	}
-	ord = ord[:w]
-	c.ord = ord
-	c.tmp = append(c.tmp[:0], dst[at:]...)
-	dst = dst[:at]
-	for i, m := range ord {
-		if i > 0 {
-			dst = append(dst, ',')
+	if always {
+		for i, m := range ord {
+			switch string(keys[m.ka:m.kb]) {
+			case "inputSchema":
+				c.schemaMem = m0 + i
+			case "input_schema":
+				c.aliasMem = m0 + i
+			}
 		}
-		dst = append(dst, c.tmp[m.va-at:m.vb-at]...)
 	}
-	return dst, ord
+	c.objs[self].m0, c.objs[self].m1 = m0, len(c.omems)
+	return true
 }
 
 // appendString writes the canonical form of a string's raw content.
