@@ -40,7 +40,8 @@ type Sums struct {
 // do not repeat (a census of distinct definitions) remembering is pure
 // cost, so a window of memoWindow lookups with few hits, once the memo
 // holds memoWarm tools (any census misses while the memo is cold), turns
-// it off for memoRest tools, after which it tries again.
+// it off for memoRest tools, its memory given back, after which it starts
+// again.
 type Hasher struct {
 	buf  []byte
 	seed maphash.Seed
@@ -88,18 +89,23 @@ func (h *Hasher) Tool(t *census.Tool) Sums {
 	if t.Schema != nil {
 		schemaOff = subsliceAt(raw, t.Schema)
 	}
-	// A schema outside the raw text (never so from the decoder) is not
-	// remembered: the key would not determine it.
 	if h.rest > 0 {
 		h.rest--
 		return h.hash(t)
 	}
+	// A schema outside the raw text (never so from the decoder) is not
+	// remembered: the key would not determine it.
 	if len(raw) > memoMaxTool || (t.Schema != nil && schemaOff < 0) {
 		return h.hash(t)
 	}
 	if h.lookups++; h.lookups == memoWindow {
 		if h.hits*memoMinHitRate < h.lookups && len(h.entries) >= memoWarm {
+			// Resting, the memo gives its memory back and starts
+			// afresh after.
 			h.rest = memoRest
+			h.memo, h.entries, h.text = nil, nil, nil
+			h.lookups, h.hits = 0, 0
+			return h.hash(t)
 		}
 		h.lookups, h.hits = 0, 0
 	}
@@ -119,9 +125,6 @@ func (h *Hasher) Tool(t *census.Tool) Sums {
 	if len(h.text)+len(raw) > memoBytes || len(h.entries) >= memoEntries {
 		clear(h.memo)
 		h.text, h.entries = h.text[:0], h.entries[:0]
-	}
-	if h.text == nil {
-		h.text = make([]byte, 0, memoBytes)
 	}
 	e := memoEntry{off: uint32(len(h.text)), n: uint32(len(raw)), schemaOff: int32(schemaOff), schemaN: int32(len(t.Schema)), sums: s}
 	h.text = append(h.text, raw...)

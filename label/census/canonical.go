@@ -193,7 +193,12 @@ func (c *canonicalizer) emitObject(dst []byte, i int) []byte {
 			dst = append(dst, ',')
 		}
 		at := len(dst)
-		dst = c.emitRange(dst, m.va, m.vb, m.oi, m.oj)
+		if m.oi == m.oj {
+			// No object opened within the member: its text as it is.
+			dst = append(dst, c.tmp[m.va-c.base:m.vb-c.base]...)
+		} else {
+			dst = c.emitRange(dst, m.va, m.vb, m.oi, m.oj)
+		}
 		switch k {
 		case c.schemaMem:
 			c.schemaA, c.schemaB = at+m.vs-m.va, len(dst)
