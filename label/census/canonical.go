@@ -51,11 +51,11 @@ var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 // schema lies that the census decoder chooses: inputSchema, or
 // input_schema when that is absent or null. out[a:b] is that value; a ==
 // b when the tool has neither (or raw is no object). The canonicaliser
-// finds it as it writes the members in order; finding it in the output
-// afterwards would mean skipping through the canonical text.
+// notes it as it puts the top-level members in order; finding it in the
+// output afterwards means skipping through the canonical text.
 func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
 	c := canonPool.Get().(*canonicalizer)
-	c.findSchema = true
+	c.findSchema, c.schemaA, c.schemaB, c.aliasA, c.aliasB = true, 0, 0, 0, 0
 	out, err = c.run(dst, raw)
 	a, b = c.schemaA, c.schemaB
 	if a == b || string(out[a:b]) == "null" {
@@ -70,58 +70,27 @@ func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
 }
 
 // canonicalizer holds the scratch memory of AppendCanonical.
-//
-// It works in two passes. The first reads the text once, writing every
-// member of every object in text order, each key, string and number
-// already in canonical form, and records each object whose members are
-// out of order (or repeat a key) with its members in canonical order. The
-// second, only if any object was recorded, copies the first pass's output
-// once more, in canonical order: the text between recorded objects as it
-// stands, a recorded object member by member. Putting each object in
-// order as it closed instead copied an object's whole text twice at every
-// level of nesting that was out of order (a tool, its schema, its
-// properties, each property: most census tools), which cost more than
-// reading the text.
 type canonicalizer struct {
 	lx   Lexer
 	mems []canonMem            // members of the open objects, innermost last
-	tmp  []byte                // the first pass's output, read by the second
+	tmp  []byte                // an object's members while they are put in order
 	str  []byte                // a decoded string being escaped
 	keys []byte                // decoded keys of the open objects
+	ord  []canonMem            // one object's members in canonical order
 	num  [32]byte              // a formatted number
 	pbuf [keptDigits + 16]byte // a number literal brought to a short form
-	// objs are the objects of the first pass in the order they open, a
-	// recorded one with its members in canonical order in omems.
-	objs  []canonObj
-	omems []canonMem
-	// base is where the output began in dst.
-	base int
-	// With findSchema, the top-level object is always recorded, and the
-	// second pass sets schemaA, schemaB (inputSchema's value in the
-	// output) and aliasA, aliasB (input_schema's).
+	// With findSchema, the top-level object's inputSchema and
+	// input_schema values are noted as ranges of the output.
 	findSchema                       bool
 	schemaA, schemaB, aliasA, aliasB int
-	schemaMem, aliasMem              int // their places in omems, or -1
 }
 
 // canonMem is one member of an object being canonicalised: its decoded key
-// (a range of keys), its "key":value text in the first pass's output
-// (va to vb, the value from vs), and the objects that opened within its
-// value (objs[oi:oj]).
+// (a range of keys) and its canonical "key":value text (a range of the
+// output).
 type canonMem struct {
-	ka, kb     int
-	va, vb, vs int
-	oi, oj     int
-}
-
-// canonObj is an object of the first pass: its text from '{' to past '}',
-// its members in canonical order (omems[m0:m1]; m0 is -1 when the text is
-// already in order, and the object is copied as text), and next, the
-// index in objs past the objects within it.
-type canonObj struct {
-	start, end int
-	m0, m1     int
-	next       int
+	ka, kb int
+	va, vb int
 }
 
 func (c *canonicalizer) release() {
@@ -130,18 +99,14 @@ func (c *canonicalizer) release() {
 	c.str = retain(c.str, retainBytes)
 	c.keys = retain(c.keys, retainBytes)
 	c.mems = retain(c.mems, retainItems)
-	c.objs = retain(c.objs, retainItems)
-	c.omems = retain(c.omems, retainItems)
+	c.ord = retain(c.ord, retainItems)
 	canonPool.Put(c)
 }
 
 func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 	c.lx.data = raw
-	c.mems, c.keys, c.objs, c.omems = c.mems[:0], c.keys[:0], c.objs[:0], c.omems[:0]
-	c.schemaA, c.schemaB, c.aliasA, c.aliasB = 0, 0, 0, 0
-	c.schemaMem, c.aliasMem = -1, -1
+	c.mems, c.keys = c.mems[:0], c.keys[:0]
 	base := len(dst)
-	c.base = base
 	out, err := c.top(dst)
 	if err != nil {
 		// Python decodes the text before json sees it: invalid UTF-8
@@ -151,62 +116,7 @@ func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 		}
 		return dst[:base], err
 	}
-	if !c.anyRecorded() {
-		return out, nil
-	}
-	c.tmp = append(c.tmp[:0], out[base:]...)
-	return c.emitRange(out[:base], base, len(out), 0, len(c.objs)), nil
-}
-
-func (c *canonicalizer) anyRecorded() bool {
-	for i := range c.objs {
-		if c.objs[i].m0 >= 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// emitRange appends the first pass's output from a to b (positions as in
-// dst) in canonical order; objs[i:j] are the objects that opened within it.
-func (c *canonicalizer) emitRange(dst []byte, a, b, i, j int) []byte {
-	for i < j {
-		o := &c.objs[i]
-		if o.m0 < 0 {
-			i++
-			continue
-		}
-		dst = append(dst, c.tmp[a-c.base:o.start-c.base]...)
-		dst = c.emitObject(dst, i)
-		a, i = o.end, o.next
-	}
-	return append(dst, c.tmp[a-c.base:b-c.base]...)
-}
-
-// emitObject appends recorded object i, its members in canonical order.
-func (c *canonicalizer) emitObject(dst []byte, i int) []byte {
-	o := c.objs[i]
-	dst = append(dst, '{')
-	for k := o.m0; k < o.m1; k++ {
-		m := &c.omems[k]
-		if k > o.m0 {
-			dst = append(dst, ',')
-		}
-		at := len(dst)
-		if m.oi == m.oj {
-			// No object opened within the member: its text as it is.
-			dst = append(dst, c.tmp[m.va-c.base:m.vb-c.base]...)
-		} else {
-			dst = c.emitRange(dst, m.va, m.vb, m.oi, m.oj)
-		}
-		switch k {
-		case c.schemaMem:
-			c.schemaA, c.schemaB = at+m.vs-m.va, len(dst)
-		case c.aliasMem:
-			c.aliasA, c.aliasB = at+m.vs-m.va, len(dst)
-		}
-	}
-	return append(dst, '}')
+	return out, nil
 }
 
 func (c *canonicalizer) top(dst []byte) ([]byte, error) {
@@ -271,10 +181,9 @@ func (c *canonicalizer) array(dst []byte, p, depth int) ([]byte, int, error) {
 	return append(dst, ']'), p, nil
 }
 
-// object writes the members in text order, each as "key":value, and,
-// unless they already are in canonical order with no duplicate key,
-// records the object with its members in that order (the last of each
-// duplicate) for the second pass.
+// object writes the members in text order, each as "key":value, then,
+// unless they already are in canonical order with no duplicate key, puts
+// them in that order with the last of each duplicate, through tmp.
 func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	if depth > MaxDepth {
 		return dst, p, synErr(p, msgDepth)
@@ -282,8 +191,6 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 	data := c.lx.data
 	open := len(dst)
 	dst = append(dst, '{')
-	self := len(c.objs)
-	c.objs = append(c.objs, canonObj{m0: -1})
 	mstart, kstart := len(c.mems), len(c.keys)
 	p, done := c.lx.ObjOpen(p)
 	for !done {
@@ -304,84 +211,93 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 			dst = append(dst, data[p:end]...) // already canonical, as appendString explains
 		}
 		dst = append(dst, ':')
-		vs, oi := len(dst), len(c.objs)
 		if dst, p, err = c.value(dst, v, depth); err != nil {
 			return dst, p, err
 		}
-		c.mems = append(c.mems, canonMem{ka: ka, kb: len(c.keys), va: ma, vb: len(dst), vs: vs, oi: oi, oj: len(c.objs)})
+		c.mems = append(c.mems, canonMem{ka, len(c.keys), ma, len(dst)})
 		if p, done, err = c.lx.ObjNext(p); err != nil {
 			return dst, p, err
 		}
 	}
-	dst = append(dst, '}')
-	top := depth == 1 && c.findSchema
-	if c.record(self, c.mems[mstart:], top) {
-		o := &c.objs[self]
-		o.start, o.end, o.next = open, len(dst), len(c.objs)
+	mems := c.mems[mstart:]
+	var final []canonMem
+	dst, final = c.order(dst, open+1, mems)
+	if depth == 1 && c.findSchema {
+		c.schemaRanges(dst, open+1, final)
 	}
 	c.mems, c.keys = c.mems[:mstart], c.keys[:kstart]
-	return dst, p, nil
+	return append(dst, '}'), p, nil
 }
 
-// record puts the members of object self in canonical order, with the
-// last of each duplicate key, in omems, unless they are in that order
-// already and always is false. For the top-level object of a tool it
-// notes where inputSchema and input_schema are among them.
-func (c *canonicalizer) record(self int, mems []canonMem, always bool) bool {
+// schemaRanges notes where the values of inputSchema and input_schema are
+// in dst, given the top-level object's members in output order from at
+// (their ranges those they were written at, in text order). A member's
+// value starts past its canonical key, a string, and the ':'.
+func (c *canonicalizer) schemaRanges(dst []byte, at int, final []canonMem) {
+	pos := at
+	for _, m := range final {
+		k := string(c.keys[m.ka:m.kb])
+		if k == "inputSchema" || k == "input_schema" {
+			vs := canonStringEnd(dst, pos) + 1
+			if k == "inputSchema" {
+				c.schemaA, c.schemaB = vs, pos+m.vb-m.va
+			} else {
+				c.aliasA, c.aliasB = vs, pos+m.vb-m.va
+			}
+		}
+		pos += m.vb - m.va + 1 // and a comma
+	}
+}
+
+// canonStringEnd is the index past the canonical string that starts at
+// b[q]: canonical text escapes a quote only as \".
+func canonStringEnd(b []byte, q int) int {
+	for i := q + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// order rewrites dst[at:], the members joined by commas in text order, in
+// canonical order with the last of each duplicate key, and returns the
+// members in that order (their ranges those of the text order).
+func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) ([]byte, []canonMem) {
 	keys := c.keys
+	cmp := func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) }
 	inOrder := true
 	for i := 1; i < len(mems) && inOrder; i++ {
-		// Equal keys need the rewrite too.
-		inOrder = compareUTF16(keys[mems[i-1].ka:mems[i-1].kb], keys[mems[i].ka:mems[i].kb]) < 0
+		inOrder = cmp(mems[i-1], mems[i]) < 0 // equal keys need the rewrite too
 	}
-	if inOrder && !always {
-		return false
+	if inOrder {
+		return dst, mems
 	}
-	m0 := len(c.omems)
-	c.omems = append(c.omems, mems...)
-	ord := c.omems[m0:]
-	if !inOrder {
-		// Stable, so that of equal keys the last in the text stays last.
-		// Most objects have a few members: an insertion sort with the
-		// comparison inline beats the generic sort's calls through a
-		// closure.
-		if len(ord) <= 16 {
-			for i := 1; i < len(ord); i++ {
-				m := ord[i]
-				k := keys[m.ka:m.kb]
-				j := i
-				for ; j > 0 && compareUTF16(keys[ord[j-1].ka:ord[j-1].kb], k) > 0; j-- {
-					ord[j] = ord[j-1]
-				}
-				ord[j] = m
-			}
-		} else {
-			slices.SortStableFunc(ord, func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) })
+	ord := append(c.ord[:0], mems...)
+	// Stable, so that of equal keys the last in the text stays last.
+	slices.SortStableFunc(ord, cmp)
+	w := 0
+	for i := range ord {
+		if i+1 < len(ord) && cmp(ord[i], ord[i+1]) == 0 {
+			continue
 		}
-		// Equal decoded keys are equal bytes: no unit comparison needed.
-		w := 0
-		for i := range ord {
-			if i+1 < len(ord) && string(keys[ord[i].ka:ord[i].kb]) == string(keys[ord[i+1].ka:ord[i+1].kb]) {
-				continue
-			}
-			ord[w] = ord[i]
-			w++
-		}
-		ord = ord[:w]
-		c.omems = c.omems[:m0+w]
+		ord[w] = ord[i]
+		w++
 	}
-	if always {
-		for i, m := range ord {
-			switch string(keys[m.ka:m.kb]) {
-			case "inputSchema":
-				c.schemaMem = m0 + i
-			case "input_schema":
-				c.aliasMem = m0 + i
-			}
+	ord = ord[:w]
+	c.ord = ord
+	c.tmp = append(c.tmp[:0], dst[at:]...)
+	dst = dst[:at]
+	for i, m := range ord {
+		if i > 0 {
+			dst = append(dst, ',')
 		}
+		dst = append(dst, c.tmp[m.va-at:m.vb-at]...)
 	}
-	c.objs[self].m0, c.objs[self].m1 = m0, len(c.omems)
-	return true
+	return dst, ord
 }
 
 // appendString writes the canonical form of a string's raw content.
