@@ -42,11 +42,12 @@ type defServer struct {
 	server uint64 // 0: no server id
 }
 
-// The tally's parts and blocks: 256 parts by the top 8 bits of a hash, in
-// blocks of 512 entries (12 KiB of definitions), so that the partly
-// filled last block of every part wastes at most 3 MiB.
+// The tally's parts and blocks: 16 parts by the top 4 bits of a hash, in
+// blocks of 512 entries (12 KiB of definitions, 8 KiB of schemas), so
+// that the partly filled last blocks waste at most 320 KiB in all, and the
+// part sorted at the end is about a sixteenth of the entries.
 const (
-	partBits   = 8
+	partBits   = 4
 	blockItems = 512
 )
 
