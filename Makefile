@@ -5,6 +5,7 @@ BIN           := bin/atlas-reproduce
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME      ?= 30s
 DEMO_DIR      ?= demo
+BENCH_DIR     ?= bench-data
 PKGS          := ./...
 
 .PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench clean
@@ -68,8 +69,20 @@ demo-diff: build
 	$(BIN) run --data $(DEMO_DIR)/diff/release-2 --sha256sums $(DEMO_DIR)/diff/release-2/SHA256SUMS --out $(DEMO_DIR)/diff/run-2
 	$(BIN) diff $(DEMO_DIR)/diff/run-1 $(DEMO_DIR)/diff/run-2
 
+## bench: a few minutes. `run` paired with `gzip -dc` of the same file in
+## every run (medians of 5) on the real-schema census (the bundled real
+## tools resampled to the snapshot's size: definitions served many times)
+## and on the dense census (every definition distinct), then the 1×
+## synthetic census and its heavy-tailed twin with the Python reference.
+## BENCH.md says what each figure means; `$(BIN) bench` alone also times
+## 4× and 10×.
 bench: build
-	$(BIN) bench
+	mkdir -p $(BENCH_DIR)
+	python3 bench/realcensus.py $(BENCH_DIR)/real
+	$(BIN) synth --out $(BENCH_DIR)/dense --dense --progress=false
+	$(BIN) bench --data $(BENCH_DIR)/real --runs 5 --python-scales ''
+	$(BIN) bench --data $(BENCH_DIR)/dense --runs 5 --python-scales ''
+	$(BIN) bench --scales 1 --runs 3
 
 clean:
-	rm -rf bin $(DEMO_DIR)
+	rm -rf bin $(DEMO_DIR) $(BENCH_DIR)

@@ -16,12 +16,17 @@ import (
 // many servers serve each definition. It keeps 24 bytes per tool (the
 // first 16 bytes of the definition hash, which identify it among billions
 // of definitions, and 64 bits of the server's key) plus 16 per input
-// schema, sorted once at the end: about 9 MB for the default census and
-// 37 MB at 4×. Distinct counts need every hash; sorted slices hold them at
-// a third of a map's cost.
+// schema: about 9 MB for the default census and 37 MB at 4×. Distinct
+// counts need every hash; sorted, they cost a third of a map's memory.
+//
+// The entries are kept in fixed-size blocks, parted by the hash's top
+// bits as they come: no slice grows by doubling (which held the old and
+// the new array at once, up to three times the entries), and at the end
+// each part is gathered and sorted alone, so the sort needs one part's
+// room beside the blocks, not a second copy of them all.
 type definitionTally struct {
-	defs    []defServer
-	schemas []hash128
+	defs    blocks[defServer]
+	schemas blocks[hash128]
 }
 
 // hash128 is the first 16 bytes of a SHA-256 as two big-endian words, so
@@ -37,6 +42,45 @@ type defServer struct {
 	server uint64 // 0: no server id
 }
 
+// The tally's parts and blocks: 16 parts by the top 4 bits of a hash, in
+// blocks of 512 entries (12 KiB of definitions, 8 KiB of schemas), so
+// that the partly filled last blocks waste at most 320 KiB in all, and the
+// part sorted at the end is about a sixteenth of the entries.
+const (
+	partBits   = 4
+	blockItems = 512
+)
+
+// blocks holds entries in fixed-size blocks, per part.
+type blocks[T any] struct {
+	parts [1 << partBits][][]T
+	n     int64
+}
+
+func (b *blocks[T]) add(part uint64, v T) {
+	p := &b.parts[part]
+	if k := len(*p); k == 0 || len((*p)[k-1]) == blockItems {
+		*p = append(*p, make([]T, 0, blockItems))
+	}
+	last := &(*p)[len(*p)-1]
+	*last = append(*last, v)
+	b.n++
+}
+
+// each calls fn with the entries of every part in turn, gathered into one
+// slice that fn may reorder, and lets go of the part's blocks.
+func (b *blocks[T]) each(fn func([]T)) {
+	var s []T
+	for i := range b.parts {
+		s = s[:0]
+		for _, blk := range b.parts[i] {
+			s = append(s, blk...)
+		}
+		b.parts[i] = nil
+		fn(s)
+	}
+}
+
 // add takes the tools of one chunk.
 func (t *definitionTally) add(rows *chunkRows) {
 	b := &rows.tools
@@ -45,9 +89,10 @@ func (t *definitionTally) add(rows *chunkRows) {
 		if rows.hasServer[i] {
 			d.server = serverWord(rows.keys[i])
 		}
-		t.defs = append(t.defs, d)
+		t.defs.add(d.def.hi>>(64-partBits), d)
 		if b.HasSchema[i] {
-			t.schemas = append(t.schemas, wordsOf(&b.Schema[i]))
+			h := wordsOf(&b.Schema[i])
+			t.schemas.add(h.hi>>(64-partBits), h)
 		}
 	}
 }
@@ -56,48 +101,54 @@ func (t *definitionTally) add(rows *chunkRows) {
 // moved off 0, which marks a tool without a server id).
 func serverWord(k aggregate.ServerKey) uint64 { return max(k[0], 1) }
 
-// result sorts the hashes and counts them.
+// result sorts the hashes, part by part, and counts them. Equal hashes
+// are in one part, so each part counts alone.
 func (t *definitionTally) result() *report.Definitions {
-	d := &report.Definitions{ToolsWithSchema: int64(len(t.schemas)), MostShared: []report.SharedDefinition{}}
-	// Any total order groups equal hashes.
-	t.schemas = bucketSort(t.schemas, func(h hash128) uint64 { return h.hi }, func(a, b hash128) int {
-		if c := cmp.Compare(a.hi, b.hi); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.lo, b.lo)
-	})
-	for i := range t.schemas {
-		if i == 0 || t.schemas[i] != t.schemas[i-1] {
-			d.DistinctSchemas++
-		}
-	}
-	t.defs = bucketSort(t.defs, func(s defServer) uint64 { return s.def.hi }, func(a, b defServer) int {
-		if c := cmp.Compare(a.def.hi, b.def.hi); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.def.lo, b.def.lo); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.server, b.server)
-	})
-	var top []report.SharedDefinition
-	for i := 0; i < len(t.defs); {
-		j, servers := i, int64(0)
-		for ; j < len(t.defs) && t.defs[j].def == t.defs[i].def; j++ {
-			if s := t.defs[j].server; s != 0 && (j == i || s != t.defs[j-1].server) {
-				servers++
+	d := &report.Definitions{ToolsWithSchema: t.schemas.n, MostShared: []report.SharedDefinition{}}
+	// Within a part the top bits are equal: the sort buckets on the bits
+	// below them. Any total order groups equal hashes.
+	t.schemas.each(func(s []hash128) {
+		s = bucketSort(s, func(h hash128) uint64 { return h.hi << partBits }, func(a, b hash128) int {
+			if c := cmp.Compare(a.hi, b.hi); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.lo, b.lo)
+		})
+		for i := range s {
+			if i == 0 || s[i] != s[i-1] {
+				d.DistinctSchemas++
 			}
 		}
-		d.Distinct++
-		if servers > 1 {
-			d.Shared++
-			var prefix [16]byte
-			binary.BigEndian.PutUint64(prefix[:8], t.defs[i].def.hi)
-			binary.BigEndian.PutUint64(prefix[8:], t.defs[i].def.lo)
-			top = keepTop(top, report.SharedDefinition{SHA256Prefix: hex.EncodeToString(prefix[:]), Servers: servers, Tools: int64(j - i)})
+	})
+	var top []report.SharedDefinition
+	t.defs.each(func(s []defServer) {
+		s = bucketSort(s, func(v defServer) uint64 { return v.def.hi << partBits }, func(a, b defServer) int {
+			if c := cmp.Compare(a.def.hi, b.def.hi); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.def.lo, b.def.lo); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.server, b.server)
+		})
+		for i := 0; i < len(s); {
+			j, servers := i, int64(0)
+			for ; j < len(s) && s[j].def == s[i].def; j++ {
+				if v := s[j].server; v != 0 && (j == i || v != s[j-1].server) {
+					servers++
+				}
+			}
+			d.Distinct++
+			if servers > 1 {
+				d.Shared++
+				var prefix [16]byte
+				binary.BigEndian.PutUint64(prefix[:8], s[i].def.hi)
+				binary.BigEndian.PutUint64(prefix[8:], s[i].def.lo)
+				top = keepTop(top, report.SharedDefinition{SHA256Prefix: hex.EncodeToString(prefix[:]), Servers: servers, Tools: int64(j - i)})
+			}
+			i = j
 		}
-		i = j
-	}
+	})
 	d.MostShared = append(d.MostShared, top...)
 	return d
 }

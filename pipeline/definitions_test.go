@@ -111,3 +111,46 @@ func BenchmarkDefinitionTally(b *testing.B) {
 		tally.result()
 	}
 }
+
+// TestDefinitionTallyLarge counts enough tools to fill many blocks of every
+// part and checks the counts against maps.
+func TestDefinitionTallyLarge(t *testing.T) {
+	h := aggregate.NewHasher()
+	r := rand.New(rand.NewPCG(9, 9))
+	var rows chunkRows
+	servers := map[[32]byte]map[aggregate.ServerKey]bool{}
+	schemas := map[[32]byte]bool{}
+	withSchema := 0
+	for i := range 300000 {
+		def := sha256.Sum256(fmt.Appendf(nil, "d%d", r.IntN(120000)))
+		schema := sha256.Sum256(fmt.Appendf(nil, "s%d", r.IntN(90000)))
+		key := h.Key(fmt.Appendf(nil, "srv%d", i/5))
+		has := r.IntN(9) != 0
+		rows.tools.Definition = append(rows.tools.Definition, def)
+		rows.tools.Schema = append(rows.tools.Schema, schema)
+		rows.tools.HasSchema = append(rows.tools.HasSchema, has)
+		rows.tools.Line = append(rows.tools.Line, 1)
+		rows.keys = append(rows.keys, key)
+		rows.hasServer = append(rows.hasServer, true)
+		if servers[def] == nil {
+			servers[def] = map[aggregate.ServerKey]bool{}
+		}
+		servers[def][key] = true
+		if has {
+			schemas[schema] = true
+			withSchema++
+		}
+	}
+	shared := 0
+	for _, s := range servers {
+		if len(s) > 1 {
+			shared++
+		}
+	}
+	var tally definitionTally
+	tally.add(&rows)
+	d := tally.result()
+	if d.Distinct != int64(len(servers)) || d.Shared != int64(shared) || d.DistinctSchemas != int64(len(schemas)) || d.ToolsWithSchema != int64(withSchema) {
+		t.Errorf("counts %d/%d/%d/%d, want %d/%d/%d/%d", d.Distinct, d.Shared, d.DistinctSchemas, d.ToolsWithSchema, len(servers), shared, len(schemas), withSchema)
+	}
+}

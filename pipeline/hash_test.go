@@ -3,6 +3,8 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -133,12 +136,15 @@ func readHashes(t *testing.T, path string) []string {
 		}
 		var out []string
 		for _, chunk := range tbl.Column(idx[0]).Data().Chunks() {
-			a := chunk.(*array.String)
+			a, ok := chunk.(*array.FixedSizeBinary)
+			if !ok || a.DataType().(*arrow.FixedSizeBinaryType).ByteWidth != sha256.Size {
+				t.Fatalf("column %s is %s, want 32-byte binaries", name, chunk.DataType())
+			}
 			for i := range a.Len() {
 				if a.IsNull(i) {
 					out = append(out, "null")
 				} else {
-					out = append(out, a.Value(i))
+					out = append(out, hex.EncodeToString(a.Value(i)))
 				}
 			}
 		}

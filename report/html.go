@@ -521,7 +521,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{end}}
 {{with .R.Definitions}}<section id="definitions">
 <h2>Tool definitions</h2>
-<p class="note">Tools are hashed as served (<code>definition_sha256</code>: the whole tool object in canonical JSON, RFC 8785; <code>schema_sha256</code>: its input schema alone), so that key order and whitespace do not count.</p>
+<p class="note">Tools are hashed as served (<code>definition_sha256</code>: the whole tool object in canonical JSON, RFC 8785; <code>schema_sha256</code>: its input schema alone), so that key order and whitespace do not count. In <code>tools.parquet</code> both are 32-byte binaries (<code>BLOB</code> in DuckDB): <code>lower(hex(definition_sha256))</code> prints the hex digits.</p>
 <table>
 <tbody>
 <tr><td>Distinct definitions</td><td class="n">{{num .Distinct}}</td></tr>

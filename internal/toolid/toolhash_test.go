@@ -2,8 +2,13 @@ package toolid
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
@@ -88,4 +93,77 @@ func FuzzSchemaFromTool(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMemo hashes tools in an order that takes the memo through its
+// states (hits on a few definitions served again and again, large ones
+// that fill it and start it afresh, a long run of distinct ones that rests
+// it, then the bundled real tools at random) through one Hasher, and
+// requires every sum to be the one a fresh hash of the tool gives.
+func TestMemo(t *testing.T) {
+	decode := func(line []byte) *census.Tool {
+		rec, err := census.NewDecoder().Decode(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &rec.Tools[0]
+	}
+	lines := realcorpus.Lines(t)
+	real := make([]*census.Tool, len(lines))
+	for i, line := range lines {
+		real[i] = decode(line)
+	}
+	synthetic := func(i, descBytes int) *census.Tool {
+		return decode(fmt.Appendf(nil, `{"tools": [{"name": "t%d", "description": "%s", "inputSchema": {"type": "object", "properties": {"p%d": {}}}}]}`,
+			i, strings.Repeat("d", descBytes), i))
+	}
+	var seq []*census.Tool
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		seq = append(seq, real[rng.IntN(50)])
+	}
+	for i := range 2 * memoBytes / (10 << 10) {
+		seq = append(seq, synthetic(i, 10<<10))
+	}
+	for i := range memoWarm + memoRest + 2*memoWindow {
+		seq = append(seq, synthetic(i, 10))
+	}
+	for range 20000 {
+		seq = append(seq, real[rng.IntN(len(real))])
+	}
+	var memo, fresh Hasher
+	rested, restarted := false, false
+	for i, tool := range seq {
+		before := len(memo.entries)
+		if got, want := memo.Tool(tool), fresh.hash(tool); got != want {
+			t.Fatalf("tool %d: remembered sums differ from a fresh hash of %.80s", i, tool.Raw)
+		}
+		rested = rested || memo.rest > 0
+		restarted = restarted || len(memo.entries) < before
+	}
+	if !rested || !restarted {
+		t.Errorf("the sequence did not take the memo through its states: rested %v, restarted %v", rested, restarted)
+	}
+}
+
+// TestMemoCollision puts one tool's sums under another tool's key, as a
+// collision of the 64-bit key would, and requires the Hasher to hash the
+// second tool rather than take the first one's sums.
+func TestMemoCollision(t *testing.T) {
+	dec := func(line string) *census.Tool {
+		rec, err := census.NewDecoder().Decode([]byte(line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &rec.Tools[0]
+	}
+	a := dec(`{"server_id": "s", "tools": [{"name": "a", "inputSchema": {"type": "object"}}]}`)
+	b := dec(`{"server_id": "s", "tools": [{"name": "b", "inputSchema": {"type": "object"}}]}`)
+	var h, fresh Hasher
+	sa := h.Tool(a)
+	ka, kb := maphash.Bytes(h.seed, a.Raw), maphash.Bytes(h.seed, b.Raw)
+	h.memo[kb] = h.memo[ka]
+	if got, want := h.Tool(b), fresh.hash(b); got != want || got == sa {
+		t.Fatal("a colliding key gave another tool's sums")
+	}
 }

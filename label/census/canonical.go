@@ -46,6 +46,29 @@ func AppendCanonical(dst, raw []byte) ([]byte, error) {
 
 var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 
+// AppendCanonicalTool is AppendCanonical for a tool object (Tool.Raw),
+// which also gives where in the result the canonical value of the input
+// schema lies that the census decoder chooses: inputSchema, or
+// input_schema when that is absent or null. out[a:b] is that value; a ==
+// b when the tool has neither (or raw is no object). The canonicaliser
+// notes it as it puts the top-level members in order; finding it in the
+// output afterwards means skipping through the canonical text.
+func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
+	c := canonPool.Get().(*canonicalizer)
+	c.findSchema, c.schemaA, c.schemaB, c.aliasA, c.aliasB = true, 0, 0, 0, 0
+	out, err = c.run(dst, raw)
+	a, b = c.schemaA, c.schemaB
+	if a == b || string(out[a:b]) == "null" {
+		a, b = c.aliasA, c.aliasB
+	}
+	c.findSchema = false
+	c.release()
+	if err != nil {
+		return out, 0, 0, err
+	}
+	return out, a, b, nil
+}
+
 // canonicalizer holds the scratch memory of AppendCanonical.
 type canonicalizer struct {
 	lx   Lexer
@@ -56,6 +79,10 @@ type canonicalizer struct {
 	ord  []canonMem            // one object's members in canonical order
 	num  [32]byte              // a formatted number
 	pbuf [keptDigits + 16]byte // a number literal brought to a short form
+	// With findSchema, the top-level object's inputSchema and
+	// input_schema values are noted as ranges of the output.
+	findSchema                       bool
+	schemaA, schemaB, aliasA, aliasB int
 }
 
 // canonMem is one member of an object being canonicalised: its decoded key
@@ -192,14 +219,54 @@ func (c *canonicalizer) object(dst []byte, p, depth int) ([]byte, int, error) {
 			return dst, p, err
 		}
 	}
-	dst = c.order(dst, open+1, c.mems[mstart:])
+	mems := c.mems[mstart:]
+	var final []canonMem
+	dst, final = c.order(dst, open+1, mems)
+	if depth == 1 && c.findSchema {
+		c.schemaRanges(dst, open+1, final)
+	}
 	c.mems, c.keys = c.mems[:mstart], c.keys[:kstart]
 	return append(dst, '}'), p, nil
 }
 
+// schemaRanges notes where the values of inputSchema and input_schema are
+// in dst, given the top-level object's members in output order from at
+// (their ranges those they were written at, in text order). A member's
+// value starts past its canonical key, a string, and the ':'.
+func (c *canonicalizer) schemaRanges(dst []byte, at int, final []canonMem) {
+	pos := at
+	for _, m := range final {
+		k := string(c.keys[m.ka:m.kb])
+		if k == "inputSchema" || k == "input_schema" {
+			vs := canonStringEnd(dst, pos) + 1
+			if k == "inputSchema" {
+				c.schemaA, c.schemaB = vs, pos+m.vb-m.va
+			} else {
+				c.aliasA, c.aliasB = vs, pos+m.vb-m.va
+			}
+		}
+		pos += m.vb - m.va + 1 // and a comma
+	}
+}
+
+// canonStringEnd is the index past the canonical string that starts at
+// b[q]: canonical text escapes a quote only as \".
+func canonStringEnd(b []byte, q int) int {
+	for i := q + 1; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
 // order rewrites dst[at:], the members joined by commas in text order, in
-// canonical order with the last of each duplicate key.
-func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
+// canonical order with the last of each duplicate key, and returns the
+// members in that order (their ranges those of the text order).
+func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) ([]byte, []canonMem) {
 	keys := c.keys
 	cmp := func(a, b canonMem) int { return compareUTF16(keys[a.ka:a.kb], keys[b.ka:b.kb]) }
 	inOrder := true
@@ -207,7 +274,7 @@ func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
 		inOrder = cmp(mems[i-1], mems[i]) < 0 // equal keys need the rewrite too
 	}
 	if inOrder {
-		return dst
+		return dst, mems
 	}
 	ord := append(c.ord[:0], mems...)
 	// Stable, so that of equal keys the last in the text stays last.
@@ -230,7 +297,7 @@ func (c *canonicalizer) order(dst []byte, at int, mems []canonMem) []byte {
 		}
 		dst = append(dst, c.tmp[m.va-at:m.vb-at]...)
 	}
-	return dst
+	return dst, ord
 }
 
 // appendString writes the canonical form of a string's raw content.

@@ -434,3 +434,43 @@ func TestCanonicalConcurrent(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestAppendCanonicalTool requires AppendCanonicalTool to give
+// AppendCanonical's bytes, and out[a:b] to be the canonical form of the
+// schema the decoder's rule chooses: inputSchema, or input_schema when
+// that is absent or null.
+func TestAppendCanonicalTool(t *testing.T) {
+	for _, tc := range []struct{ name, raw, schema string }{
+		{"in order", `{"inputSchema": {"a": 1}, "name": "n"}`, `{"a":1}`},
+		{"out of order", `{"name": "n", "inputSchema": {"z": [1.50, {"y": 1, "x": 2}], "a": "\u00e9"}}`, `{"a":"é","z":[1.5,{"x":2,"y":1}]}`},
+		{"escaped key", `{"input\u0053chema": {"b": 1}, "description": "d"}`, `{"b":1}`},
+		{"duplicate, last wins", `{"inputSchema": {"a": 1}, "zz": 0, "inputSchema": {"b": 2}}`, `{"b":2}`},
+		{"null, alias", `{"inputSchema": null, "input_schema": {"k": "v"}}`, `{"k":"v"}`},
+		{"absent, alias", `{"name": "n", "input_schema": {"k": []}}`, `{"k":[]}`},
+		{"both, inputSchema wins", `{"input_schema": {"a": 1}, "inputSchema": {"b": 1}}`, `{"b":1}`},
+		{"not an object", `{"inputSchema": "text"}`, `"text"`},
+		{"key with a quote before it", `{"a\"b": {"inputSchema": 1}, "inputSchema": {"c": 3}}`, `{"c":3}`},
+		{"neither", `{"name": "n", "x": {"inputSchema": {"a": 1}}}`, ``},
+		{"no object", `[{"inputSchema": {"a": 1}}]`, ``},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := AppendCanonical([]byte("pre"), []byte(tc.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, a, b, err := AppendCanonicalTool([]byte("pre"), []byte(tc.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out, want) {
+				t.Errorf("canonical form %s, want %s", out, want)
+			}
+			if got := string(out[a:b]); got != tc.schema {
+				t.Errorf("schema %q, want %q", got, tc.schema)
+			}
+		})
+	}
+	if _, _, _, err := AppendCanonicalTool(nil, []byte(`{"inputSchema": {`)); err == nil {
+		t.Error("no error on a truncated tool")
+	}
+}

@@ -2,7 +2,6 @@ package tables
 
 import (
 	"bytes"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -130,7 +129,7 @@ type scratch struct {
 	defs     []int16
 	bools    []bool
 	ints     []int64
-	hex      []byte
+	fixed    []parquet.FixedLenByteArray
 }
 
 func must(n schema.Node, err error) schema.Node {
@@ -328,10 +327,16 @@ func float64Column[B any](name string, values func(*B) []float64) column[B] {
 	}
 }
 
-// hashColumn is a SHA-256 column written as 64 lowercase hex digits, as
-// sha256sum and DuckDB's sha256() print them, so that a hash read off the
-// table can be compared, joined or pasted without conversion. Hashes are
-// mostly distinct: no dictionary, no statistics. get returns the row
+// hashColumn is a SHA-256 column: FIXED_LEN_BYTE_ARRAY(32), the digest's
+// bytes, half the size of its hex and nothing to convert on the way in
+// (DuckDB reads it as a BLOB: lower(hex(definition_sha256)) prints it as
+// sha256sum does). Where definitions repeat (one definition served by many
+// servers) a row group's distinct hashes go in a dictionary; where they do
+// not, the column writer's cost check (dictionary and indices against the
+// plain bytes, uncompressed pages only) drops the dictionary after the
+// first batch, so a census of distinct definitions pays little for it. The
+// pages are not compressed: random bytes do not compress, and the cost
+// check needs uncompressed pages. No statistics. get returns the row
 // group's hashes and, for a nullable column, which rows have one.
 func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)) column[B] {
 	rep := parquet.Repetitions.Required
@@ -339,60 +344,31 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 		rep = parquet.Repetitions.Optional
 	}
 	return column[B]{
-		node: must(schema.NewPrimitiveNodeLogical(name, rep, schema.StringLogicalType{}, parquet.Types.ByteArray, -1, -1)),
-		// Hex digits of random bytes do not compress: Snappy would cost
-		// CPU for nothing.
+		node: must(schema.NewPrimitiveNode(name, rep, parquet.Types.FixedLenByteArray, -1, int32(len(Hash{})))),
 		props: []parquet.WriterProperty{
 			parquet.WithStatsFor(name, false),
-			parquet.WithDictionaryFor(name, false),
+			parquet.WithDictionaryFor(name, true),
 			parquet.WithCompressionFor(name, compress.Codecs.Uncompressed),
 		},
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
 			hashes, ok := get(b)
-			s.hex, s.values, s.defs = s.hex[:0], s.values[:0], s.defs[:0]
+			s.fixed, s.defs = s.fixed[:0], s.defs[:0]
 			for i := range hashes {
 				if nullable && !ok[i] {
 					s.defs = append(s.defs, 0)
 					continue
 				}
-				s.hex = appendHexHash(s.hex, &hashes[i])
+				s.fixed = append(s.fixed, hashes[i][:])
 				s.defs = append(s.defs, 1)
-			}
-			for i := 0; i < len(s.hex); i += 2 * len(Hash{}) {
-				s.values = append(s.values, s.hex[i:i+2*len(Hash{})])
 			}
 			var defs []int16
 			if nullable {
 				defs = s.defs
 			}
-			_, err := cw.(*file.ByteArrayColumnChunkWriter).WriteBatch(s.values, defs, nil)
+			_, err := cw.(*file.FixedLenByteArrayColumnChunkWriter).WriteBatch(s.fixed, defs, nil)
 			return err
 		},
 	}
-}
-
-// hexPairs holds the two lowercase hex digits of every byte: one lookup
-// per byte, where hex.AppendEncode makes two, and no bounds checks in
-// the loop; the hash columns write 64 digits for every tool.
-var hexPairs = func() (t [256][2]byte) {
-	const digits = "0123456789abcdef"
-	for i := range t {
-		t[i] = [2]byte{digits[i>>4], digits[i&0xf]}
-	}
-	return t
-}()
-
-// appendHexHash appends the 64 lowercase hex digits of h.
-func appendHexHash(dst []byte, h *Hash) []byte {
-	dst = slices.Grow(dst, 2*len(h))
-	n := len(dst)
-	dst = dst[:n+2*len(h)]
-	out := (*[2 * len(Hash{})]byte)(dst[n:])
-	for i := range len(h) {
-		p := hexPairs[h[i]]
-		out[2*i], out[2*i+1] = p[0], p[1]
-	}
-	return dst
 }
 
 func boolColumn[B any](name string, values func(b *B, s *scratch) []bool) column[B] {

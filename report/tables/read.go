@@ -129,15 +129,21 @@ func readColumns(namesOnly bool) []string {
 	return append(names, labelColumns(classBits, "_required")...)
 }
 
-// batchCols are a record batch's columns, typed.
+// batchCols are a record batch's columns, typed; def is the
+// definition_sha256 column, whose type decodeHash judges.
 type batchCols struct {
 	strs  []*array.String
 	bools []*array.Boolean
+	def   arrow.Array
 }
 
 func typedColumns(rec arrow.RecordBatch, names []string) (batchCols, error) {
 	var c batchCols
 	for i, n := range names {
+		if n == definitionColumn {
+			c.def = rec.Column(i)
+			continue
+		}
 		switch a := rec.Column(i).(type) {
 		case *array.String:
 			c.strs = append(c.strs, a)
@@ -160,7 +166,7 @@ func (c *batchCols) rows(ordinal int64, n int, namesOnly bool, fn func(*ToolRow)
 		r.Server, r.HasServer = str(c.strs[0], i)
 		r.Name, r.HasName = str(c.strs[1], i)
 		if !namesOnly {
-			if err := decodeHash(&r.Definition, c.strs[2], i); err != nil {
+			if err := decodeHash(&r.Definition, c.def, i); err != nil {
 				return ordinal, fmt.Errorf("row %d: %s: %w", r.Ordinal, definitionColumn, err)
 			}
 			for j, b := range classBits {
@@ -179,16 +185,26 @@ func (c *batchCols) rows(ordinal int64, n int, namesOnly bool, fn func(*ToolRow)
 	return ordinal, nil
 }
 
-// decodeHash reads row i of a hash column into h. The hash columns'
-// physical type is decided here and in hashColumn alone: today 64
-// lowercase hex digits in a string.
-func decodeHash(h *Hash, a *array.String, i int) error {
-	v, ok := str(a, i)
-	if !ok || len(v) != 2*len(Hash{}) {
-		return fmt.Errorf("%q is not a SHA-256", v)
+// decodeHash reads row i of a hash column into h: the 32 bytes of a
+// FIXED_LEN_BYTE_ARRAY(32) column (hashColumn writes them), or 64 hex digits
+// in a string column, as runs before the binary columns wrote them.
+func decodeHash(h *Hash, a arrow.Array, i int) error {
+	if a.IsNull(i) {
+		return errors.New("null, not a SHA-256")
 	}
-	_, err := hex.Decode(h[:], v)
-	return err
+	switch a := a.(type) {
+	case *array.FixedSizeBinary:
+		if v := a.Value(i); len(v) == len(h) {
+			copy(h[:], v)
+			return nil
+		}
+	case *array.String:
+		if v, _ := str(a, i); len(v) == 2*len(h) {
+			_, err := hex.Decode(h[:], v)
+			return err
+		}
+	}
+	return fmt.Errorf("%s value is not a SHA-256", a.DataType())
 }
 
 // str is row i of a string column, and false for a null.

@@ -61,6 +61,11 @@ func genRows(rng *rand.Rand, tools int) *tableRows {
 		for j := range t.def {
 			t.def[j], t.schema[j] = byte(rng.Uint32()), byte(rng.Uint32())
 		}
+		// Past the first row group, definitions repeat, as a census's
+		// do: that row group's hash columns take a dictionary.
+		if i >= batchRows {
+			t.def, t.schema = Hash{byte(rng.IntN(40)), 1}, Hash{byte(rng.IntN(30)), 2}
+		}
 		t.hasSchema = rng.IntN(7) != 0
 		for v := range t.added {
 			t.added[v] = classify.Classes &^ t.labels & classify.Set(rng.Uint32())
@@ -189,6 +194,8 @@ func readTable(t *testing.T, data []byte) (map[string][]any, []string, *file.Rea
 						v = a.Value(j)
 					case *array.Boolean:
 						v = a.Value(j)
+					case *array.FixedSizeBinary:
+						v = hex.EncodeToString(a.Value(j))
 					default:
 						t.Fatalf("column %s has type %T", name, chunk)
 					}
@@ -238,7 +245,24 @@ func TestTablesRoundTrip(t *testing.T) {
 		t.Fatalf("tools.parquet columns %v, want %v", names, wantNames)
 	}
 	if f.NumRowGroups() != 2 || f.NumRows() != int64(len(rows.tools)) {
-		t.Errorf("tools.parquet: %d row groups, %d rows", f.NumRowGroups(), f.NumRows())
+		t.Fatalf("tools.parquet: %d row groups, %d rows", f.NumRowGroups(), f.NumRows())
+	}
+	// The hash columns are 32-byte binaries, with a dictionary only where
+	// hashes repeat (the second row group).
+	for _, name := range []string{"definition_sha256", "schema_sha256"} {
+		ci := f.MetaData().Schema.ColumnIndexByName(name)
+		if c := f.MetaData().Schema.Column(ci); c.PhysicalType() != parquet.Types.FixedLenByteArray || c.TypeLength() != len(Hash{}) {
+			t.Errorf("%s is %s of length %d, want FIXED_LEN_BYTE_ARRAY(32)", name, c.PhysicalType(), c.TypeLength())
+		}
+		for rg, want := range []bool{false, true} {
+			cc, err := f.MetaData().RowGroup(rg).ColumnChunk(ci)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cc.HasDictionaryPage() != want {
+				t.Errorf("%s, row group %d: dictionary page %v, want %v", name, rg, cc.HasDictionaryPage(), want)
+			}
+		}
 	}
 	for i, v := range rows.tools {
 		var schemaHex any
