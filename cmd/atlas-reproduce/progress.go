@@ -73,10 +73,10 @@ func (env *cmdEnv) console() *console {
 	return env.con
 }
 
-// logger is the command's logger: text lines on stderr, at level and
-// above, that lift the progress bar out of their way.
+// logger is the command's logger: plain lines on stderr (lineHandler), at
+// level and above, that lift the progress bar out of their way.
 func (env *cmdEnv) logger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(env.console(), &slog.HandlerOptions{Level: level}))
+	return slog.New(newLineHandler(env.console(), level))
 }
 
 // drawBars says whether a command with the --progress flag progress draws
