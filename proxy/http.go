@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 )
 
 // The HTTP downstream keeps its own table of sessions around the SDK's
@@ -383,9 +385,9 @@ func (p *Proxy) servePOST(w http.ResponseWriter, r *http.Request) {
 	}
 	// A session whose initialize the transport refuses is ended at once:
 	// the client was never told its id and could not end it.
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &httpserve.StatusWriter{ResponseWriter: w}
 	s.t.ServeHTTP(sw, r)
-	if sw.code >= 400 {
+	if sw.Code >= 400 {
 		p.sessions.close(s)
 	}
 }
@@ -533,34 +535,6 @@ func (p *Proxy) refuseInitialize(w http.ResponseWriter, init *jsonrpc.Request, e
 	w.WriteHeader(code)
 	w.Write(data)
 }
-
-// statusWriter notes the status of an answer.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // acceptsStreamable reports whether the client accepts both answers of
 // the Streamable HTTP transport.

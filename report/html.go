@@ -174,94 +174,74 @@ func htmlClassOrder(r *Report) []string {
 // tools (this one's beside the snapshot's), since a release's counts are
 // not on the snapshot's scale.
 func buildChart(r *Report, inPercent bool) htmlChart {
-	if inPercent {
-		return buildPercentChart(r)
-	}
 	ids := htmlClassOrder(r)
-	c := htmlChart{Width: chartWidth, Height: chartTop + len(ids)*chartRowH + chartAxisH, LabelX: chartLabelW}
-	c.GridTop, c.GridBottom = chartTop-6, chartTop+len(ids)*chartRowH
-	c.AxisLabelY = c.GridBottom + 18
-	var top int64 = 1
-	for _, id := range ids {
-		cl := r.Classes[id]
-		top = max(top, cl.Tools, cl.Published.Tools)
-	}
-	step := niceStep(top)
-	top = (top + step - 1) / step * step
-	scale := func(n int64) float64 {
-		// Counts read from a report.json could be negative; a negative
-		// width is an SVG error, so they are drawn as empty bars.
-		return float64(max(n, 0)) * chartBarMaxW / float64(top)
-	}
-	f := func(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
-	for x := int64(0); x <= top; x += step {
-		c.Ticks = append(c.Ticks, htmlTick{X: f(chartBarX + scale(x)), Label: group(x)})
+	vals := make([]classBars, len(ids))
+	if inPercent {
+		// In thousandths of a percent, so that the count chart's
+		// geometry serves.
+		milli := func(x float64) int64 { return int64(math.Round(x * 1000)) }
+		for i, id := range ids {
+			cl := r.Classes[id]
+			vals[i] = classBars{milli(cl.Percent), milli(Percent(cl.Required, r.Tools)), milli(cl.Published.Percent), milli(Percent(cl.Published.Required, published.Tools))}
+		}
+		pct := func(m int64) string { return strconv.FormatFloat(float64(m)/1000, 'f', -1, 64) + "%" }
+		return drawClassChart(ids, vals, chartUnits{
+			number: pct,
+			mark: func(b *htmlBar, n int64) {
+				b.Percent = strconv.FormatFloat(float64(n)/1000, 'f', 3, 64)
+			},
+			ours: "this census", published: "snapshot",
+			legend:    [4]string{"this census: % of tools", "≥1 required", "snapshot " + published.Snapshot + ": %", "snapshot: ≥1 required"},
+			legendGap: 190,
+		})
 	}
 	for i, id := range ids {
 		cl := r.Classes[id]
-		y := float64(chartTop + i*chartRowH)
-		oursY, pubY := y+6, y+6+chartBarH+4
-		row := htmlChartRow{ID: id, LabelY: f(y + 6 + chartBarH + 2)}
-		bar := func(series, fill string, yy float64, n int64) htmlBar {
-			return htmlBar{Series: series, Fill: fill, X: f(chartBarX), Y: f(yy), W: f(scale(n)), H: f(chartBarH), Value: n}
-		}
-		row.Bars = []htmlBar{
-			bar("ours", colourOurs, oursY, cl.Tools),
-			bar("ours-required", colourOursRequired, oursY, cl.Required),
-			bar("published", colourPublished, pubY, cl.Published.Tools),
-			bar("published-required", colourPublishedRequired, pubY, cl.Published.Required),
-		}
-		row.OursText = fmt.Sprintf("ours %s (%s required)", group(cl.Tools), group(cl.Required))
-		row.PubText = fmt.Sprintf("published %s (%s required)", group(cl.Published.Tools), group(cl.Published.Required))
-		row.OursTextX, row.OursTextY = f(chartBarX+scale(cl.Tools)+6), f(oursY+14)
-		row.PubTextX, row.PubTextY = f(chartBarX+scale(cl.Published.Tools)+6), f(pubY+14)
-		c.Rows = append(c.Rows, row)
+		vals[i] = classBars{cl.Tools, cl.Required, cl.Published.Tools, cl.Published.Required}
 	}
-	legend := []struct{ series, fill, label string }{
-		{"ours", colourOurs, "ours: tools"},
-		{"ours-required", colourOursRequired, "ours: ≥1 required"},
-		{"published", colourPublished, "published: tools"},
-		{"published-required", colourPublishedRequired, "published: ≥1 required"},
-	}
-	x := chartBarX
-	for _, l := range legend {
-		c.Legend = append(c.Legend, htmlLegend{X: x, TextX: x + 20, Fill: l.fill, Label: l.label, Series: l.series, SwatchY: 8, TxY: 21})
-		x += 180
-	}
-	return c
+	return drawClassChart(ids, vals, chartUnits{
+		number: group,
+		mark:   func(b *htmlBar, n int64) { b.Value = n },
+		ours:   "ours", published: "published",
+		legend:    [4]string{"ours: tools", "ours: ≥1 required", "published: tools", "published: ≥1 required"},
+		legendGap: 180,
+	})
 }
 
-// buildPercentChart is buildChart in percent of live tools, in
-// thousandths of a percent so that the count chart's geometry serves.
-func buildPercentChart(r *Report) htmlChart {
-	ids := htmlClassOrder(r)
-	milli := func(x float64) int64 { return int64(math.Round(x * 1000)) }
-	pct := func(m int64) string { return strconv.FormatFloat(float64(m)/1000, 'f', -1, 64) + "%" }
+// classBars are one class's four bars in the chart's unit: ours and the
+// published figure, each with the part where a property is required.
+type classBars struct{ ours, oursReq, pub, pubReq int64 }
+
+// chartUnits is what tells the count chart from the percent chart.
+type chartUnits struct {
+	number          func(int64) string    // a tick's or a bar text's figure
+	mark            func(*htmlBar, int64) // puts a bar's figure where the template reads it
+	ours, published string                // the bar texts' names of the two censuses
+	legend          [4]string             // the labels of the four series
+	legendGap       int
+}
+
+// drawClassChart lays out the class chart of vals, one row a class of ids.
+func drawClassChart(ids []string, vals []classBars, u chartUnits) htmlChart {
 	c := htmlChart{Width: chartWidth, Height: chartTop + len(ids)*chartRowH + chartAxisH, LabelX: chartLabelW}
 	c.GridTop, c.GridBottom = chartTop-6, chartTop+len(ids)*chartRowH
 	c.AxisLabelY = c.GridBottom + 18
-	type four struct{ ours, oursReq, pub, pubReq int64 }
-	vals := make([]four, len(ids))
-	var top int64 = 1
-	for i, id := range ids {
-		cl := r.Classes[id]
-		vals[i] = four{milli(cl.Percent), milli(Percent(cl.Required, r.Tools)), milli(cl.Published.Percent), milli(Percent(cl.Published.Required, published.Tools))}
-		top = max(top, vals[i].ours, vals[i].pub)
+	var largest int64 = 1
+	for _, v := range vals {
+		largest = max(largest, v.ours, v.pub)
 	}
-	step := niceStep(top)
-	top = (top + step - 1) / step * step
-	scale := func(n int64) float64 { return float64(max(n, 0)) * chartBarMaxW / float64(top) }
-	f := func(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
-	for x := int64(0); x <= top; x += step {
-		c.Ticks = append(c.Ticks, htmlTick{X: f(chartBarX + scale(x)), Label: pct(x)})
-	}
+	axis := newChartAxis(largest)
+	c.Ticks = axis.ticks(u.number)
+	f := chartCoord
 	for i, id := range ids {
 		v := vals[i]
 		y := float64(chartTop + i*chartRowH)
 		oursY, pubY := y+6, y+6+chartBarH+4
 		row := htmlChartRow{ID: id, LabelY: f(y + 6 + chartBarH + 2)}
 		bar := func(series, fill string, yy float64, n int64) htmlBar {
-			return htmlBar{Series: series, Fill: fill, X: f(chartBarX), Y: f(yy), W: f(scale(n)), H: f(chartBarH), Percent: strconv.FormatFloat(float64(n)/1000, 'f', 3, 64)}
+			b := htmlBar{Series: series, Fill: fill, X: f(chartBarX), Y: f(yy), W: f(axis.width(n)), H: f(chartBarH)}
+			u.mark(&b, n)
+			return b
 		}
 		row.Bars = []htmlBar{
 			bar("ours", colourOurs, oursY, v.ours),
@@ -269,24 +249,64 @@ func buildPercentChart(r *Report) htmlChart {
 			bar("published", colourPublished, pubY, v.pub),
 			bar("published-required", colourPublishedRequired, pubY, v.pubReq),
 		}
-		row.OursText = fmt.Sprintf("this census %s (%s required)", pct(v.ours), pct(v.oursReq))
-		row.PubText = fmt.Sprintf("snapshot %s (%s required)", pct(v.pub), pct(v.pubReq))
-		row.OursTextX, row.OursTextY = f(chartBarX+scale(v.ours)+6), f(oursY+14)
-		row.PubTextX, row.PubTextY = f(chartBarX+scale(v.pub)+6), f(pubY+14)
+		row.OursText = fmt.Sprintf("%s %s (%s required)", u.ours, u.number(v.ours), u.number(v.oursReq))
+		row.PubText = fmt.Sprintf("%s %s (%s required)", u.published, u.number(v.pub), u.number(v.pubReq))
+		row.OursTextX, row.OursTextY = f(chartBarX+axis.width(v.ours)+6), f(oursY+14)
+		row.PubTextX, row.PubTextY = f(chartBarX+axis.width(v.pub)+6), f(pubY+14)
 		c.Rows = append(c.Rows, row)
 	}
-	legend := []struct{ series, fill, label string }{
-		{"ours", colourOurs, "this census: % of tools"},
-		{"ours-required", colourOursRequired, "≥1 required"},
-		{"published", colourPublished, "snapshot " + published.Snapshot + ": %"},
-		{"published-required", colourPublishedRequired, "snapshot: ≥1 required"},
-	}
-	x := chartBarX
-	for _, l := range legend {
-		c.Legend = append(c.Legend, htmlLegend{X: x, TextX: x + 20, Fill: l.fill, Label: l.label, Series: l.series, SwatchY: 8, TxY: 21})
-		x += 190
-	}
+	c.Legend = chartLegend(u.legendGap, []legendEntry{
+		{"ours", colourOurs, u.legend[0]},
+		{"ours-required", colourOursRequired, u.legend[1]},
+		{"published", colourPublished, u.legend[2]},
+		{"published-required", colourPublishedRequired, u.legend[3]},
+	})
 	return c
+}
+
+// chartAxis maps figures from 0 to top, a whole number of gridline steps,
+// onto the bars' width.
+type chartAxis struct{ top, step int64 }
+
+// newChartAxis is the axis of a chart whose largest figure is largest.
+func newChartAxis(largest int64) chartAxis {
+	step := niceStep(largest)
+	return chartAxis{top: (largest + step - 1) / step * step, step: step}
+}
+
+// width is the length of the bar of n. Counts read from a report.json
+// could be negative; a negative width is an SVG error, so they are drawn
+// as empty bars.
+func (a chartAxis) width(n int64) float64 {
+	return float64(max(n, 0)) * chartBarMaxW / float64(a.top)
+}
+
+// ticks are the gridlines, labelled by label.
+func (a chartAxis) ticks(label func(int64) string) []htmlTick {
+	var ts []htmlTick
+	for x := int64(0); x <= a.top; x += a.step {
+		ts = append(ts, htmlTick{X: chartCoord(chartBarX + a.width(x)), Label: label(x)})
+	}
+	return ts
+}
+
+// chartCoord writes an SVG coordinate, to a tenth.
+func chartCoord(x float64) string {
+	return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64)
+}
+
+// legendEntry is one series of a chart's legend.
+type legendEntry struct{ series, fill, label string }
+
+// chartLegend lays the entries out in a row above the bars, gap apart.
+func chartLegend(gap int, entries []legendEntry) []htmlLegend {
+	var out []htmlLegend
+	x := chartBarX
+	for _, l := range entries {
+		out = append(out, htmlLegend{X: x, TextX: x + 20, Fill: l.fill, Label: l.label, Series: l.series, SwatchY: 8, TxY: 21})
+		x += gap
+	}
+	return out
 }
 
 // niceStep is the smallest gridline interval of 1, 2 or 5 times a power of

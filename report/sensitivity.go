@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -200,20 +199,16 @@ func buildSensitivityView(r *Report) *htmlSensView {
 	v.Height = sensTop + len(ids)*sensRowH + chartAxisH
 	v.GridTop, v.GridBottom = sensTop-6, sensTop+len(ids)*sensRowH
 	v.AxisLabelY = v.GridBottom + 18
-	var top int64 = 1
+	var largest int64 = 1
 	for _, id := range ids {
 		for k := range 3 {
 			n, _, _, _ := s.variantAdded(k, id)
-			top = max(top, r.Classes[id].Tools+max(n, 0))
+			largest = max(largest, r.Classes[id].Tools+max(n, 0))
 		}
 	}
-	step := niceStep(top)
-	top = (top + step - 1) / step * step
-	scale := func(n int64) float64 { return float64(max(n, 0)) * chartBarMaxW / float64(top) }
-	f := func(x float64) string { return strconv.FormatFloat(math.Round(x*10)/10, 'f', -1, 64) }
-	for x := int64(0); x <= top; x += step {
-		v.Ticks = append(v.Ticks, htmlTick{X: f(chartBarX + scale(x)), Label: group(x)})
-	}
+	axis := newChartAxis(largest)
+	v.Ticks = axis.ticks(group)
+	scale, f := axis.width, chartCoord
 	for i, id := range ids {
 		norm := r.Classes[id].Tools
 		y := float64(sensTop + i*sensRowH)
@@ -232,13 +227,11 @@ func buildSensitivityView(r *Report) *htmlSensView {
 		v.Rows = append(v.Rows, row)
 		v.Table = append(v.Table, cells)
 	}
-	x := chartBarX
-	v.Legend = append(v.Legend, htmlLegend{X: x, TextX: x + 20, Fill: sensColourBase, Label: "normative count", Series: "normative", SwatchY: 8, TxY: 21})
-	x += 160
+	legend := []legendEntry{{"normative", sensColourBase, "normative count"}}
 	for k, variant := range []string{"camel_case", "word_split", "deep"} {
-		v.Legend = append(v.Legend, htmlLegend{X: x, TextX: x + 20, Fill: sensColours[k], Label: variant + " adds", Series: variant, SwatchY: 8, TxY: 21})
-		x += 160
+		legend = append(legend, legendEntry{variant, sensColours[k], variant + " adds"})
 	}
+	v.Legend = chartLegend(160, legend)
 	return v
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/httpserve"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/promreg"
 )
 
@@ -54,9 +55,9 @@ func (s *Server) route(name string, h http.Handler) http.Handler {
 	var codes sync.Map // int -> prometheus.Counter
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &httpserve.StatusWriter{ResponseWriter: w}
 		h.ServeHTTP(sw, r)
-		code := sw.code
+		code := sw.Code
 		if code == 0 {
 			code = http.StatusOK
 		}
@@ -68,33 +69,3 @@ func (s *Server) route(name string, h http.Handler) http.Handler {
 		obs.Observe(time.Since(start).Seconds())
 	})
 }
-
-// statusWriter records the status code written. Unwrap lets
-// http.ResponseController reach the connection's flusher and deadlines
-// (the MCP transport flushes its event streams through it).
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -187,8 +187,19 @@ func realTools() ([][]byte, error) {
 	return tools, nil
 }
 
+// startServer starts `atlas-reproduce serve` on a free loopback port.
 func startServer(binary string) (*exec.Cmd, string, error) {
-	cmd := exec.Command(binary, "serve", "--listen", "127.0.0.1:0")
+	return startListening(binary, serveBanner, "serve", "--listen", "127.0.0.1:0")
+}
+
+var serveBanner = regexp.MustCompile(`serving on http://(\S+)`)
+
+// startListening starts binary with args (args[0] its command) and waits
+// for the first line of its standard error, which banner must match: its
+// first group is the address it serves on. The rest of standard error is
+// drained.
+func startListening(binary string, banner *regexp.Regexp, args ...string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(binary, args...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, "", err
@@ -197,11 +208,11 @@ func startServer(binary string) (*exec.Cmd, string, error) {
 		return nil, "", err
 	}
 	line, err := bufio.NewReader(stderr).ReadString('\n')
-	m := regexp.MustCompile(`serving on http://(\S+)`).FindStringSubmatch(line)
+	m := banner.FindStringSubmatch(line)
 	if err != nil || m == nil {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return nil, "", fmt.Errorf("serve did not start: %q %v", line, err)
+		return nil, "", fmt.Errorf("%s did not start: %q %v", args[0], line, err)
 	}
 	go io.Copy(io.Discard, stderr)
 	return cmd, m[1], nil
@@ -394,14 +405,7 @@ func scrape(addr string) []byte {
 // sample reads the server's RSS from /proc and its heap from /metrics.
 func sample(pid int, addr string) memSample {
 	var m memSample
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-				kb, _ := strconv.ParseInt(f[1], 10, 64)
-				m.rss = kb << 10
-			}
-		}
-	}
+	m.rss = procKB(pid, "VmRSS:") << 10
 	if g := heapLine.FindSubmatch(scrape(addr)); g != nil {
 		v, _ := strconv.ParseFloat(string(g[1]), 64)
 		m.heap = int64(v)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +59,10 @@ func mcpCall(args []byte) []byte {
 // line saying what the clients saw.
 type memLoad struct {
 	name string
-	run  func(addr string) string
+	// upstream is, for the proxy's loads, the path of the upstream the
+	// proxy relays to.
+	upstream string
+	run      func(addr string) string
 }
 
 func memLoads() []memLoad {
@@ -76,26 +80,34 @@ func memLoads() []memLoad {
 		}
 	}
 	return []memLoad{
-		{"8 MB of 2.7 M empty tools, /v1/classify", func(addr string) string { return classify(addr, body)() }},
-		{"four such at once, /v1/classify", func(addr string) string { return parallel(4, classify(addr, body)) }},
-		{"8 MB of 2.7 M empty tools, /mcp", func(addr string) string { return mcp(addr)() }},
-		{"four such at once, /mcp", func(addr string) string { return parallel(4, mcp(addr)) }},
-		{"150 connections each holding 8 MiB-1 of body", func(addr string) string { return holders(addr, 150, 8<<20) }},
-		{"8 MB tool of 1 M empty properties, /v1/classify", func(addr string) string { return classify(addr, dense)() }},
-		{"four such at once, /v1/classify (dense)", func(addr string) string { return parallel(4, classify(addr, dense)) }},
+		{"8 MB of 2.7 M empty tools, /v1/classify", "", func(addr string) string { return classify(addr, body)() }},
+		{"four such at once, /v1/classify", "", func(addr string) string { return parallel(4, classify(addr, body)) }},
+		{"8 MB of 2.7 M empty tools, /mcp", "", func(addr string) string { return mcp(addr)() }},
+		{"four such at once, /mcp", "", func(addr string) string { return parallel(4, mcp(addr)) }},
+		{"150 connections each holding 8 MiB-1 of body", "", func(addr string) string { return holders(addr, 150, 8<<20) }},
+		{"8 MB tool of 1 M empty properties, /v1/classify", "", func(addr string) string { return classify(addr, dense)() }},
+		{"four such at once, /v1/classify (dense)", "", func(addr string) string { return parallel(4, classify(addr, dense)) }},
 	}
 }
 
 // runMemory runs each hostile load against its own serve process and
 // prints its peak RSS, and the RSS a few seconds after the load.
 func runMemory(binary string, ceiling int64, settle time.Duration, only string) error {
-	fmt.Printf("%s: peak RSS (VmHWM) of serve under each load; RSS %v after it\n", binary, settle)
+	start := func(memLoad) (*exec.Cmd, string, error) { return startServer(binary) }
+	return measureLoads(binary, "serve", memLoads(), start, ceiling, settle, only)
+}
+
+// measureLoads runs each load whose name holds only against its own
+// process, which start starts (named what in the table's title), and
+// prints a table row a load: its peak RSS, and the RSS settle after it.
+func measureLoads(binary, what string, loads []memLoad, start func(memLoad) (*exec.Cmd, string, error), ceiling int64, settle time.Duration, only string) error {
+	fmt.Printf("%s: peak RSS (VmHWM) of %s under each load; RSS %v after it\n", binary, what, settle)
 	fmt.Printf("| load | peak RSS MiB | RSS after MiB | seconds | clients saw |\n|---|---|---|---|---|\n")
-	for _, l := range memLoads() {
+	for _, l := range loads {
 		if !strings.Contains(l.name, only) {
 			continue
 		}
-		srv, addr, err := startServer(binary)
+		srv, addr, err := start(l)
 		if err != nil {
 			return err
 		}
@@ -223,9 +235,18 @@ func summarise(out []string) string {
 
 // holders opens n connections, each announcing a body of size bytes and
 // sending all of it but the last byte, then holding it open: the server
-// must not keep n bodies. Each stops writing when the server stops reading
-// for ten seconds; the peak is taken with all of them holding.
+// must not keep n bodies.
 func holders(addr string, n, size int) string {
+	full, total := holdBodies(addr, "/v1/classify", "Content-Type: application/json\r\n", n, size)
+	return fmt.Sprintf("%d of %d sent all but the last byte; %.0f MiB sent in all", full, n, float64(total)/(1<<20))
+}
+
+// holdBodies opens n connections, each posting to path with headers a
+// body announced as size bytes, all of it but the last byte, then holding
+// it open. Each stops writing when the server stops reading for ten
+// seconds; the peak is taken with all of them holding. It returns how many
+// sent all but the last byte, and the bytes sent in all.
+func holdBodies(addr, path, headers string, n, size int) (full int, total int64) {
 	body := bytes.Repeat([]byte(" "), size-1)
 	conns := make([]net.Conn, n)
 	sent := make([]int, n)
@@ -239,7 +260,7 @@ func holders(addr string, n, size int) string {
 				return
 			}
 			conns[i] = c
-			io.WriteString(c, "POST /v1/classify HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
+			io.WriteString(c, "POST "+path+" HTTP/1.1\r\nHost: "+addr+"\r\n"+headers+"Content-Length: "+strconv.Itoa(size)+"\r\n\r\n")
 			for off := 0; off < len(body); {
 				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
 				k, err := c.Write(body[off:min(off+1<<20, len(body))])
@@ -252,8 +273,6 @@ func holders(addr string, n, size int) string {
 		}()
 	}
 	wg.Wait()
-	full := 0
-	var total int64
 	for i, c := range conns {
 		if c != nil {
 			defer c.Close()
@@ -263,5 +282,5 @@ func holders(addr string, n, size int) string {
 		}
 		total += int64(sent[i])
 	}
-	return fmt.Sprintf("%d of %d sent all but the last byte; %.0f MiB sent in all", full, n, float64(total)/(1<<20))
+	return full, total
 }

@@ -5,8 +5,6 @@ package main
 // whose peak RSS (VmHWM) is printed as for serve.
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -15,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -103,32 +100,15 @@ func proxyUpstream(lists map[string][]byte, notifyN, notifySize int) (addr strin
 
 // startProxy starts `atlas-reproduce proxy` in front of upstream.
 func startProxy(binary, upstream string) (*exec.Cmd, string, error) {
-	cmd := exec.Command(binary, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--quiet")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	line, err := bufio.NewReader(stderr).ReadString('\n')
-	m := regexp.MustCompile(`serving on http://(\S+)/mcp`).FindStringSubmatch(line)
-	if err != nil || m == nil {
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, "", fmt.Errorf("proxy did not start: %q %v", line, err)
-	}
-	go io.Copy(io.Discard, stderr)
-	return cmd, m[1], nil
+	return startListening(binary, proxyBanner, "proxy", "--listen", "127.0.0.1:0", "--upstream", upstream, "--quiet")
 }
+
+var proxyBanner = regexp.MustCompile(`serving on http://(\S+)/mcp`)
 
 // mcpSession initializes a session at the proxy and returns its id.
 func mcpSession(addr string) (string, error) {
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := mcpRequest(addr, "",
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`)
 	if err != nil {
 		return "", err
 	}
@@ -144,18 +124,27 @@ func mcpSession(addr string) (string, error) {
 
 // mcpPost posts one message in the session and says what came back.
 func mcpPost(addr, sid, body string) (string, error) {
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := mcpRequest(addr, sid, body)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
 	n, err := io.Copy(io.Discard, resp.Body)
 	return fmt.Sprintf("%d, %d bytes", resp.StatusCode, n), err
+}
+
+// mcpRequest posts body to the proxy's /mcp as a Streamable HTTP client
+// does: in session sid, with its protocol version, unless sid is empty
+// (the initialize that opens one).
+func mcpRequest(addr, sid, body string) (*http.Response, error) {
+	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	return http.DefaultClient.Do(req)
 }
 
 // sessionCall opens a session and sends one request in it.
@@ -173,41 +162,7 @@ func sessionCall(addr, body string) string {
 
 // mcpHolders is holders on the proxy's /mcp, with no session.
 func mcpHolders(addr string, n, size int) string {
-	body := bytes.Repeat([]byte(" "), size-1)
-	var wg sync.WaitGroup
-	sent := make([]int, n)
-	conns := make([]net.Conn, n)
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				return
-			}
-			conns[i] = c
-			io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: "+strconv.Itoa(size)+"\r\n\r\n")
-			for off := 0; off < len(body); {
-				c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-				k, err := c.Write(body[off:min(off+1<<20, len(body))])
-				off += k
-				sent[i] = off
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	full := 0
-	for i, c := range conns {
-		if c != nil {
-			defer c.Close()
-		}
-		if sent[i] == len(body) {
-			full++
-		}
-	}
+	full, _ := holdBodies(addr, "/mcp", "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n", n, size)
 	return fmt.Sprintf("%d of %d sent all but the last byte", full, n)
 }
 
@@ -221,10 +176,7 @@ func runProxyMemory(binary string, ceiling int64, settle time.Duration, only str
 	}
 	defer stopUp()
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
-	loads := []struct {
-		name, path string
-		run        func(addr string) string
-	}{
+	loads := []memLoad{
 		{"150 connections each holding 8 MiB-1 of body, no session", "/list/none", func(addr string) string { return mcpHolders(addr, 150, 8<<20) }},
 		{"tools/list of 63 MiB: 5.6 M tiny properties", "/list/63m", func(addr string) string { return sessionCall(addr, list) }},
 		{"tools/list of 11 MiB: 1 M tiny properties", "/list/11m", func(addr string) string { return sessionCall(addr, list) }},
@@ -232,35 +184,6 @@ func runProxyMemory(binary string, ceiling int64, settle time.Duration, only str
 			return sessionCall(addr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
 		}},
 	}
-	fmt.Printf("%s: peak RSS (VmHWM) of proxy under each load; RSS %v after it\n", binary, settle)
-	fmt.Printf("| load | peak RSS MiB | RSS after MiB | seconds | clients saw |\n|---|---|---|---|---|\n")
-	for _, l := range loads {
-		if !strings.Contains(l.name, only) {
-			continue
-		}
-		srv, addr, err := startProxy(binary, "http://"+up+l.path)
-		if err != nil {
-			return err
-		}
-		pid := srv.Process.Pid
-		killed := make(chan struct{})
-		stop := watchCeiling(pid, ceiling, func() { srv.Process.Kill(); close(killed) })
-		t0 := time.Now()
-		seen := l.run(addr)
-		elapsed := time.Since(t0)
-		time.Sleep(settle)
-		stop()
-		peak, after := procKB(pid, "VmHWM:"), procKB(pid, "VmRSS:")
-		srv.Process.Kill()
-		srv.Wait()
-		peakText := fmt.Sprintf("%.0f", float64(peak)/1024)
-		afterText := fmt.Sprintf("%.0f", float64(after)/1024)
-		select {
-		case <-killed:
-			peakText, afterText = fmt.Sprintf("> %d (killed at the ceiling)", ceiling>>20), "-"
-		default:
-		}
-		fmt.Printf("| %s | %s | %s | %.1f | %s |\n", l.name, peakText, afterText, elapsed.Seconds(), seen)
-	}
-	return nil
+	start := func(l memLoad) (*exec.Cmd, string, error) { return startProxy(binary, "http://"+up+l.upstream) }
+	return measureLoads(binary, "proxy", loads, start, ceiling, settle, only)
 }

@@ -7,17 +7,13 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/bench"
 )
 
 func parseInts(s string) ([]int, error) {
 	var out []int
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
+	for _, f := range commaItems(s) {
 		n, err := strconv.Atoi(f)
 		if err != nil || n <= 0 {
 			return nil, fmt.Errorf("%q is not a positive integer", f)

@@ -17,12 +17,20 @@ type listFlag []string
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
 func (l *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
+	*l = append(*l, commaItems(v)...)
+	return nil
+}
+
+// commaItems are the items of a comma-separated list, each trimmed of
+// blanks; empty ones are skipped.
+func commaItems(list string) []string {
+	var items []string
+	for _, s := range strings.Split(list, ",") {
 		if s = strings.TrimSpace(s); s != "" {
-			*l = append(*l, s)
+			items = append(items, s)
 		}
 	}
-	return nil
+	return items
 }
 
 // runProxy relays until SIGINT or SIGTERM cancels ctx (HTTP), or until the

@@ -361,14 +361,7 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 				t := &ts[i]
 				r := p.Probe(gctx, t.u)
 				done <- t.u.Host
-				if gctx.Err() != nil {
-					r.Release()
-					return nil
-				}
-				select {
-				case results <- probed{newEntry(t, &r), &r}:
-				case <-gctx.Done():
-					r.Release()
+				if !sendProbed(gctx, results, t, &r) {
 					return nil
 				}
 			}
@@ -376,24 +369,7 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 		})
 	}
 	go func() { workers.Wait(); close(results) }()
-	g.Go(func() error {
-		var err error
-		for pr := range results {
-			// The bytes stay charged until they are on disk; after
-			// an error the rest are drained, so no worker waits.
-			if err == nil {
-				if err = j.append(pr.e); err != nil {
-					stopProbes(err)
-				}
-			}
-			pr.r.Release()
-			if err == nil {
-				sum.Probed++
-				pb.add(pr.e.Server.Reachable)
-			}
-		}
-		return err
-	})
+	g.Go(func() error { return journalProbed(results, j, sum, pb, stopProbes) })
 	err := g.Wait()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -405,6 +381,44 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 type probed struct {
 	e *entry
 	r *Result
+}
+
+// sendProbed hands the finished probe r of t to the journal writer, or
+// releases it and reports false when ctx ends first: a probe cut short
+// is not journalled.
+func sendProbed(ctx context.Context, results chan<- probed, t *target, r *Result) bool {
+	if ctx.Err() != nil {
+		r.Release()
+		return false
+	}
+	select {
+	case results <- probed{newEntry(t, r), r}:
+		return true
+	case <-ctx.Done():
+		r.Release()
+		return false
+	}
+}
+
+// journalProbed appends each finished probe to the journal and counts it;
+// its first failure stops the probes through stop.
+func journalProbed(results <-chan probed, j *journal, sum *Summary, pb *tally, stop context.CancelCauseFunc) error {
+	var err error
+	for pr := range results {
+		// The bytes stay charged until they are on disk; after an
+		// error the rest are drained, so no worker waits.
+		if err == nil {
+			if err = j.append(pr.e); err != nil {
+				stop(err)
+			}
+		}
+		pr.r.Release()
+		if err == nil {
+			sum.Probed++
+			pb.add(pr.e.Server.Reachable)
+		}
+	}
+	return err
 }
 
 func newEntry(t *target, r *Result) *entry {

@@ -57,14 +57,7 @@ func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []tar
 			for i := range work {
 				t := &ts[i]
 				r := pr.probe(wctx, slot, t.pkg)
-				if wctx.Err() != nil {
-					r.Release()
-					return nil
-				}
-				select {
-				case results <- probed{newEntry(t, &r), &r}:
-				case <-wctx.Done():
-					r.Release()
+				if !sendProbed(wctx, results, t, &r) {
 					return nil
 				}
 			}
@@ -72,22 +65,7 @@ func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []tar
 		})
 	}
 	go func() { _ = workers.Wait(); close(results) }()
-	g.Go(func() error {
-		var err error
-		for pr := range results {
-			if err == nil {
-				if err = j.append(pr.e); err != nil {
-					stopProbes(err)
-				}
-			}
-			pr.r.Release()
-			if err == nil {
-				sum.Probed++
-				b.add(pr.e.Server.Reachable)
-			}
-		}
-		return err
-	})
+	g.Go(func() error { return journalProbed(results, j, sum, b, stopProbes) })
 	err := g.Wait()
 	if ctx.Err() != nil {
 		return context.Cause(ctx)

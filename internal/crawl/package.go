@@ -180,24 +180,37 @@ func packageRecord(p *Package, registry, name, version string) []byte {
 // appendPyJSON re-spaces compact JSON the way Python's json.dumps writes
 // it (", " and ": "), outside strings.
 func appendPyJSON(b []byte, v json.RawMessage) []byte {
-	inString, escaped := false, false
+	var str jsonStrings
 	for _, c := range v {
 		b = append(b, c)
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ',' || c == ':':
+		if !str.inside(c) && (c == ',' || c == ':') {
 			b = append(b, ' ')
 		}
 	}
 	return b
+}
+
+// jsonStrings follows, byte by byte, whether a scan of valid JSON is
+// inside a string, so that a scanner can pass over what strings hold.
+type jsonStrings struct{ in, escaped bool }
+
+// inside reports whether c, the next byte, belongs to a string (its
+// quotes included).
+func (s *jsonStrings) inside(c byte) bool {
+	switch {
+	case s.in:
+		switch {
+		case s.escaped:
+			s.escaped = false
+		case c == '\\':
+			s.escaped = true
+		case c == '"':
+			s.in = false
+		}
+		return true
+	case c == '"':
+		s.in = true
+		return true
+	}
+	return false
 }

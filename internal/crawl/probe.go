@@ -241,15 +241,8 @@ func (p *Prober) Probe(ctx context.Context, u *url.URL) (r Result) {
 	// budget (see Budget): only the server's time counts.
 	ctx, cancel := withProbeDeadline(ctx, p.opt.Timeout)
 	defer cancel()
-	defer func() {
-		// Hostile input must not take the crawl down, even through a
-		// bug in the client: the server becomes a record of it.
-		if v := recover(); v != nil {
-			r.Release()
-			r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v)}
-		}
-		r.Elapsed = time.Since(start)
-	}()
+	defer func() { r.Elapsed = time.Since(start) }()
+	defer recoverClientFailure(&r)
 	first, second := p.tryStreamable, p.trySSE
 	if isSSEURL(u) {
 		first, second = p.trySSE, p.tryStreamable
@@ -461,24 +454,25 @@ func parsePageHints(raw json.RawMessage, hints *cacheHints) (tools []json.RawMes
 	return splitArray(list), next, nil
 }
 
+// recoverClientFailure, deferred by a probe, turns a panic into the
+// probe's result: hostile input must not take the crawl down, even through
+// a bug in the client; the server becomes a record of it.
+func recoverClientFailure(r *Result) {
+	if v := recover(); v != nil {
+		r.Release()
+		*r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v)}
+	}
+}
+
 // splitArray returns the elements of a compact, valid JSON array as
 // subslices of it.
 func splitArray(a []byte) []json.RawMessage {
 	out := []json.RawMessage{}
-	depth, start, inString, escaped := 0, 1, false, false
+	depth, start := 0, 1
+	var str jsonStrings
 	for i, c := range a {
 		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
+		case str.inside(c):
 		case c == '[' || c == '{':
 			depth++
 		case c == ']' || c == '}':

@@ -226,12 +226,7 @@ const stderrKeep = 2 << 10
 func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *sandbox.Cmd) (r Result) {
 	ctx, cancel := withProbeDeadline(ctx, p.opt.Timeout)
 	defer cancel()
-	defer func() {
-		if v := recover(); v != nil {
-			r.Release()
-			r = Result{ErrorKind: KindProtocol, Error: fmt.Sprintf("client failure: %v", v)}
-		}
-	}()
+	defer recoverClientFailure(&r)
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
 		return Result{ErrorKind: KindProtocol, Error: err.Error()}

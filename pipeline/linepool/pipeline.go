@@ -276,7 +276,7 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 			return ctx.Err()
 		}
 		bp, big := pool.Get().(*[]byte), false
-		buf, err := s.fill(ctx, append((*bp)[:0], carry...), 0)
+		buf, err := s.fill(ctx, append((*bp)[:0], carry...), 0, false)
 		if err != nil {
 			return err
 		}
@@ -324,10 +324,11 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 	return nil
 }
 
-// fill reads into buf until it is full or the stream ends. before is the
-// number of bytes of the current line read into earlier buffers, for the
-// position of a read error.
-func (s *splitter) fill(ctx context.Context, buf []byte, before int) ([]byte, error) {
+// fill reads into buf until it is full or the stream ends, or, with
+// toNewline (buf then holds one unfinished line), until a read brings a
+// newline. before is the number of bytes of the current line read into
+// earlier buffers, for the position of a read error.
+func (s *splitter) fill(ctx context.Context, buf []byte, before int, toNewline bool) ([]byte, error) {
 	for len(buf) < cap(buf) {
 		n, err := s.r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
@@ -340,6 +341,9 @@ func (s *splitter) fill(ctx context.Context, buf []byte, before int) ([]byte, er
 		}
 		if ctx.Err() != nil {
 			return buf, ctx.Err()
+		}
+		if toNewline && bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
+			break
 		}
 	}
 	return buf, nil
@@ -376,7 +380,7 @@ func (s *splitter) long(ctx context.Context, first []byte) ([]byte, error) {
 			buf = nb
 		}
 		seen := len(buf)
-		if buf, err = s.fillLine(ctx, buf); err != nil {
+		if buf, err = s.fill(ctx, buf, 0, true); err != nil {
 			freeBig(buf)
 			return nil, err
 		}
@@ -395,29 +399,6 @@ func (s *splitter) long(ctx context.Context, first []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// fillLine reads into buf, which holds one unfinished line, until a newline
-// arrives, the buffer is full or the stream ends.
-func (s *splitter) fillLine(ctx context.Context, buf []byte) ([]byte, error) {
-	for len(buf) < cap(buf) {
-		n, err := s.r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			s.eof = true
-			return buf, nil
-		}
-		if err != nil {
-			return buf, &ReadError{Offset: s.offset + int64(len(buf)), Line: s.line + int64(bytes.Count(buf, []byte{'\n'})), Err: err}
-		}
-		if ctx.Err() != nil {
-			return buf, ctx.Err()
-		}
-		if bytes.IndexByte(buf[len(buf)-n:], '\n') >= 0 {
-			break
-		}
-	}
-	return buf, nil
-}
-
 // bigErr reports a failure to get memory for a long line.
 func (s *splitter) bigErr(size int, err error) error {
 	return &ReadError{Offset: s.offset + int64(size), Line: s.line,
@@ -428,7 +409,7 @@ func (s *splitter) bigErr(size int, err error) error {
 // the spare buffer scratch, to report its length.
 func (s *splitter) tooLong(ctx context.Context, size int, scratch []byte) error {
 	for !s.eof {
-		b, err := s.fill(ctx, scratch[:0], size)
+		b, err := s.fill(ctx, scratch[:0], size, false)
 		if err != nil {
 			return err
 		}
