@@ -28,13 +28,17 @@ func TestNodeInterop(t *testing.T) {
 	cases := []struct {
 		name, script string
 		args         []string
-		client       string   // the SDK client listing the tools directly
-		through      []string // the SDK clients listing them through the proxy
+		client       string // the SDK client listing the tools directly
+		// through names the SDK clients listing them through the proxy and
+		// the revision each must negotiate with it: the 1.x client speaks
+		// 2025-11-25 only; the v2 one gets 2026-07-28 from a proxy whose
+		// upstream speaks it.
+		through []through
 	}{
-		{name: "TypeScript SDK 1.x, sessions", script: "ts1-server.mjs", client: "v1", through: []string{"v1", "v2"}},
-		{name: "TypeScript SDK v2, 2026-07-28 only", script: "ts2-server.mjs", args: []string{"reject"}, client: "v2", through: []string{"v1", "v2"}},
-		{name: "TypeScript SDK v2, stateless", script: "ts2-server.mjs", args: []string{"stateless"}, client: "v2", through: []string{"v1", "v2"}},
-		{name: "server-everything", script: "everything.mjs", client: "v1", through: []string{"v1"}},
+		{name: "TypeScript SDK 1.x, sessions", script: "ts1-server.mjs", client: "v1", through: []through{{"v1", legacyVersion}, {"v2", legacyVersion}}},
+		{name: "TypeScript SDK v2, 2026-07-28 only", script: "ts2-server.mjs", args: []string{"reject"}, client: "v2", through: []through{{"v1", legacyVersion}, {"v2", statelessVersion}}},
+		{name: "TypeScript SDK v2, stateless", script: "ts2-server.mjs", args: []string{"stateless"}, client: "v2", through: []through{{"v1", legacyVersion}, {"v2", statelessVersion}}},
+		{name: "server-everything", script: "everything.mjs", client: "v1", through: []through{{"v1", legacyVersion}}},
 	}
 	var scripts [][]string
 	for _, c := range cases {
@@ -47,8 +51,8 @@ func TestNodeInterop(t *testing.T) {
 	for i, c := range cases {
 		proxied[i] = serveHTTP(t, newProxy(t, Upstream{URL: urls[i]}, Policy{})) + "/mcp"
 		clients = append(clients, testenv.NodeClient{Gen: c.client, URL: urls[i]})
-		for _, gen := range c.through {
-			clients = append(clients, testenv.NodeClient{Gen: gen, URL: proxied[i]})
+		for _, th := range c.through {
+			clients = append(clients, testenv.NodeClient{Gen: th.gen, URL: proxied[i]})
 		}
 	}
 	listed := testenv.NodeListTools(t, json.RawMessage(`{}`), clients...)
@@ -57,12 +61,12 @@ func TestNodeInterop(t *testing.T) {
 		for _, c := range cases {
 			direct := listed[n]
 			n++
-			for _, gen := range c.through {
+			for _, th := range c.through {
 				got := listed[n]
 				n++
-				t.Run(c.name+"/"+gen+" client", func(t *testing.T) {
-					if gen == "v2" && got.ProtocolVersion != direct.ProtocolVersion && c.client == "v2" {
-						t.Errorf("the v2 client negotiated %s through the proxy, %s directly", got.ProtocolVersion, direct.ProtocolVersion)
+				t.Run(c.name+"/"+th.gen+" client", func(t *testing.T) {
+					if got.ProtocolVersion != th.version {
+						t.Errorf("the %s client negotiated %s through the proxy, want %s (%s directly)", th.gen, got.ProtocolVersion, th.version, direct.ProtocolVersion)
 					}
 					checkThrough(t, got.Tools, direct.Tools)
 				})
@@ -79,14 +83,7 @@ func TestNodeInterop(t *testing.T) {
 	t.Run("task", func(t *testing.T) {
 		// The same task run directly and through the proxy, at once: each
 		// takes the server's four stages.
-		everything := slices.IndexFunc(cases, func(c struct {
-			name, script string
-			args         []string
-			client       string
-			through      []string
-		}) bool {
-			return c.script == "everything.mjs"
-		})
+		everything := len(cases) - 1
 		runs := make([]taskRun, 2)
 		t.Run("runs", func(t *testing.T) {
 			for i, url := range []string{urls[everything], proxied[everything]} {
@@ -116,13 +113,17 @@ func TestNodeInterop(t *testing.T) {
 	})
 }
 
+// through is an SDK client listing tools through the proxy and the
+// protocol revision it must negotiate.
+type through struct{ gen, version string }
+
 // taskRun is what run-task.mjs prints.
 type taskRun struct {
-	Types  []string        `json:"types"`
+	Types  []string `json:"types"`
 	Result struct {
 		Content json.RawMessage `json:"content"`
 	} `json:"result"`
-	Task   struct {
+	Task struct {
 		Status string `json:"status"`
 	} `json:"task"`
 	Listed int    `json:"listed"`
