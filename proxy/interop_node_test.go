@@ -314,3 +314,22 @@ func noDuplicateKeys(doc []byte) error {
 	}
 	return nil
 }
+
+// TestNoDuplicateKeys: the check of the forged-key test sees a key twice
+// at any depth, which a decoded map hides.
+func TestNoDuplicateKeys(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"tools":[{"_meta":{"a":1,"b":{"a":2}}}]}`, true},
+		{`{"tools":[{"_meta":{"a":1},"_meta":{"a":1}}]}`, false},
+		{`{"tools":[{"_meta":{"` + MetaKey + `":{},"` + MetaKey + `":{}}}]}`, false},
+		{`[{"x":[{"k":1,"k":2}]}]`, false},
+		{`{"a":1} {}`, false},
+	} {
+		if err := noDuplicateKeys([]byte(tc.doc)); (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.doc, err)
+		}
+	}
+}
