@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
@@ -23,26 +24,25 @@ type labelEntry struct {
 	meta []byte
 }
 
-// toolKey identifies a tool definition: the SHA-256 of its RFC 8785
-// canonical form (census.AppendCanonical), the definition hash the
-// tool-level diff uses too. Whitespace and key order do not change it; any
-// change to what the tool says gives it a new key and so new labels.
+// toolKey identifies a tool definition: its definition hash, the SHA-256
+// of its RFC 8785 canonical form as toolid.Hasher computes it for the
+// tool-level diff and the lock. Whitespace and key order do not change it;
+// any change to what the tool says gives it a new key and so new labels.
 type toolKey [32]byte
 
-var canonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+var hashers = sync.Pool{New: func() any { return new(toolid.Hasher) }}
 
 // keyOf returns the tool's definition hash. A tool that does not parse has
 // no canonical form; its raw bytes are hashed instead (the labeller will
 // reject it anyway).
 func keyOf(tool []byte) toolKey {
-	bp := canonBufs.Get().(*[]byte)
-	defer canonBufs.Put(bp)
-	c, err := census.AppendCanonical((*bp)[:0], tool)
+	h := hashers.Get().(*toolid.Hasher)
+	defer hashers.Put(h)
+	k, err := h.Definition(tool)
 	if err != nil {
 		return sha256.Sum256(tool)
 	}
-	*bp = c
-	return sha256.Sum256(c)
+	return k
 }
 
 // labeller labels tool definitions with the labeller of the classify

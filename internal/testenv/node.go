@@ -156,3 +156,17 @@ func NodeListTools(t testing.TB, caps json.RawMessage, servers ...NodeClient) []
 	}
 	return l
 }
+
+// NodeRun runs the script of NPMDir/testdata with args to its end and
+// returns what it printed on stdout; the test fails if it fails.
+func NodeRun(t testing.TB, script string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(NodePackages(t), append([]string{filepath.Join(NPMDir(), "testdata", script)}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v; stderr: %s", script, err, stderr.String())
+	}
+	return out
+}

@@ -173,6 +173,17 @@ func (h *Hasher) hash(t *census.Tool) Sums {
 	return s
 }
 
+// Definition hashes the raw bytes of one tool object as Tool hashes a
+// decoded tool's, for callers holding bytes no decoder has validated (the
+// proxy); it fails when raw is not JSON.
+func (h *Hasher) Definition(raw []byte) ([32]byte, error) {
+	var err error
+	if h.buf, err = census.AppendCanonical(h.buf[:0], raw); err != nil {
+		return [32]byte{}, err
+	}
+	return sha256.Sum256(h.buf), nil
+}
+
 // sum canonicalises raw into the buffer and hashes it.
 func (h *Hasher) sum(raw []byte) [32]byte {
 	var err error

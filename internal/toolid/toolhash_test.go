@@ -40,6 +40,10 @@ func TestSchemaFromTool(t *testing.T) {
 			if s.Definition != sha256.Sum256(canon) {
 				t.Error("definition hash is not the hash of the canonical tool")
 			}
+			// The proxy hashes the tool's bytes undecoded: the same sum.
+			if d, err := new(Hasher).Definition(tool.Raw); err != nil || d != s.Definition {
+				t.Errorf("Definition(raw) = %x, %v; Tool gives %x", d, err, s.Definition)
+			}
 			if s.HasSchema != (tool.Schema != nil) {
 				t.Fatalf("HasSchema %v with schema %q", s.HasSchema, tool.Schema)
 			}
@@ -54,6 +58,15 @@ func TestSchemaFromTool(t *testing.T) {
 				t.Errorf("schema hash differs from that of %s", want)
 			}
 		})
+	}
+}
+
+// TestDefinitionNotJSON: bytes that are no JSON have no definition hash.
+func TestDefinitionNotJSON(t *testing.T) {
+	for _, raw := range []string{``, `{"a":`, `{"a":1}x`, `[1,]`} {
+		if _, err := new(Hasher).Definition([]byte(raw)); err == nil {
+			t.Errorf("Definition(%q) did not fail", raw)
+		}
 	}
 }
 
