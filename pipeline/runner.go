@@ -75,6 +75,12 @@ type Options struct {
 	Progress func(file string, done, total int64)
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
+	// MemoryRoom, when positive, sets a soft memory limit for the run
+	// (runtime/debug.SetMemoryLimit) of MemoryRoom bytes plus what its
+	// lasting structures (the definitions tally, the name ordinals) hold,
+	// raised as they grow; the previous limit is restored at the end.
+	// Zero leaves the limit alone. DefaultMemoryRoom is the command's.
+	MemoryRoom int64
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -380,6 +386,10 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer tables.close()
 	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
 	sink := newSinkStage(tables)
+	if opt.MemoryRoom > 0 {
+		sink.limit = newMemoryLimit(opt.MemoryRoom)
+		defer sink.limit.restore()
+	}
 
 	counted := &countingReader{r: st}
 	err = linepool.Run(ctx, counted, linepool.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)
