@@ -81,6 +81,11 @@ type Options struct {
 	// raised as they grow; the previous limit is restored at the end.
 	// Zero leaves the limit alone. DefaultMemoryRoom is the command's.
 	MemoryRoom int64
+
+	// limit is MemoryRoom's limit, held from the start of Run to its end:
+	// reading tools.parquet back (nameShared, the baseline) comes after
+	// the tables are written.
+	limit *memoryLimit
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -90,6 +95,11 @@ const maxSkippedExamples = 10
 // published under a final name.
 func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	start := time.Now()
+	if opt.MemoryRoom > 0 {
+		opt.limit = newMemoryLimit(opt.MemoryRoom)
+		opt.limit.update(0)
+		defer opt.limit.restore()
+	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -386,10 +396,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer tables.close()
 	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
 	sink := newSinkStage(tables)
-	if opt.MemoryRoom > 0 {
-		sink.limit = newMemoryLimit(opt.MemoryRoom)
-		defer sink.limit.restore()
-	}
+	sink.limit = opt.limit
 
 	counted := &countingReader{r: st}
 	err = linepool.Run(ctx, counted, linepool.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)
