@@ -71,9 +71,5 @@ func (b *blocks[T]) bytes() int64 {
 	return n * blockItems * int64(unsafe.Sizeof(v))
 }
 
-// nameOrdinalBytes is what a distinct (server id, name) pair costs the
-// name ordinals' map, its overhead included (measured).
-const nameOrdinalBytes = 46
-
-// bytes is the memory the name ordinals' map holds, estimated.
-func (n *nameOrdinals) bytes() int64 { return int64(len(n.count)) * nameOrdinalBytes }
+// bytes is the memory the name ordinals' table holds.
+func (n *nameOrdinals) bytes() int64 { return n.count.bytes() }

@@ -61,6 +61,12 @@ func newTable[B any, PB rowGroup[B]](name string, w io.Writer, groupRows int, co
 		parquet.WithMaxRowGroupLength(int64(groupRows)),
 		parquet.WithCreatedBy(createdBy()),
 	}
+	// A hash column's dictionary that outgrows the page size limit falls
+	// back to plain pages mid-chunk, and arrow-go then lists the chunk's
+	// two data page encodings in map order: the footer would differ from
+	// run to run. Room for every row group's hashes keeps the fallback to
+	// the cost check, which acts before any page is written.
+	props = append(props, parquet.WithDictionaryPageSizeLimit(max(1<<20, 2*int64(groupRows)*int64(len(Hash{})))))
 	kv, err := fileMetadata(meta)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
