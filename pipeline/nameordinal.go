@@ -12,20 +12,21 @@ import (
 // diff pairs tools by. A server's tools may be spread over many records
 // (one record per tool, in the tool and flat shapes), so the count is kept
 // for the run: one 16-byte digest of (server id, name) and a count per
-// distinct pair, 46 bytes a tool with the map's overhead (measured: 10.5 MB
-// for the snapshot's 229,539 tools, 42 MB at 4×). The digest is of the values as tools.parquet stores them,
+// distinct pair, in an open-addressing table of 16 parts (about 33 bytes a
+// pair at the table's average load, where a Go map took 46). The digest is of the values as tools.parquet stores them,
 // nulls apart, as the diff reads them back.
 type nameOrdinals struct {
 	seeds [2]maphash.Seed
-	count map[[2]uint64]int64
+	count ordinalTable
 	h     maphash.Hash
+	init  bool
 }
 
 // add fills b.NameOrdinal for the batch's tools.
 func (n *nameOrdinals) add(b *tables.ToolsBatch) {
-	if n.count == nil {
+	if !n.init {
 		n.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-		n.count = map[[2]uint64]int64{}
+		n.init = true
 	}
 	b.NameOrdinal = b.NameOrdinal[:0]
 	for i := range b.Len() {
@@ -43,9 +44,7 @@ func (n *nameOrdinals) add(b *tables.ToolsBatch) {
 			n.h.Write(name)
 			k[j] = n.h.Sum64()
 		}
-		c := n.count[k]
-		n.count[k] = c + 1
-		b.NameOrdinal = append(b.NameOrdinal, c)
+		b.NameOrdinal = append(b.NameOrdinal, n.count.next(k))
 	}
 }
 
@@ -54,4 +53,80 @@ func b2u(b bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// ordinalTable counts keys: next returns how many times a key was seen
+// before. It is 16 open-addressing tables, by the key's top bits, each
+// doubling on its own, so that growing copies a sixteenth of it at a time;
+// a slot is the 16-byte key and a 32-bit count of it (0: an empty
+// slot). A count past 32 bits goes on in a map, which no census reaches.
+type ordinalTable struct {
+	parts [16]ordinalPart
+	over  map[[2]uint64]int64
+	n     int
+}
+
+type ordinalPart struct {
+	keys   [][2]uint64
+	counts []uint32
+	used   int
+}
+
+// ordinalPartMin is a part's first size in slots.
+const ordinalPartMin = 256
+
+func (t *ordinalTable) next(k [2]uint64) int64 {
+	p := &t.parts[k[0]>>60]
+	if 4*(p.used+1) > 3*len(p.keys) {
+		p.grow()
+	}
+	mask := uint64(len(p.keys) - 1)
+	for i := k[1] & mask; ; i = (i + 1) & mask {
+		c := p.counts[i]
+		if c == 0 {
+			p.keys[i], p.counts[i] = k, 1
+			p.used++
+			t.n++
+			return 0
+		}
+		if p.keys[i] != k {
+			continue
+		}
+		if c == ^uint32(0) {
+			if t.over == nil {
+				t.over = map[[2]uint64]int64{}
+			}
+			o := t.over[k]
+			t.over[k] = o + 1
+			return int64(c) + o
+		}
+		p.counts[i] = c + 1
+		return int64(c)
+	}
+}
+
+func (p *ordinalPart) grow() {
+	keys, counts := p.keys, p.counts
+	n := max(ordinalPartMin, 2*len(keys))
+	p.keys, p.counts = make([][2]uint64, n), make([]uint32, n)
+	mask := uint64(n - 1)
+	for j, c := range counts {
+		if c == 0 {
+			continue
+		}
+		i := keys[j][1] & mask
+		for p.counts[i] != 0 {
+			i = (i + 1) & mask
+		}
+		p.keys[i], p.counts[i] = keys[j], c
+	}
+}
+
+// bytes is the memory the table's slots hold.
+func (t *ordinalTable) bytes() int64 {
+	var n int64
+	for i := range t.parts {
+		n += int64(len(t.parts[i].keys)) * 20
+	}
+	return n + int64(len(t.over))*46
 }

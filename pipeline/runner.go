@@ -75,6 +75,17 @@ type Options struct {
 	Progress func(file string, done, total int64)
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
+	// MemoryRoom, when positive, sets a soft memory limit for the run
+	// (runtime/debug.SetMemoryLimit) of MemoryRoom bytes plus what its
+	// lasting structures (the definitions tally, the name ordinals) hold,
+	// raised as they grow; the previous limit is restored at the end.
+	// Zero leaves the limit alone. DefaultMemoryRoom is the command's.
+	MemoryRoom int64
+
+	// limit is MemoryRoom's limit, held from the start of Run to its end:
+	// reading tools.parquet back (nameShared, the baseline) comes after
+	// the tables are written.
+	limit *memoryLimit
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -84,6 +95,11 @@ const maxSkippedExamples = 10
 // published under a final name.
 func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	start := time.Now()
+	if opt.MemoryRoom > 0 {
+		opt.limit = newMemoryLimit(opt.MemoryRoom)
+		opt.limit.update(0)
+		defer opt.limit.restore()
+	}
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -380,6 +396,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer tables.close()
 	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
 	sink := newSinkStage(tables)
+	sink.limit = opt.limit
 
 	counted := &countingReader{r: st}
 	err = linepool.Run(ctx, counted, linepool.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)

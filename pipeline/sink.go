@@ -18,6 +18,7 @@ type sinkStage struct {
 	haveLast  bool
 	defs      definitionTally
 	names     nameOrdinals
+	limit     *memoryLimit
 }
 
 func newSinkStage(tables *tablesStage) *sinkStage {
@@ -35,6 +36,7 @@ func (s *sinkStage) chunk(rows *chunkRows) error {
 	s.names.add(&rows.tools)
 	s.defs.add(rows)
 	s.ordinal += int64(rows.tools.Len())
+	s.limit.update(s.defs.bytes() + s.names.bytes())
 	return s.tables.send(rows)
 }
 

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
@@ -23,12 +26,41 @@ type runFlags struct {
 	noSens   bool
 	truth    string
 	baseline string
+	memRoom  memoryRoom
+}
+
+// memoryRoom is run's --memory-limit: the working room of its soft
+// memory limit, and whether the flag was given.
+type memoryRoom struct {
+	bytes int64
+	given bool
+}
+
+func (m *memoryRoom) String() string { return strconv.FormatInt(m.bytes, 10) }
+
+func (m *memoryRoom) Set(s string) error {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 {
+		return fmt.Errorf("want a number of bytes, 0 or more")
+	}
+	m.bytes, m.given = v, true
+	return nil
+}
+
+// room is the pipeline's MemoryRoom: the flag's value, or when it is not
+// given the default unless GOMEMLIMIT is set (it then stands).
+func (m *memoryRoom) room() int64 {
+	if !m.given && os.Getenv("GOMEMLIMIT") != "" {
+		return 0
+	}
+	return m.bytes
 }
 
 func (f *runFlags) register(fs interface {
 	StringVar(*string, string, string, string)
 	BoolVar(*bool, string, bool, string)
 	IntVar(*int, string, int, string)
+	Var(flag.Value, string, string)
 }) {
 	fs.StringVar(&f.sums, "sha256sums", "", "sha256sum-format `FILE` with the expected hashes (default: the hashes pinned in the spec)")
 	fs.BoolVar(&f.noVerify, "no-verify", false, "do not check hashes; the report then says UNVERIFIED")
@@ -38,12 +70,14 @@ func (f *runFlags) register(fs interface {
 	fs.BoolVar(&f.noSens, "no-sensitivity", false, "skip the non-normative sensitivity figures (to measure their cost; normative figures are the same either way)")
 	fs.IntVar(&f.maxLine, "max-line", linepool.DefaultMaxLine, "refuse a line longer than `BYTES` (the run fails, naming it)")
 	fs.StringVar(&f.truth, "truth", "", "hold the counts to a synthetic census's ground truth `FILE` (default: truth.json in the data folder, when there is one)")
+	f.memRoom.bytes = pipeline.DefaultMemoryRoom
+	fs.Var(&f.memRoom, "memory-limit", "working room in `bytes` of the run's soft memory limit, which is this plus what the run's lasting tallies hold, raised as they grow (0: no limit; GOMEMLIMIT, when set, stands unless this flag is given)")
 	fs.StringVar(&f.baseline, "baseline", "", "set a release beside the previous run in `DIR` (its report.json and tools.parquet), class by class and tool by tool")
 }
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, error) {
 	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens,
-		TruthFile: f.truth, Baseline: f.baseline, Logger: env.logger(slog.LevelInfo)}
+		TruthFile: f.truth, Baseline: f.baseline, Logger: env.logger(slog.LevelInfo), MemoryRoom: f.memRoom.room()}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
@@ -65,7 +99,7 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 }
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES]\n\n"+
+	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES] [--memory-limit BYTES]\n\n"+
 		"The report's kind follows the inputs: the pinned snapshot gets a reproduction verdict\n"+
 		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
 		"any other release (--sha256sums, release.json) gets a release report without a verdict.")

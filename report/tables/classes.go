@@ -11,7 +11,7 @@ import (
 // published one, then the buckets (normative = false), with meta as
 // NewToolsWriter.
 func WriteClasses(w io.Writer, r *report.Report, meta ...KV) error {
-	t, err := newTable[classesBatch]("classes.parquet", w, classesColumns(), meta...)
+	t, err := newTable[classesBatch]("classes.parquet", w, batchRows, classesColumns(), meta...)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func genRows(rng *rand.Rand, tools int) *tableRows {
 		}
 		// Past the first row group, definitions repeat, as a census's
 		// do: that row group's hash columns take a dictionary.
-		if i >= batchRows {
+		if i >= toolsGroupRows {
 			t.def, t.schema = Hash{byte(rng.IntN(40)), 1}, Hash{byte(rng.IntN(30)), 2}
 		}
 		t.hasSchema = rng.IntN(7) != 0
@@ -212,10 +212,10 @@ func readTable(t *testing.T, data []byte) (map[string][]any, []string, *file.Rea
 // other chunkings must give the same bytes.
 func TestTablesRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	rows := genRows(rng, 3*batchRows/2)
+	rows := genRows(rng, 3*toolsGroupRows/2)
 	toolsPq, propsPq := rows.write(t, func() int { return 1 + rng.IntN(3000) })
 
-	for i, chunk := range []func() int{func() int { return 1 }, func() int { return len(rows.tools) }, func() int { return batchRows - 1 }} {
+	for i, chunk := range []func() int{func() int { return 1 }, func() int { return len(rows.tools) }, func() int { return toolsGroupRows - 1 }} {
 		tb, pb := rows.write(t, chunk)
 		if !bytes.Equal(tb, toolsPq) || !bytes.Equal(pb, propsPq) {
 			t.Errorf("chunking %d gives other bytes", i)
