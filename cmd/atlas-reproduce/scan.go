@@ -5,9 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
@@ -43,8 +40,9 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// The lock is checked before the server is asked: a lock that cannot
 	// be read or written is known without the scan.
+	var pinned *toolid.File
 	if *lockPath != "" {
-		if _, err = readLock(*lockPath); err != nil {
+		if pinned, err = toolid.ReadPinned(*lockPath); err != nil {
 			return err
 		}
 	}
@@ -92,30 +90,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil || *lockPath == "" {
 		return err
 	}
-	return checkLock(env, *lockPath, id, doc)
-}
-
-// readLock reads the lock at path, or returns nil when there is none yet
-// and the folder it would be written to is there.
-func readLock(path string) (*toolid.File, error) {
-	exists, err := toolid.Exists(path)
-	if err != nil {
-		return nil, fmt.Errorf("--lock %s: %w", path, err)
-	}
-	if exists {
-		return toolid.Read(path)
-	}
-	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("--lock %s: the folder %s does not exist", path, dir)
-	case err != nil:
-		return nil, fmt.Errorf("--lock %s: %w", path, err)
-	case !fi.IsDir():
-		return nil, fmt.Errorf("--lock %s: %s is not a folder", path, dir)
-	}
-	return nil, nil
+	return checkLock(env, *lockPath, pinned, id, doc)
 }
 
 // serverSaid is the JSON-RPC error a server answered, for the message of
@@ -133,8 +108,8 @@ func serverSaid(e *crawl.RPCError) string {
 }
 
 // checkLock runs the lock step (toolid.PinOrCompare) and says what it did.
-func checkLock(env *cmdEnv, path, id string, doc []byte) error {
-	o, err := toolid.PinOrCompare(path, id, doc)
+func checkLock(env *cmdEnv, path string, pinned *toolid.File, id string, doc []byte) error {
+	o, err := toolid.PinOrCompare(path, pinned, id, doc)
 	switch {
 	case err != nil:
 		return err

@@ -89,6 +89,16 @@ func TestKeyerDigest(t *testing.T) {
 // what changed; the lock labels each tool itself, so a record whose tools
 // a second decoder might order differently still pairs each tool with its
 // own labels.
+// pinOrCompare is a scan's two lock steps: ReadPinned, then PinOrCompare.
+func pinOrCompare(t *testing.T, path, serverID string, doc []byte) (*Outcome, error) {
+	t.Helper()
+	pinned, err := ReadPinned(path)
+	if err != nil {
+		return nil, err
+	}
+	return PinOrCompare(path, pinned, serverID, doc)
+}
+
 func TestPinOrCompare(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock.json")
 	v1 := `{"server_id": "s", "tools": [
@@ -99,7 +109,7 @@ func TestPinOrCompare(t *testing.T) {
 		{"name": "read", "inputSchema": {"properties": {"file_path": {}}, "required": ["file_path"]}},
 		{"name": "run", "inputSchema": {"properties": {"query": {}, "cmd": {"description": "shell command"}}}},
 		{"name": "fresh", "inputSchema": {"properties": {"api_key": {}}}}]}`
-	o, err := PinOrCompare(path, "s", []byte(v1))
+	o, err := pinOrCompare(t, path, "s", []byte(v1))
 	if err != nil || !o.Wrote || len(o.Now.Tools) != 3 {
 		t.Fatalf("first: %+v, %v", o, err)
 	}
@@ -107,10 +117,10 @@ func TestPinOrCompare(t *testing.T) {
 		t.Errorf("read pinned as %+v", got)
 	}
 	before, _ := os.ReadFile(path)
-	if o, err = PinOrCompare(path, "s", []byte(v1)); err != nil || o.Wrote || len(o.Changes) != 0 {
+	if o, err = pinOrCompare(t, path, "s", []byte(v1)); err != nil || o.Wrote || len(o.Changes) != 0 {
 		t.Fatalf("same tools: %+v, %v", o, err)
 	}
-	if o, err = PinOrCompare(path, "s", []byte(v2)); err != nil || o.Wrote {
+	if o, err = pinOrCompare(t, path, "s", []byte(v2)); err != nil || o.Wrote {
 		t.Fatalf("changed tools: %+v, %v", o, err)
 	}
 	var got []string
@@ -124,11 +134,11 @@ func TestPinOrCompare(t *testing.T) {
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Error("comparing rewrote the lock file")
 	}
-	if _, err := PinOrCompare(path, "s", []byte(`{"tools": 3}`)); err == nil {
+	if _, err := pinOrCompare(t, path, "s", []byte(`{"tools": 3}`)); err == nil {
 		t.Error("a bad record was pinned or compared")
 	}
 	os.WriteFile(path, []byte(`{"version": 1, "server_id": "s", "tools": [{"name": "a", "name_ordinal": 0, "definition_sha256": "00", "schema_sha256": null, "classes": ["gg:nope"], "required_classes": []}]}`), 0o644)
-	if _, err := PinOrCompare(path, "s", []byte(v1)); err == nil || !strings.Contains(err.Error(), `"gg:nope" is not a class`) {
+	if _, err := pinOrCompare(t, path, "s", []byte(v1)); err == nil || !strings.Contains(err.Error(), `"gg:nope" is not a class`) {
 		t.Errorf("a lock naming an unknown class: %v", err)
 	}
 }

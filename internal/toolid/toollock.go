@@ -15,6 +15,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,26 +274,43 @@ type Outcome struct {
 	Changes []Change
 }
 
+// ReadPinned reads the lock file at path before a scan, so that a lock
+// that cannot be read, or written later, fails before the server is asked:
+// the pinned tools, or nil when there is no lock yet and the folder it
+// would be written to is there.
+func ReadPinned(path string) (*File, error) {
+	exists, err := Exists(path)
+	if err != nil {
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	}
+	if exists {
+		return Read(path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("--lock %s: the folder %s does not exist", path, dir)
+	case err != nil:
+		return nil, fmt.Errorf("--lock %s: %w", path, err)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("--lock %s: %s is not a folder", path, dir)
+	}
+	return nil, nil
+}
+
 // PinOrCompare is a scan's lock step: it pins the tools of doc (server
 // id's tools/list result as a census record, as the crawl's client writes
-// it) in the lock file at path when there is none, and otherwise compares
-// them with the tools the file pins. The file is never rewritten: delete
-// it to pin new tools.
-func PinOrCompare(path, serverID string, doc []byte) (*Outcome, error) {
+// it) in the lock file at path when pinned (ReadPinned's result) is nil,
+// and otherwise compares them with the pinned tools. The file is never
+// rewritten: delete it to pin new tools.
+func PinOrCompare(path string, pinned *File, serverID string, doc []byte) (*Outcome, error) {
 	now := New(serverID)
 	if err := now.AddRecord(doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", serverID, err)
 	}
-	exists, err := Exists(path)
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
+	if pinned == nil {
 		return &Outcome{Wrote: true, Now: now}, now.Write(path)
-	}
-	pinned, err := Read(path)
-	if err != nil {
-		return nil, err
 	}
 	return &Outcome{Now: now, Pinned: pinned, Changes: Compare(pinned, now)}, nil
 }
