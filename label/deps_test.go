@@ -1,7 +1,6 @@
 package label
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -21,22 +20,9 @@ var heavy = []string{
 }
 
 // TestNoHeavyDependencies keeps label importable by a gateway for the
-// classifier alone. The second case proves the check sees such a
-// dependency where there is one.
+// classifier alone.
 func TestNoHeavyDependencies(t *testing.T) {
-	t.Run("label", func(t *testing.T) {
-		if found := testenv.DepsIn(t, ".", heavy); len(found) > 0 {
-			t.Errorf("label depends on %s", strings.Join(found, ", "))
-		}
-	})
-	t.Run("report/tables has arrow-go", func(t *testing.T) {
-		for _, dep := range testenv.DepsIn(t, "../report/tables", heavy) {
-			if strings.HasPrefix(dep, "github.com/apache/arrow-go/") {
-				return
-			}
-		}
-		t.Error("the check finds no arrow-go under report/tables")
-	})
+	testenv.NoDeps(t, ".", heavy, "github.com/atlas-reproduce/atlas-reproduce/report/tables")
 }
 
 // TestOnlyTheLibrary holds label's whole dependency list (go list -deps)
@@ -44,19 +30,11 @@ func TestNoHeavyDependencies(t *testing.T) {
 // golang.org/x, nothing of the run (pipeline) or of the services.
 func TestOnlyTheLibrary(t *testing.T) {
 	const module = "github.com/atlas-reproduce/atlas-reproduce/"
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go list needs the go command on PATH: %v", err)
-	}
-	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
 	allowed := func(p string) bool {
 		rel, ok := strings.CutPrefix(p, module)
 		return ok && (rel == "label" || strings.HasPrefix(rel, "label/")) && !strings.HasSuffix(rel, "_test")
 	}
-	deps := strings.Fields(string(out))
+	deps := testenv.Deps(t, ".")
 	var extra []string
 	for _, dep := range deps {
 		if !allowed(dep) {

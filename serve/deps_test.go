@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
@@ -9,18 +8,7 @@ import (
 
 // TestNoParquet keeps arrow-go out of serve: it labels with package label
 // and writes SARIF through report/sarif, so a gateway that embeds its
-// handler links no Parquet. The second case proves the check sees
-// arrow-go where it is.
+// handler links no Parquet.
 func TestNoParquet(t *testing.T) {
-	heavy := []string{"github.com/apache/arrow-go"}
-	t.Run("serve", func(t *testing.T) {
-		if found := testenv.DepsIn(t, ".", heavy); len(found) > 0 {
-			t.Errorf("serve depends on %s", strings.Join(found, ", "))
-		}
-	})
-	t.Run("the check sees report/tables", func(t *testing.T) {
-		if found := testenv.DepsIn(t, "github.com/atlas-reproduce/atlas-reproduce/report/tables", heavy); len(found) == 0 {
-			t.Error("no arrow-go found in report/tables")
-		}
-	})
+	testenv.NoDeps(t, ".", []string{"github.com/apache/arrow-go"}, "github.com/atlas-reproduce/atlas-reproduce/report/tables")
 }

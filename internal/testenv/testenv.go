@@ -66,20 +66,27 @@ func PythonMCPServer(t testing.TB, script string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 }
 
-// DepsIn returns the packages among the dependencies of pkg (as go list -deps
-// names them) that belong to one of modules.
-func DepsIn(t testing.TB, pkg string, modules []string) []string {
+// Deps returns the packages outside the standard library among the
+// dependencies of pkg, pkg itself included, as go list -deps names them.
+func Deps(t testing.TB, pkg string) []string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("go list needs the go command on PATH: %v", err)
 	}
-	out, err := exec.Command(goBin, "list", "-deps", pkg).Output()
+	out, err := exec.Command(goBin, "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", pkg).Output()
 	if err != nil {
 		t.Fatalf("go list -deps %s: %v", pkg, err)
 	}
+	return strings.Fields(string(out))
+}
+
+// DepsIn returns the packages among the dependencies of pkg (as go list -deps
+// names them) that belong to one of modules.
+func DepsIn(t testing.TB, pkg string, modules []string) []string {
+	t.Helper()
 	var found []string
-	for _, dep := range strings.Fields(string(out)) {
+	for _, dep := range Deps(t, pkg) {
 		for _, m := range modules {
 			if dep == m || strings.HasPrefix(dep, m+"/") {
 				found = append(found, dep)
@@ -87,6 +94,23 @@ func DepsIn(t testing.TB, pkg string, modules []string) []string {
 		}
 	}
 	return found
+}
+
+// NoDeps fails t when pkg depends on a package of modules. control is a
+// package that does depend on one: the check must find it there, which
+// proves it reads the list it means to.
+func NoDeps(t *testing.T, pkg string, modules []string, control string) {
+	t.Helper()
+	t.Run(pkg, func(t *testing.T) {
+		if found := DepsIn(t, pkg, modules); len(found) > 0 {
+			t.Errorf("%s depends on %s", pkg, strings.Join(found, ", "))
+		}
+	})
+	t.Run("the check sees "+control, func(t *testing.T) {
+		if found := DepsIn(t, control, modules); len(found) == 0 {
+			t.Errorf("the check finds none of %s in %s", strings.Join(modules, ", "), control)
+		}
+	})
 }
 
 // Need returns the path of the tool name, for a test that cannot run
