@@ -9,9 +9,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
@@ -52,19 +50,7 @@ func TestNameOrdinalAndMetadata(t *testing.T) {
 	if ms := r.Definitions.MostShared; len(ms) != 1 || ms[0].Tool != "x" || ms[0].Servers != 2 {
 		t.Errorf("most shared %+v, want one, the tool x on 2 servers", ms)
 	}
-	f, err := file.OpenParquetFile(filepath.Join(out, "tools.parquet"), false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := readTable(t, filepath.Join(out, "tools.parquet"))
 	defer tbl.Release()
 	str := func(name string, i int) string {
 		c := tbl.Column(tbl.Schema().FieldIndices(name)[0]).Data().Chunk(0).(*array.String)

@@ -17,9 +17,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/klauspost/compress/gzip"
 	"go.uber.org/goleak"
 
@@ -171,22 +168,7 @@ func TestRunMatchesReference(t *testing.T) {
 // tool_ordinal names.
 func checkParquet(t *testing.T, dir string, r *report.Report) {
 	t.Helper()
-	read := func(name string) arrow.Table {
-		f, err := file.OpenParquetFile(filepath.Join(dir, name), false)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		defer f.Close()
-		fr, err := pqarrow.NewFileReader(f, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tbl, err := fr.ReadTable(context.Background())
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return tbl
-	}
+	read := func(name string) arrow.Table { return readTable(t, filepath.Join(dir, name)) }
 	// column flattens a string or int64 column into Go values.
 	column := func(tbl arrow.Table, name string) []any {
 		idx := tbl.Schema().FieldIndices(name)
