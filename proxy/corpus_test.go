@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
@@ -16,52 +13,18 @@ import (
 )
 
 // rawServer is a Streamable HTTP MCP server that sends the given tools
-// verbatim in one tools/list page: no SDK between the bytes and the wire.
+// verbatim in one tools/list page (a scriptUpstream): no SDK between the
+// bytes and the wire.
 func rawServer(t testing.TB, tools []json.RawMessage) *httptest.Server {
-	list := []byte(`{"tools": [`)
+	list := []byte{'['}
 	for i, tool := range tools {
 		if i > 0 {
 			list = append(list, ", "...)
 		}
 		list = append(list, tool...)
 	}
-	list = append(list, "]}"...)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.Method {
-		case http.MethodGet:
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		case http.MethodDelete:
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(body, &msg) != nil {
-			http.Error(w, "not JSON", http.StatusBadRequest)
-			return
-		}
-		var result []byte
-		switch {
-		case msg.ID == nil:
-			w.WriteHeader(http.StatusAccepted)
-			return
-		case msg.Method == "initialize":
-			w.Header().Set("Mcp-Session-Id", "raw-session")
-			result = []byte(`{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
-		case msg.Method == "tools/list":
-			result = list
-		default:
-			result = []byte(`{}`)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
-	}))
-	t.Cleanup(ts.Close)
-	return ts
+	list = append(list, ']')
+	return newScriptUpstream(t, string(list), nil).Server
 }
 
 // corpusTools returns the bundled real tools as the census holds them, and

@@ -119,7 +119,7 @@ type scriptUpstream struct {
 	calls []string // params of each tools/call
 }
 
-func newScriptUpstream(t *testing.T, tools string, handle func(w http.ResponseWriter, method string, id, params json.RawMessage) bool) *scriptUpstream {
+func newScriptUpstream(t testing.TB, tools string, handle func(w http.ResponseWriter, method string, id, params json.RawMessage) bool) *scriptUpstream {
 	su := &scriptUpstream{}
 	su.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
