@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +16,19 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, then fails when a goroutine is left behind:
+// goleak.VerifyTestMain, with the test servers' SDK sessions closed first.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	closeSDKSessions()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()

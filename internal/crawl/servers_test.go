@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,12 +67,43 @@ func (t testTool) sdkTool() *mcp.Tool {
 
 func newSDKServer(tools []testTool, pageSize int) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.2.3"}, &mcp.ServerOptions{PageSize: pageSize})
+	track(s)
 	for _, t := range tools {
 		s.AddTool(t.sdkTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
 	}
 	return s
+}
+
+// sdkServers are the SDK servers the tests made. Closing a test's HTTP
+// server leaves the SDK sessions on it open, each with its read loop, until
+// a client deletes it, and a probe cut short by its deadline (or one that
+// fell back to another transport) deletes none; closeSDKSessions ends them
+// before goleak looks, so that it judges the crawl's goroutines, not those
+// of the servers the tests stood up.
+var sdkServers struct {
+	sync.Mutex
+	all []*mcp.Server
+}
+
+// track notes s among sdkServers.
+func track(s *mcp.Server) {
+	sdkServers.Lock()
+	defer sdkServers.Unlock()
+	if !slices.Contains(sdkServers.all, s) {
+		sdkServers.all = append(sdkServers.all, s)
+	}
+}
+
+func closeSDKSessions() {
+	sdkServers.Lock()
+	defer sdkServers.Unlock()
+	for _, s := range sdkServers.all {
+		for ss := range s.Sessions() {
+			ss.Close()
+		}
+	}
 }
 
 // serve starts h on loopback for the test's lifetime.
@@ -224,6 +257,7 @@ func resetting() http.Handler {
 }
 
 func mcpHandler(s *mcp.Server) http.Handler {
+	track(s)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 }
 
