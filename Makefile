@@ -20,7 +20,7 @@ build:
 ## results, failed tests' output, and at the end every skipped test and why.
 test: fmt-check vet staticcheck standalone
 	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./internal/crawl/... ./internal/synth/... ./internal/fetch/... ./internal/sandbox/... ./internal/httpserve/... ./proxy/...
+	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/httpserve/... ./proxy/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -48,7 +48,7 @@ fuzz:
 	$(GO) test ./label/census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./label/sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./label -run '^$$' -fuzz '^FuzzClassifyBody$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report,

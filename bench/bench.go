@@ -25,7 +25,7 @@ import (
 	"github.com/klauspost/pgzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 // BenchmarkRun times the whole run (verify, gunzip, decode, classify,

@@ -3,7 +3,7 @@ package pipeline
 import (
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 // BenchmarkRunDense times the whole run on the property-dense census of

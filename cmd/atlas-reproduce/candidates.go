@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 

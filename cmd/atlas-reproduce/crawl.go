@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 

@@ -22,7 +22,7 @@ import (
 	"github.com/klauspost/compress/zip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 // makeCensus writes a synthetic census of n tools with the synth package.

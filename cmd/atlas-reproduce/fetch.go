@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
+	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 )
 
 // fetchFlags are the download flags fetch and reproduce share, with one

@@ -10,7 +10,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
+	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 )
 
 // This file draws every progress bar of the command, and is where its log

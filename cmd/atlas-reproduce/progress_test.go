@@ -19,9 +19,9 @@ func TestBarsOnlyHere(t *testing.T) {
 		want bool
 	}{
 		{mod + "pipeline", false},
-		{mod + "internal/crawl", false},
-		{mod + "internal/fetch", false},
-		{mod + "internal/synth", false},
+		{mod + "crawl", false},
+		{mod + "fetch", false},
+		{mod + "synth", false},
 		{mod + "cmd/atlas-reproduce", true},
 	} {
 		t.Run(strings.TrimPrefix(tc.pkg, mod), func(t *testing.T) {

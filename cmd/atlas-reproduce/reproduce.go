@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/fetch"
+	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 )
 
 func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 func runSynth(ctx context.Context, env *cmdEnv, args []string) error {

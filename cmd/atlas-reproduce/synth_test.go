@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/synth"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 // TestSynthScalesServers: --tools alone scales the servers with the

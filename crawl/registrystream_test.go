@@ -86,7 +86,7 @@ func TestStreamRegistryToFile(t *testing.T) {
 // candidates to a file: it stays near a page's worth plus the per-name
 // digests, where holding the registry took it past a GB at scale.
 //
-//	go test ./internal/crawl -run '^$' -bench StreamRegistryMemory -benchtime 1x
+//	go test ./crawl -run '^$' -bench StreamRegistryMemory -benchtime 1x
 func BenchmarkStreamRegistryMemory(b *testing.B) {
 	ts := serve(b, bigPages(40, 5000))
 	for b.Loop() {
