@@ -8,7 +8,7 @@ DEMO_DIR      ?= demo
 BENCH_DIR     ?= bench-data
 PKGS          := ./...
 
-.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench clean
+.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench bench-history clean
 
 all: build
 
@@ -83,6 +83,10 @@ bench: build
 	$(BIN) bench --data $(BENCH_DIR)/real --runs 5 --python-scales ''
 	$(BIN) bench --data $(BENCH_DIR)/dense --runs 5 --python-scales ''
 	$(BIN) bench --scales 1 --runs 3
+
+## bench-history: `history` over 24 synthetic releases of 229,539 tools (BENCH.md, "history").
+bench-history: build
+	bench/history.sh $(BENCH_DIR)/history
 
 clean:
 	rm -rf bin $(DEMO_DIR) $(BENCH_DIR)

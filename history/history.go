@@ -214,7 +214,17 @@ func checkRelease(r *report.Report, dir string) error {
 // A folder without one (left by a writer killed before its commit) holds
 // none and is written over.
 func hasPartition(part string) (bool, error) {
-	if err := outset.Check(part); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := outset.Check(part); errors.Is(err, outset.ErrInterrupted) {
+		// A writer was killed between its first and last rename: opening
+		// the set completes its commit (the dataset's lock is held).
+		set, err := outset.Open(part)
+		if err != nil {
+			return false, err
+		}
+		if err := set.Close(); err != nil {
+			return false, err
+		}
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
 	}
 	_, err := os.Lstat(filepath.Join(part, "report.json"))
