@@ -17,6 +17,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,6 +72,10 @@ type Result struct {
 	// HistoryChanged is false when history.parquet, .md and .html were
 	// already as they are (nothing was written).
 	HistoryChanged bool
+	// Compared counts the pairs of consecutive releases whose
+	// tools.parquet were compared; Reused those taken from the previous
+	// history.parquet, which had compared the same two files.
+	Compared, Reused int
 }
 
 // Release is one release of a dataset.
@@ -151,7 +158,7 @@ func Add(ctx context.Context, opt Options) (*Result, error) {
 	if res.Releases, err = Releases(opt.Dataset); err != nil {
 		return nil, err
 	}
-	if res.HistoryChanged, err = writeHistory(ctx, set, res.Releases); err != nil {
+	if err := writeHistory(ctx, set, res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -361,62 +368,175 @@ func Releases(dataset string) ([]Release, error) {
 	return rels, nil
 }
 
+// MetaToolsDigests is the key of history.parquet's metadata listing the
+// SHA-256 of each release's tools.parquet (a JSON object, release id to
+// hex digest): the files its comparisons were made of, so that the next
+// history compares again only the pairs whose files changed.
+const MetaToolsDigests = "atlas-reproduce.history_tools_sha256"
+
+// Earlier is what a previous history.parquet says of each release beside
+// the release before it, and of which files.
+type Earlier struct {
+	prev    map[string]string
+	rows    map[string][]report.HistoryRow
+	digests map[string]string
+}
+
+// ReadEarlier reads the history.parquet at path; a missing or unreadable
+// file is an empty Earlier (every pair is then compared: the file is
+// this package's output, rewritten from the partitions, not an input
+// whose error would mean anything).
+func ReadEarlier(ctx context.Context, path string) *Earlier {
+	e := &Earlier{prev: map[string]string{}, rows: map[string][]report.HistoryRow{}, digests: map[string]string{}}
+	meta, err := tables.ReadMetadata(path)
+	if err != nil || json.Unmarshal([]byte(meta[MetaToolsDigests]), &e.digests) != nil {
+		return &Earlier{}
+	}
+	last := ""
+	err = tables.ReadHistory(ctx, path, func(r *report.HistoryRow) error {
+		if _, seen := e.rows[r.Release]; !seen {
+			e.prev[r.Release] = last
+		}
+		e.rows[r.Release] = append(e.rows[r.Release], *r)
+		last = r.Release
+		return nil
+	})
+	if err != nil {
+		return &Earlier{}
+	}
+	return e
+}
+
+// comparison is the earlier comparison of release id beside prev when it
+// was made of the files with the given digests: the tool counts and, per
+// class, the tools that gained and lost it, as a ToolDiff (its lists
+// empty, Unchanged from the new report's count); nil when there is none.
+func (e *Earlier) comparison(id, prev string, digests map[string]string, r *report.Report) *report.ToolDiff {
+	if e == nil || e.prev == nil || e.prev[id] != prev || prev == "" || e.digests[id] != digests[id] || e.digests[prev] != digests[prev] {
+		return nil
+	}
+	rows := e.rows[id]
+	if len(rows) == 0 || rows[0].ToolsAdded == nil || rows[0].ToolsRemoved == nil || rows[0].ToolsChanged == nil {
+		return nil
+	}
+	td := report.NewToolDiff()
+	td.Tools = report.ToolCounts{Added: *rows[0].ToolsAdded, Removed: *rows[0].ToolsRemoved, Changed: *rows[0].ToolsChanged}
+	td.Tools.Unchanged = r.Tools - td.Tools.Added - td.Tools.Changed
+	found := 0
+	for _, row := range rows {
+		if !row.Normative {
+			continue
+		}
+		if row.Gained == nil || row.Lost == nil {
+			return nil
+		}
+		td.ClassesGained[row.Class], td.ClassesLost[row.Class] = *row.Gained, *row.Lost
+		found++
+	}
+	if found != len(report.ClassOrder()) {
+		return nil
+	}
+	return td
+}
+
+// Digests returns the SHA-256 of each release's tools.parquet, by id.
+func Digests(ctx context.Context, rels []Release) (map[string]string, error) {
+	out := make(map[string]string, len(rels))
+	for _, rel := range rels {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		path := filepath.Join(rel.Dir, "tools.parquet")
+		f, err := openreg.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out[rel.ID] = hex.EncodeToString(h.Sum(nil))
+	}
+	return out, nil
+}
+
 // Rows returns history.parquet's rows of the releases in their order: each
 // from its report.json and, from the second on, the comparison of its
 // tools.parquet with the one before, as diff compares two runs (and
-// checks them: a report.json must count what its table holds).
-func Rows(ctx context.Context, rels []Release, fn func(*report.HistoryRow) error) error {
+// checks them: a report.json must count what its table holds). A
+// comparison earlier made of the same two files (digests) is taken from
+// earlier instead of made again; nil earlier compares every pair. It
+// returns how many pairs it compared and how many it took.
+func Rows(ctx context.Context, rels []Release, digests map[string]string, earlier *Earlier, fn func(*report.HistoryRow) error) (compared, reused int, err error) {
 	var prev *report.Report
 	for i, rel := range rels {
 		r, err := report.ReadFile(filepath.Join(rel.Dir, "report.json"))
 		if err != nil {
-			return err
+			return compared, reused, err
 		}
 		var td *report.ToolDiff
 		if i > 0 {
-			if td, err = tooldiff.Compare(ctx, rels[i-1].Dir, rel.Dir, tooldiff.Options{}); err != nil {
-				return err
+			if td = earlier.comparison(rel.ID, rels[i-1].ID, digests, r); td != nil {
+				reused++
+			} else {
+				if td, err = tooldiff.Compare(ctx, rels[i-1].Dir, rel.Dir, tooldiff.Options{}); err != nil {
+					return compared, reused, err
+				}
+				compared++
 			}
 			if err := report.CheckTables(prev, r, td, rels[i-1].Dir, rel.Dir); err != nil {
-				return err
+				return compared, reused, err
 			}
 		}
 		for _, row := range report.HistoryRows(r, td) {
 			if err := fn(&row); err != nil {
-				return err
+				return compared, reused, err
 			}
 		}
 		prev = r
 	}
-	return nil
+	return compared, reused, nil
 }
 
-// writeHistory writes history.parquet, history.md and history.html into
-// set, and commits them unless they hold what the dataset has already.
-func writeHistory(ctx context.Context, set *outset.Set, rels []Release) (bool, error) {
+// writeHistory writes history.parquet, history.md and history.html of
+// res.Releases into set, and commits them unless they hold what the
+// dataset has already.
+func writeHistory(ctx context.Context, set *outset.Set, res *Result) error {
+	rels := res.Releases
+	digests, err := Digests(ctx, rels)
+	if err != nil {
+		return err
+	}
+	earlier := ReadEarlier(ctx, filepath.Join(set.Dir(), TableFile))
+	digestJSON, err := json.Marshal(digests)
+	if err != nil {
+		return err
+	}
 	pf, err := set.Create(TableFile)
 	if err != nil {
-		return false, err
+		return err
 	}
 	bw := bufio.NewWriterSize(pf, 1<<20)
-	hw, err := tables.NewHistoryWriter(bw, tables.Source("history of "+strconv.Itoa(len(rels))+" census releases"))
+	hw, err := tables.NewHistoryWriter(bw, tables.Source("history of "+strconv.Itoa(len(rels))+" census releases"), tables.KV{Key: MetaToolsDigests, Value: string(digestJSON)})
 	if err != nil {
-		return false, err
+		return err
 	}
 	// The rows are a few per release: the pages are drawn from them all.
 	var rows []report.HistoryRow
-	err = Rows(ctx, rels, func(r *report.HistoryRow) error {
+	res.Compared, res.Reused, err = Rows(ctx, rels, digests, earlier, func(r *report.HistoryRow) error {
 		rows = append(rows, *r)
 		return hw.Append(r)
 	})
 	if err != nil {
-		return false, err
+		return err
 	}
 	if err := hw.Close(); err != nil {
-		return false, err
+		return err
 	}
 	if err := bw.Flush(); err != nil {
-		return false, fmt.Errorf("%s: %w", TableFile, err)
+		return fmt.Errorf("%s: %w", TableFile, err)
 	}
 	temps := map[string]string{TableFile: pf.Name()}
 	for _, out := range []struct {
@@ -425,27 +545,28 @@ func writeHistory(ctx context.Context, set *outset.Set, rels []Release) (bool, e
 	}{{MarkdownFile, report.WriteHistoryMarkdown}, {HTMLFile, report.WriteHistoryHTML}} {
 		f, err := set.Create(out.name)
 		if err != nil {
-			return false, err
+			return err
 		}
 		b := bufio.NewWriter(f)
 		if err := out.write(b, rows); err != nil {
-			return false, fmt.Errorf("%s: %w", out.name, err)
+			return fmt.Errorf("%s: %w", out.name, err)
 		}
 		if err := b.Flush(); err != nil {
-			return false, fmt.Errorf("%s: %w", out.name, err)
+			return fmt.Errorf("%s: %w", out.name, err)
 		}
 		temps[out.name] = f.Name()
 	}
 	for name, temp := range temps {
 		same, err := sameBytes(temp, filepath.Join(set.Dir(), name))
 		if err != nil {
-			return false, err
+			return err
 		}
 		if !same {
-			return true, set.Commit()
+			res.HistoryChanged = true
+			return set.Commit()
 		}
 	}
 	// Nothing changed: Close drops the temporaries, the files stay as
 	// they were, to the inode.
-	return false, nil
+	return nil
 }

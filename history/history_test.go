@@ -202,6 +202,30 @@ func TestHistoryOfReleases(t *testing.T) {
 		}
 	}
 
+	// Built in one go, or a release at a time, the history is the same
+	// file; adding the last release compares it with the one before it
+	// alone, the other pairs taken from the history before.
+	whole := filepath.Join(t.TempDir(), "whole")
+	if res, err = Add(ctx, Options{Dataset: whole, Runs: f.runs}); err != nil || res.Compared != 3 || res.Reused != 0 {
+		t.Fatalf("all at once: %+v, %v", res, err)
+	}
+	step := filepath.Join(t.TempDir(), "step")
+	if _, err = Add(ctx, Options{Dataset: step, Runs: f.runs[:3]}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = Add(ctx, Options{Dataset: step, Runs: f.runs[3:]}); err != nil || res.Compared != 1 || res.Reused != 2 {
+		t.Fatalf("the last added: %+v, %v", res, err)
+	}
+	for _, name := range []string{TableFile, MarkdownFile, HTMLFile} {
+		for _, other := range []string{step, ds} {
+			a, _ := os.ReadFile(filepath.Join(whole, name))
+			b, _ := os.ReadFile(filepath.Join(other, name))
+			if len(a) == 0 || string(a) != string(b) {
+				t.Errorf("%s built in one go differs from %s's", name, other)
+			}
+		}
+	}
+
 	rows := readRows(t, ds)
 	if len(rows) != 7*len(f.runs) {
 		t.Fatalf("%d rows, want 7 for each of %d releases", len(rows), len(f.runs))
@@ -300,7 +324,7 @@ func TestHistoryIdempotentAndRefusing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.HistoryChanged || len(res.Unchanged) != 3 || len(res.Added)+len(res.Replaced) != 0 {
+	if res.HistoryChanged || len(res.Unchanged) != 3 || len(res.Added)+len(res.Replaced) != 0 || res.Compared != 0 || res.Reused != 2 {
 		t.Errorf("the same runs again: %+v", res)
 	}
 	equalStates(t, "the same runs again", before, fileState(t, ds))
@@ -338,7 +362,7 @@ func TestHistoryIdempotentAndRefusing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.Replaced, []string{f.ids[0]}) || !res.HistoryChanged {
+	if !slices.Equal(res.Replaced, []string{f.ids[0]}) || !res.HistoryChanged || res.Compared != 1 || res.Reused != 1 {
 		t.Errorf("replace: %+v", res)
 	}
 	after := fileState(t, ds)

@@ -40,7 +40,7 @@ func runHistory(ctx context.Context, env *cmdEnv, args []string) error {
 	if res.HistoryChanged {
 		hist = "history rewritten"
 	}
-	fmt.Fprintf(env.stderr, "atlas-reproduce history: %s: %d releases%s%s%s; %s\n", *out, len(res.Releases),
-		say("added", res.Added), say("replaced", res.Replaced), say("already there", res.Unchanged), hist)
+	fmt.Fprintf(env.stderr, "atlas-reproduce history: %s: %d releases%s%s%s; %s (pairs of consecutive releases compared: %d, kept from the history before: %d)\n", *out, len(res.Releases),
+		say("added", res.Added), say("replaced", res.Replaced), say("already there", res.Unchanged), hist, res.Compared, res.Reused)
 	return nil
 }

@@ -33,8 +33,8 @@ func TestHistoryCommand(t *testing.T) {
 		code int
 		want string
 	}{
-		{"add two", []string{"history", "--out", ds, runB, runA}, 0, "2 releases; added december, 2026-11-02; history rewritten"},
-		{"the same again", []string{"history", runA, "--out", ds, runB}, 0, "already there 2026-11-02, december; history unchanged"},
+		{"add two", []string{"history", "--out", ds, runB, runA}, 0, "2 releases; added december, 2026-11-02; history rewritten (pairs of consecutive releases compared: 1, kept from the history before: 0)"},
+		{"the same again", []string{"history", runA, "--out", ds, runB}, 0, "already there 2026-11-02, december; history unchanged (pairs of consecutive releases compared: 0, kept from the history before: 1)"},
 		{"another run of a release there", []string{"history", "--out", ds, other}, exitFailure, "--replace to replace it"},
 		{"replaced", []string{"history", "--out", ds, "--replace", other}, 0, "replaced 2026-11-02; history rewritten"},
 		{"no run", []string{"history", "--out", ds}, exitUsage, "at least one run folder"},
