@@ -24,8 +24,8 @@ func TestRunBaselineNextRelease(t *testing.T) {
 	for _, s := range [][]string{
 		{"synth", "--tools", "3000", "--out", a, "--progress=false"},
 		{"synth", "--next-of", a, "--out", b, "--edits", "16", "--seed", "7"},
-		{"run", "--data", a, "--sha256sums", filepath.Join(a, "SHA256SUMS"), "--out", runA, "--progress=false"},
-		{"run", "--data", b, "--sha256sums", filepath.Join(b, "SHA256SUMS"), "--out", runB, "--baseline", runA, "--progress=false"},
+		{"run", "--data", a, "--sha256sums", filepath.Join(a, "SHA256SUMS"), "--out", runA, "--release-date", "2026-11-01", "--progress=false"},
+		{"run", "--data", b, "--sha256sums", filepath.Join(b, "SHA256SUMS"), "--out", runB, "--baseline", runA, "--release-id", "dec", "--release-date", "2026-12-01", "--progress=false"},
 	} {
 		if _, stderr, code := run(t, "", s...); code != 0 {
 			t.Fatalf("%v: exit %d\n%s", s, code, stderr)
@@ -45,6 +45,9 @@ func TestRunBaselineNextRelease(t *testing.T) {
 	var d report.DiffResult
 	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
 		t.Fatal(err)
+	}
+	if d.Old.ReleaseID != "2026-11-01" || d.Old.ReleaseDate != "2026-11-01" || d.New.ReleaseID != "dec" || d.New.ReleaseDate != "2026-12-01" {
+		t.Errorf("diff names the releases %+v and %+v", d.Old, d.New)
 	}
 	// Everything but the labels of the two sides is diff's.
 	got := *r.Baseline.Diff
