@@ -9,7 +9,8 @@
 // Memory does not grow with the releases or their size: the history is
 // built from each partition's report.json and a streamed comparison
 // (report/tooldiff, as diff makes it) of consecutive tools.parquet, one
-// pair at a time.
+// pair at a time; a pair the previous history.parquet compared, of the
+// same two files (by SHA-256), keeps its figures.
 package history
 
 import (
