@@ -34,6 +34,17 @@ func TestReleaseOfRun(t *testing.T) {
 	// The crawl ended on 4 November at 00:30 in UTC+2: 3 November, UTC.
 	rel, _ := json.Marshal(release.Release{Started: "2026-11-03T20:00:00+02:00", Finished: "2026-11-04T00:30:00+02:00"})
 	os.WriteFile(filepath.Join(crawl, release.File), rel, 0o644)
+	// A release whose publisher stated its id and date in release.json,
+	// and one whose stated date is not a date.
+	stated, bad := t.TempDir(), t.TempDir()
+	for _, dir := range []string{stated, bad} {
+		for _, name := range []string{release.ToolsFile, release.ServersFile, release.CandidatesFile} {
+			b, _ := os.ReadFile(filepath.Join(data, name))
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+	}
+	os.WriteFile(filepath.Join(stated, release.File), []byte(`{"release_id": "2026-11b", "release_date": "2026-11-05", "finished": "2026-11-30T10:00:00Z"}`), 0o644)
+	os.WriteFile(filepath.Join(bad, release.File), []byte(`{"release_date": "5 November", "finished": "2026-11-30T10:00:00Z"}`), 0o644)
 
 	for _, tc := range []struct {
 		name     string
@@ -49,6 +60,8 @@ func TestReleaseOfRun(t *testing.T) {
 		{"crawl release", func(o *Options) { o.Data, o.Manifest, o.NoVerify = crawl, nil, true }, "2026-11-03", "2026-11-03", ""},
 		{"crawl release renamed", func(o *Options) { o.Data, o.Manifest, o.NoVerify, o.ReleaseID = crawl, nil, true, "nov" }, "nov", "2026-11-03", ""},
 		{"crawl release misdated", func(o *Options) { o.Data, o.Manifest, o.NoVerify, o.ReleaseDate = crawl, nil, true, "2026-11-04" }, "", "", "the census is of 2026-11-03, as release.json"},
+		{"release.json states id and date", func(o *Options) { o.Data, o.Manifest, o.NoVerify = stated, nil, true }, "2026-11b", "2026-11-05", ""},
+		{"release.json states no date", func(o *Options) { o.Data, o.Manifest, o.NoVerify = bad, nil, true }, "", "", `release.json: release date "5 November"`},
 		{"bad date", func(o *Options) { o.ReleaseDate = "2026-11-31" }, "", "", "--release-date"},
 		{"id with a slash", func(o *Options) { o.ReleaseID = "a/b" }, "", "", "--release-id"},
 	} {
