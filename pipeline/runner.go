@@ -71,7 +71,7 @@ type Options struct {
 	Baseline string
 	// ReleaseID and ReleaseDate name the census release when its inputs
 	// do not (see releaseOf): a release verified against other sums, a
-	// synthetic census. ReleaseID also renames a release the inputs date.
+	// synthetic census. ReleaseID also renames a release its inputs name.
 	ReleaseID, ReleaseDate string
 	// Progress, when not nil, is told after each read how many compressed
 	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
