@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
 // TestHistoryCommand adds two synth releases to a dataset from the command
@@ -27,13 +33,44 @@ func TestHistoryCommand(t *testing.T) {
 			t.Fatalf("%v: exit %d\n%s", s, code, stderr)
 		}
 	}
+	if _, stderr, code := run(t, "", "history", "--out", ds, runB, runA); code != 0 || !strings.Contains(stderr, "2 releases; added december, 2026-11-02; history rewritten (pairs of consecutive releases compared: 1, kept from the history before: 0)") {
+		t.Fatalf("history: exit %d\n%s", code, stderr)
+	}
+	// december's rows say what diff says of the two runs, which differ
+	// by the seeded edits.
+	stdout, stderr, code := run(t, "", "diff", "--json", runA, runB)
+	if code != 0 {
+		t.Fatalf("diff: exit %d\n%s", code, stderr)
+	}
+	var d report.DiffResult
+	if err := json.Unmarshal([]byte(stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err := tables.ReadHistory(context.Background(), filepath.Join(ds, "history.parquet"), func(r *report.HistoryRow) error {
+		if r.Release != "december" || !r.Normative {
+			return nil
+		}
+		n++
+		got := fmt.Sprintf("%d %d %d %d %d", *r.ToolsAdded, *r.ToolsRemoved, *r.ToolsChanged, *r.Gained, *r.Lost)
+		want := fmt.Sprintf("%d %d %d %d %d", d.Tools.Added, d.Tools.Removed, d.Tools.Changed, d.ClassesGained[r.Class], d.ClassesLost[r.Class])
+		if got != want {
+			t.Errorf("%s: history.parquet says %s, diff %s", r.Class, got, want)
+		}
+		return nil
+	})
+	if err != nil || n != 5 {
+		t.Errorf("%d rows of december's classes read: %v", n, err)
+	}
+	if d.Tools.Added+d.Tools.Removed+d.Tools.Changed == 0 {
+		t.Error("the two releases do not differ: the comparison went untested")
+	}
 	for _, tc := range []struct {
 		name string
 		args []string
 		code int
 		want string
 	}{
-		{"add two", []string{"history", "--out", ds, runB, runA}, 0, "2 releases; added december, 2026-11-02; history rewritten (pairs of consecutive releases compared: 1, kept from the history before: 0)"},
 		{"the same again", []string{"history", runA, "--out", ds, runB}, 0, "already there 2026-11-02, december; history unchanged (pairs of consecutive releases compared: 0, kept from the history before: 1)"},
 		{"another run of a release there", []string{"history", "--out", ds, other}, exitFailure, "--replace to replace it"},
 		{"replaced", []string{"history", "--out", ds, "--replace", other}, 0, "replaced 2026-11-02; history rewritten"},
