@@ -14,7 +14,8 @@ import (
 )
 
 // TestHistoryCommand adds two synth releases to a dataset from the command
-// line: the summary names them, the same runs again write nothing, another
+// line: the summary names them, the second's rows in history.parquet are
+// what diff --json says of the two runs, the same runs again write nothing, another
 // run under a release id the dataset holds exits 1 unless --replace, and a
 // bad invocation exits 2.
 func TestHistoryCommand(t *testing.T) {
