@@ -331,6 +331,7 @@ func TestHistoryIdempotentAndRefusing(t *testing.T) {
 
 	// The last release's data run under the first release's id and date.
 	other := runRelease(t, f.data[2], filepath.Join(f.dir, "other"), f.ids[0], f.dates[0])
+	fresh := runRelease(t, f.data[2], filepath.Join(f.dir, "fresh"), "r9", "2028-01-15")
 	unnamed := filepath.Join(f.dir, "unnamed")
 	{
 		m, _ := hashverify.ReadSHA256Sums(filepath.Join(f.data[1], "SHA256SUMS"))
@@ -344,7 +345,7 @@ func TestHistoryIdempotentAndRefusing(t *testing.T) {
 		want string
 	}{
 		{"another run of a release there", []string{other}, "--replace"},
-		{"with one that would be added", []string{f.runs[1], other}, "--replace"},
+		{"with one that would be added", []string{fresh, other}, "--replace"},
 		{"a run naming no release", []string{unnamed}, "--release-date"},
 		{"one release twice", []string{f.runs[1], f.runs[1]}, "both of release " + f.ids[1]},
 		{"not a run", []string{t.TempDir()}, "report.json"},
