@@ -77,6 +77,8 @@ demo-diff: build
 ## tools resampled to the snapshot's size: definitions served many times)
 ## and on the dense census (every definition distinct), then the 1×
 ## synthetic census and its heavy-tailed twin with the Python reference.
+## Each prints its headline table first: wall and CPU ratios to `gzip -dc`,
+## the load average during the loop and the CPU model.
 ## BENCH.md says what each figure means; `$(BIN) bench` alone also times
 ## 4× and 10×.
 bench: build

@@ -74,9 +74,22 @@ type Row struct {
 	GzBytes        int64
 	Gunzip         time.Duration
 	// GzipDC is `gzip -dc` of the same file into /dev/null, timed in the
-	// same runs (0 when gzip is not installed).
-	GzipDC   time.Duration
-	Pipeline time.Duration
+	// same runs (0 when gzip is not installed); GzipDCCPU its CPU time
+	// (user + system), which the machine's other load disturbs far less.
+	GzipDC    time.Duration
+	GzipDCCPU time.Duration
+	// Pipeline is the whole run as a child process, PipelineCPU its CPU
+	// time (user + system).
+	Pipeline    time.Duration
+	PipelineCPU time.Duration
+	// WallRatio and CPURatio are the smallest and largest per-run ratio
+	// of run to `gzip -dc` (wall time, then CPU time), taken in pairs in
+	// the same iteration.
+	WallRatio, CPURatio [2]float64
+	// Load is the one-minute load average sampled before each run.
+	Load Load
+	// Name is the census folder's name when Data was given.
+	Name string
 	// LargestLine is the longest line of server_tools.jsonl.gz, in bytes.
 	LargestLine int64
 	RunRSS      int64 // bytes
@@ -156,21 +169,25 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale, tail i
 	row.GzBytes = fi.Size()
 	sums := filepath.Join(data, release.SumsFile)
 
+	if opt.Data != "" {
+		row.Name = filepath.Base(filepath.Clean(data))
+	}
 	gzipDC, _ := exec.LookPath("gzip")
-	var gunzip, gzipTimes, pipeline, python []time.Duration
+	var gunzip, gzipTimes, gzipCPU, pipeline, pipeCPU, python []time.Duration
 	for i := 0; i < opt.Runs; i++ {
 		logf(opt.Logger, "%s: run %d of %d", label, i+1, opt.Runs)
+		row.Load.sample()
 		d, n, err := timeGunzip(tools)
 		if err != nil {
 			return row, err
 		}
 		gunzip, row.JSONBytes = append(gunzip, d), n
 		if gzipDC != "" {
-			d, err := timeGzipDC(ctx, gzipDC, tools)
+			d, cpu, err := timeGzipDC(ctx, gzipDC, tools)
 			if err != nil {
 				return row, err
 			}
-			gzipTimes = append(gzipTimes, d)
+			gzipTimes, gzipCPU = append(gzipTimes, d), append(gzipCPU, cpu)
 		}
 
 		args := []string{"run", "--data", data, "--out", filepath.Join(opt.Work, "out"), "--progress=false"}
@@ -182,21 +199,26 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale, tail i
 		if opt.Workers > 0 {
 			args = append(args, "--workers", fmt.Sprint(opt.Workers))
 		}
-		d, rss, err := timeChild(ctx, opt.Work, opt.Binary, args...)
+		row.Load.sample()
+		d, cpu, rss, err := timeChild(ctx, opt.Work, opt.Binary, args...)
 		if err != nil {
 			return row, fmt.Errorf("pipeline: %w", err)
 		}
-		pipeline, row.RunRSS = append(pipeline, d), max(row.RunRSS, rss)
+		pipeline, pipeCPU, row.RunRSS = append(pipeline, d), append(pipeCPU, cpu), max(row.RunRSS, rss)
 
 		if contains(opt.PythonScales, scale) {
-			d, rss, err := timeChild(ctx, opt.Work, "python3", "-c", pyPeakRSS, py, "census", tools)
+			d, _, rss, err := timeChild(ctx, opt.Work, "python3", "-c", pyPeakRSS, py, "census", tools)
 			if err != nil {
 				return row, fmt.Errorf("python reference: %w", err)
 			}
 			python, row.PythonRSS = append(python, d), max(row.PythonRSS, rss)
 		}
 	}
+	row.Load.sample()
 	row.Gunzip, row.GzipDC, row.Pipeline, row.Python = median(gunzip), median(gzipTimes), median(pipeline), median(python)
+	row.GzipDCCPU, row.PipelineCPU = median(gzipCPU), median(pipeCPU)
+	row.WallRatio[0], row.WallRatio[1] = ratioRange(pipeline, gzipTimes)
+	row.CPURatio[0], row.CPURatio[1] = ratioRange(pipeCPU, gzipCPU)
 
 	props, err := loadProperties(tools)
 	if err != nil {
@@ -248,14 +270,23 @@ func timeGunzip(path string) (time.Duration, int64, error) {
 }
 
 // timeGzipDC times `gzip -dc path` into /dev/null: the ratio the census's
-// users can check with their own tools.
-func timeGzipDC(ctx context.Context, gzip, path string) (time.Duration, error) {
+// users can check with their own tools. It returns wall and CPU time.
+func timeGzipDC(ctx context.Context, gzip, path string) (time.Duration, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, gzip, "-dc", path)
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("gzip -dc %s: %w", path, err)
+		return 0, 0, fmt.Errorf("gzip -dc %s: %w", path, err)
 	}
-	return time.Since(start), nil
+	return time.Since(start), cpuTime(cmd), nil
+}
+
+// cpuTime is a finished child's CPU time, user + system (its rusage from
+// wait4).
+func cpuTime(cmd *exec.Cmd) time.Duration {
+	if cmd.ProcessState == nil {
+		return 0
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // PeakRSSEnv names the environment variable through which a child run is
@@ -306,9 +337,9 @@ finally:
                 f.write(str(int(line.split()[1]) * 1024))
 `
 
-// timeChild runs a command and returns its wall time and the peak RSS it
-// reported through PeakRSSEnv.
-func timeChild(ctx context.Context, work, name string, args ...string) (time.Duration, int64, error) {
+// timeChild runs a command and returns its wall time, its CPU time (user +
+// system) and the peak RSS it reported through PeakRSSEnv.
+func timeChild(ctx context.Context, work, name string, args ...string) (time.Duration, time.Duration, int64, error) {
 	rssFile := filepath.Join(work, "peak-rss")
 	os.Remove(rssFile)
 	cmd := exec.CommandContext(ctx, name, args...)
@@ -319,17 +350,17 @@ func timeChild(ctx context.Context, work, name string, args ...string) (time.Dur
 	err := cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.Bytes())
+		return 0, 0, 0, fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr.Bytes())
 	}
 	b, err := os.ReadFile(rssFile)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s did not report its peak RSS: %w", name, err)
+		return 0, 0, 0, fmt.Errorf("%s did not report its peak RSS: %w", name, err)
 	}
 	var rss int64
 	if _, err := fmt.Sscan(string(b), &rss); err != nil {
-		return 0, 0, fmt.Errorf("%s peak RSS %q: %w", name, b, err)
+		return 0, 0, 0, fmt.Errorf("%s peak RSS %q: %w", name, b, err)
 	}
-	return d, rss, nil
+	return d, cpuTime(cmd), rss, nil
 }
 
 // properties are every (name, description) of a census, decoded once into
@@ -398,6 +429,40 @@ func (p *properties) classify() time.Duration {
 		panic("unreachable")
 	}
 	return d
+}
+
+// WriteHeadline prints the headline table as Markdown: per census, `gzip
+// -dc` and run, wall and CPU time (medians), their ratios with the per-run
+// range, and the load average during the loop. A wall ratio measured under
+// load is inflated; the CPU ratio is the steadier figure.
+func WriteHeadline(w io.Writer, rows []Row) {
+	fmt.Fprintln(w, "| census | tools | `gzip -dc` wall s | `run` wall s | wall ratio (range) | `gzip -dc` CPU s | `run` CPU s | CPU ratio (range) | peak RSS MB | load average |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		name := r.Name
+		if name == "" {
+			name = fmt.Sprintf("synthetic %d×", r.Scale)
+			if r.MaxServerTools > 0 {
+				name += fmt.Sprintf(" heavy tail (%d)", r.MaxServerTools)
+			}
+		}
+		ratio := func(a, b time.Duration, rg [2]float64) string {
+			if a == 0 || b == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.2f× (%.2f–%.2f)", a.Seconds()/b.Seconds(), rg[0], rg[1])
+		}
+		secs := func(d time.Duration) string {
+			if d == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.2f", d.Seconds())
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s | %s | %s | %.0f | %s |\n",
+			name, r.Tools, secs(r.GzipDC), secs(r.Pipeline), ratio(r.Pipeline, r.GzipDC, r.WallRatio),
+			secs(r.GzipDCCPU), secs(r.PipelineCPU), ratio(r.PipelineCPU, r.GzipDCCPU, r.CPURatio),
+			float64(r.RunRSS)/1e6, r.Load)
+	}
 }
 
 // WriteTable prints the rows as Markdown.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -30,8 +31,15 @@ func TestRunSmallScales(t *testing.T) {
 		t.Fatalf("%d rows", len(rows))
 	}
 	for i, r := range rows {
-		if r.Tools != int64(1500*(i+1)) || r.JSONBytes == 0 || r.Gunzip <= 0 || r.Pipeline <= 0 || r.RunRSS <= 0 || r.Classify <= 0 || r.Properties == 0 {
+		if r.Tools != int64(1500*(i+1)) || r.JSONBytes == 0 || r.Gunzip <= 0 || r.Pipeline <= 0 || r.PipelineCPU <= 0 || r.RunRSS <= 0 || r.Classify <= 0 || r.Properties == 0 {
 			t.Errorf("row %d not measured: %+v", i, r)
+		}
+		// The load average is read before each run and at the end.
+		if runtime.GOOS == "linux" && r.Load.N != 2*1+1 {
+			t.Errorf("row %d: %d load samples, want 3", i, r.Load.N)
+		}
+		if _, err := exec.LookPath("gzip"); err == nil && (r.GzipDC <= 0 || r.GzipDCCPU <= 0 || r.CPURatio[0] <= 0 || r.CPURatio[1] < r.CPURatio[0] || r.WallRatio[0] <= 0) {
+			t.Errorf("row %d: gzip -dc not measured: %+v", i, r)
 		}
 	}
 	if rows[0].Python <= 0 || rows[0].PythonRSS <= 0 || rows[1].Python != 0 {
@@ -41,6 +49,11 @@ func TestRunSmallScales(t *testing.T) {
 	WriteTable(&b, rows)
 	if n := strings.Count(b.String(), "\n"); n != 4 || !strings.Contains(b.String(), "| 2× | 3000 |") {
 		t.Errorf("table:\n%s", b.String())
+	}
+	b.Reset()
+	WriteHeadline(&b, rows)
+	if n := strings.Count(b.String(), "\n"); n != 4 || !strings.Contains(b.String(), "| synthetic 2× | 3000 |") || !strings.Contains(b.String(), "CPU ratio") {
+		t.Errorf("headline:\n%s", b.String())
 	}
 	if _, err := os.Stat(filepath.Join(work, "census-1x")); !os.IsNotExist(err) {
 		t.Errorf("synthesised census left behind: %v", err)

@@ -92,6 +92,10 @@ type decodeWorker struct {
 	sensCounts aggregate.Sensitivity
 	// hasher gives each tool its definition and schema hashes.
 	hasher toolid.Hasher
+	// memo remembers what each tool text gave; scratch holds a tool's
+	// property classes when it did not.
+	memo    toolMemo
+	scratch []classify.Set
 
 	// The chunk and the record being decoded.
 	rows *chunkRows
@@ -156,42 +160,38 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 }
 
 // tool classifies one tool of rec, counts it, and appends its rows: one to
-// the tools table, one per property to the properties table.
+// the tools table, one per property to the properties table. What the
+// tool's text gives (classes, variants, surface, hashes) comes from the
+// worker's memo when the same text was seen before.
 func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows := ws.rows
 	ordinal := int64(rows.tools.Len())
 	props := &rows.props
-	// The labels go straight into their column, in the loop that fills the
-	// other property columns: label's per-tool kernel (appendProperties),
-	// fused.
-	var labels, required classify.Set
+	res, labels, key, remember := ws.memo.lookup(t)
+	if res == nil {
+		ws.scratch = ws.scratch[:0]
+		r := ws.classify(t, noSens)
+		if remember {
+			ws.memo.add(t, key, r, ws.scratch)
+		}
+		res, labels = &r, ws.scratch
+	}
 	for pi := range t.Properties {
 		p := &t.Properties[pi]
-		ps := classify.PropertyBytes(p.Name, p.Description)
-		labels |= ps
-		if p.Required {
-			required |= ps
-		}
-		props.Labels = append(props.Labels, ps)
+		props.Labels = append(props.Labels, labels[pi])
 		props.ToolOrdinal = append(props.ToolOrdinal, ordinal)
 		props.Name.Append(p.Name)
 		appendWhere(&props.Where, p.Where, p.DefKey)
 		props.Required = append(props.Required, p.Required)
 	}
-	required &= classify.Classes
 	// Server ids are counted by the sink, in one set.
-	ws.counters.AddTool(labels, required, len(t.Properties))
-	var added sensitivity.Added
+	ws.counters.AddTool(res.labels, res.required, len(t.Properties))
 	if !noSens {
-		added = ws.sens.Tool(t, labels)
-		ws.sensCounts.Add(&added)
+		ws.sensCounts.Add(&res.added)
 	}
-	var surface uint8
-	s := classify.Surface(t.Name, t.Description)
 	for fi := range surfaceFigures {
-		if fig := &surfaceFigures[fi]; fig.Counts(s, labels) {
-			ws.counters.AddSurface(fig.ID)
-			surface |= 1 << fi
+		if res.surface&(1<<fi) != 0 {
+			ws.counters.AddSurface(surfaceFigures[fi].ID)
 		}
 	}
 	tools := &rows.tools
@@ -199,15 +199,44 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	tools.Name.AppendNullable(t.Name, t.HasName)
 	tools.Line = append(tools.Line, ws.line)
 	tools.Properties = append(tools.Properties, int32(len(t.Properties)))
-	tools.Labels = append(tools.Labels, labels)
-	tools.Required = append(tools.Required, required)
-	tools.CamelCase = append(tools.CamelCase, added.CamelCase)
-	tools.WordSplit = append(tools.WordSplit, added.WordSplit)
-	tools.Deep = append(tools.Deep, added.Deep)
-	ws.hashes(tools, t)
+	tools.Labels = append(tools.Labels, res.labels)
+	tools.Required = append(tools.Required, res.required)
+	tools.CamelCase = append(tools.CamelCase, res.added.CamelCase)
+	tools.WordSplit = append(tools.WordSplit, res.added.WordSplit)
+	tools.Deep = append(tools.Deep, res.added.Deep)
+	tools.Definition = append(tools.Definition, res.sums.Definition)
+	tools.Schema = append(tools.Schema, res.sums.Schema)
+	tools.HasSchema = append(tools.HasSchema, res.sums.HasSchema)
 	rows.keys = append(rows.keys, ws.key)
 	rows.hasServer = append(rows.hasServer, rec.HasServerID)
-	rows.surface = append(rows.surface, surface)
+	rows.surface = append(rows.surface, res.surface)
+}
+
+// classify computes what t's text gives, and appends its properties'
+// classes to ws.scratch.
+func (ws *decodeWorker) classify(t *census.Tool, noSens bool) toolResult {
+	var r toolResult
+	for pi := range t.Properties {
+		p := &t.Properties[pi]
+		ps := classify.PropertyBytes(p.Name, p.Description)
+		r.labels |= ps
+		if p.Required {
+			r.required |= ps
+		}
+		ws.scratch = append(ws.scratch, ps)
+	}
+	r.required &= classify.Classes
+	if !noSens {
+		r.added = ws.sens.Tool(t, r.labels)
+	}
+	s := classify.Surface(t.Name, t.Description)
+	for fi := range surfaceFigures {
+		if surfaceFigures[fi].Counts(s, r.labels) {
+			r.surface |= 1 << fi
+		}
+	}
+	r.sums = ws.hasher.Uncached(t)
+	return r
 }
 
 // appendWhere appends the where column: properties, definitions/<key> or
@@ -224,14 +253,6 @@ func appendWhere(c *tables.StringColumn, k census.WhereKind, key []byte) {
 }
 
 var propertiesWhere = []byte("properties")
-
-// hashes appends the tool's definition and input schema hashes.
-func (ws *decodeWorker) hashes(tools *tables.ToolsBatch, t *census.Tool) {
-	h := ws.hasher.Tool(t)
-	tools.Definition = append(tools.Definition, h.Definition)
-	tools.Schema = append(tools.Schema, h.Schema)
-	tools.HasSchema = append(tools.HasSchema, h.HasSchema)
-}
 
 // surfaceFigures are classify's tool-surface figures, copied once for the
 // per-tool loops: bit i of a tool's surface mask stands for element i.

@@ -65,7 +65,9 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *runs)
+	fmt.Fprintf(env.stdout, "%s, %d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", bench.CPUModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *runs)
+	bench.WriteHeadline(env.stdout, rows)
+	fmt.Fprintln(env.stdout)
 	bench.WriteTable(env.stdout, rows)
 	return nil
 }

@@ -192,3 +192,10 @@ func (h *Hasher) sum(raw []byte) [32]byte {
 	}
 	return sha256.Sum256(h.buf)
 }
+
+// Uncached hashes t as Tool does, without looking in or adding to the
+// memo: for a caller that remembers tools itself, with more than their
+// sums (pipeline's per-worker tool memo).
+func (h *Hasher) Uncached(t *census.Tool) Sums {
+	return h.hash(t)
+}

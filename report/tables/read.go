@@ -39,6 +39,10 @@ type ReadOptions struct {
 	// NamesOnly reads server_id and tool alone (Definition, Labels and
 	// Required are left zero), for a second pass that only needs names.
 	NamesOnly bool
+	// NoLabels reads server_id, tool and definition_sha256 alone (Labels
+	// and Required are left zero), for a pass that looks for definitions
+	// by hash and needs no classes.
+	NoLabels bool
 	// Rows, when set, is told the file's row count before the first row,
 	// so that the caller can size its memory once.
 	Rows func(n int64)
@@ -75,7 +79,7 @@ func ReadTools(ctx context.Context, path string, opt ReadOptions, fn func(*ToolR
 	if opt.Rows != nil {
 		opt.Rows(hint)
 	}
-	names := readColumns(opt.NamesOnly)
+	names := readColumns(opt.NamesOnly, opt.NoLabels)
 	sc := pf.MetaData().Schema
 	idx := make([]int, len(names))
 	for i, n := range names {
@@ -118,13 +122,16 @@ const definitionColumn = "definition_sha256"
 
 // readColumns names the columns ReadTools reads, in the order typedColumns
 // sorts them into: the two strings, the definition hash, then the class
-// and class-required booleans in classBits order.
-func readColumns(namesOnly bool) []string {
+// and class-required booleans in classBits order (unless noLabels).
+func readColumns(namesOnly, noLabels bool) []string {
 	names := []string{"server_id", "tool"}
 	if namesOnly {
 		return names
 	}
 	names = append(names, definitionColumn)
+	if noLabels {
+		return names
+	}
 	names = append(names, labelColumns(classBits, "")...)
 	return append(names, labelColumns(classBits, "_required")...)
 }
@@ -169,7 +176,8 @@ func (c *batchCols) rows(ordinal int64, n int, namesOnly bool, fn func(*ToolRow)
 			if err := decodeHash(&r.Definition, c.def, i); err != nil {
 				return ordinal, fmt.Errorf("row %d: %s: %w", r.Ordinal, definitionColumn, err)
 			}
-			for j, b := range classBits {
+			// Without the class columns (NoLabels) there are no booleans.
+			for j, b := range classBits[:len(c.bools)/2] {
 				if c.bools[j].Value(i) {
 					r.Labels |= b
 				}
