@@ -14,7 +14,6 @@ import (
 
 const isLinux = true
 
-
 // setProcAttr puts bwrap in a process group of its own, so that the kill
 // reaches bwrap's helper too, and kills it if the crawl dies: bwrap's init
 // in the PID namespace dies with it (--die-with-parent), and the kernel

@@ -8,7 +8,6 @@ import "os/exec"
 
 const isLinux = false
 
-
 func setProcAttr(*exec.Cmd) {}
 
 func killTree(int) error { return nil }
