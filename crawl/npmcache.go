@@ -237,7 +237,10 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 	}, c.mounts...)
 	return sandbox.Spec{
 		Args: args, Env: env, Network: true, Mounts: mounts,
-		Tmpfs:  []sandbox.Tmpfs{{Path: "/install", Size: c.maxPackage}},
+		// A MiB over the bound: a package that fills the tmpfs (npm
+		// carries on past a file it could not write whole) measures over
+		// the bound, and is refused, rather than kept truncated.
+		Tmpfs:  []sandbox.Tmpfs{{Path: "/install", Size: c.maxPackage + 1<<20}},
 		Hide:   c.hide,
 		Limits: sandbox.Limits{CPU: c.timeout, FileSize: c.maxPackage, Memory: c.memory},
 	}
