@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
 func hasPackages(ts []target) bool {
@@ -28,7 +26,7 @@ func packageTargets(ts []target, todo []int) []*Package {
 }
 
 // probePackages runs the packaged servers of todo on a pool of
-// opt.Packages.Concurrency sandbox slots (each its own user id) and
+// opt.Packages.Concurrency workers (each install and run a sandbox of its own) and
 // journals each result as it arrives, as probeAll does for remotes. A
 // probe cut short by ctx is not journalled.
 func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []target, todo []int, j *journal, sum *Summary, b *tally) error {
@@ -92,6 +90,9 @@ func preparePackages(ctx context.Context, opt *Options, ts []target, todo []int)
 func (pr *packageRunner) close() {
 	if pr != nil {
 		pr.p.Close()
+		if pr.proxy != nil {
+			pr.proxy.Close()
+		}
 	}
 }
 
@@ -106,17 +107,17 @@ func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt Packa
 	}
 	opt.defaults()
 	p := NewProber(opt)
-	defer p.Close()
 	pr, err := newPackageRunner(ctx, p, &popt, []*Package{pkg})
 	if err != nil {
+		p.Close()
 		return "", Result{}, err
 	}
+	defer pr.close()
 	if pr.noNPM != "" {
 		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
 	}
+	if pr.noSandbox != "" {
+		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noSandbox)
+	}
 	return pkg.ID(), pr.probe(ctx, 0, pkg), nil
 }
-
-// SandboxUID is the user id the packaged servers of slot run as; a test
-// checks no process of it is left.
-func SandboxUID(slot int) int { return sandbox.SlotUID(slot) }

@@ -23,6 +23,9 @@ import (
 // server is a node process that spends its first second compiling.
 const DefaultPackageConcurrency = 2
 
+// MaxPackageConcurrency is the most sandboxes one crawl runs at once.
+const MaxPackageConcurrency = 64
+
 // PackageOptions configure how packaged servers are installed and run.
 type PackageOptions struct {
 	// Concurrency bounds the packaged servers installed or running at
@@ -35,7 +38,8 @@ type PackageOptions struct {
 	CacheMax, PackageMax int64
 	// InstallTimeout bounds one install.
 	InstallTimeout time.Duration
-	// Limits bound each sandboxed server (CPU, memory, processes, files).
+	// Limits bound each sandboxed server and install (CPU, memory of the
+	// whole sandbox, processes, files).
 	Limits sandbox.Limits
 	// Sandbox runs the servers; nil means sandbox.Find's. Without one,
 	// a crawl with a runnable package refuses to start.
@@ -44,12 +48,15 @@ type PackageOptions struct {
 
 func (o *PackageOptions) defaults() error {
 	defaults.Set(&o.Concurrency, DefaultPackageConcurrency)
-	if o.Concurrency > sandbox.MaxSlots {
-		return fmt.Errorf("package concurrency %d: at most %d sandboxes run at once", o.Concurrency, sandbox.MaxSlots)
+	if o.Concurrency > MaxPackageConcurrency {
+		return fmt.Errorf("package concurrency %d: at most %d sandboxes run at once", o.Concurrency, MaxPackageConcurrency)
 	}
 	defaults.Set(&o.CacheMax, DefaultPackageCacheMax)
 	defaults.Set(&o.PackageMax, DefaultPackageMax)
 	defaults.Set(&o.InstallTimeout, DefaultInstallTimeout)
+	if o.Cache == "" && os.Geteuid() == 0 {
+		o.Cache = rootCache
+	}
 	if o.Cache == "" {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -72,7 +79,9 @@ type packageRunner struct {
 	// outside /usr.
 	nodeMount []sandbox.Mount
 	limits    sandbox.Limits
+	proxy     *sandbox.Proxy
 	noNPM     string // why npm packages cannot run here, or ""
+	noSandbox string // why no sandbox runs here, or ""
 }
 
 // runnable says the package needs the sandbox: a type this crawl runs.
@@ -108,7 +117,10 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 	if pr.sb == nil {
 		sb, err := sandbox.Find(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: %d npm package candidates, and packaged servers run only in a sandbox: %w", n, err)
+			// A machine without a sandbox still crawls its remotes: each
+			// package becomes a record of kind no_sandbox saying why.
+			pr.noSandbox = "packaged servers run only in a sandbox, and this machine has none: " + err.Error()
+			return pr, nil
 		}
 		pr.sb = sb
 	}
@@ -122,15 +134,63 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		root := filepath.Dir(filepath.Dir(real))
 		pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
 	}
-	pr.cache = &npmCache{dir: opt.Cache, npm: npm, max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
-	if err := os.MkdirAll(opt.Cache, 0o755); err != nil {
+	cli, err := filepath.EvalSymlinks(npm)
+	if err != nil {
+		return nil, err
+	}
+	mounts := pr.nodeMount
+	if i := strings.LastIndex(cli, "/node_modules/npm/"); i >= 0 && !strings.HasPrefix(cli, "/usr/") {
+		root := cli[:i+len("/node_modules/npm")]
+		mounts = append(mounts, sandbox.Mount{Host: root, Sandbox: root})
+	}
+	registry, err := npmRegistry(ctx, npm)
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := sandbox.NewProxy(registry)
+	if err != nil {
+		return nil, err
+	}
+	pr.proxy = proxy
+	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, node: real, npmCLI: cli, mounts: mounts, hide: gitPaths(),
+		registry: registry, proxy: proxy, memory: opt.Limits.Memory,
+		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
+	if err := pr.cache.prepare(); err != nil {
+		proxy.Close()
 		return nil, fmt.Errorf("package cache: %w", err)
 	}
 	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
 	return pr, nil
 }
 
-// probe installs and runs one packaged server as sandbox slot slot, and
+// npmRegistry is the registry npm is configured with: npm_config_registry,
+// or what npm config says (the user's .npmrc).
+func npmRegistry(ctx context.Context, npm string) (string, error) {
+	if r := os.Getenv("npm_config_registry"); r != "" {
+		return r, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, npm, "config", "get", "registry").Output()
+	if err != nil {
+		return "", fmt.Errorf("npm config get registry: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitPaths are git's programs, hidden from an install: npm would run git
+// for a git dependency.
+func gitPaths() []string {
+	var out []string
+	for _, p := range []string{"/usr/bin/git", "/usr/lib/git-core", "/usr/libexec/git-core", "/usr/local/bin/git"} {
+		if _, err := os.Stat(p); err == nil && strings.HasPrefix(p, "/usr/") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// probe installs and runs one packaged server for worker slot, and
 // lists its tools as Probe does a remote's. Its failures are records.
 func (pr *packageRunner) probe(ctx context.Context, slot int, pkg *Package) Result {
 	start := time.Now()
@@ -149,6 +209,8 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 			Error: fmt.Sprintf("no runner for packaged servers over %q (stdio only)", pkg.Transport)}
 	case pr.noNPM != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime, Error: pr.noNPM}
+	case pr.noSandbox != "":
+		return Result{Transport: pkg.Transport, ErrorKind: KindNoSandbox, Error: pr.noSandbox}
 	}
 	in, err := pr.cache.acquire(ctx, pkg)
 	if err != nil {
@@ -163,7 +225,7 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 	}
 	defer pr.cache.release(in.key)
 	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
-	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), UID: sandbox.SlotUID(slot), Limits: pr.limits,
+	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
 	r := pr.p.probeCommand(ctx, func(ctx context.Context) *sandbox.Cmd { return pr.sb.Command(ctx, spec) })
 	if missing := pkg.missingConfig(); len(missing) > 0 && !r.Initialized && r.ErrorKind != "" {
@@ -260,6 +322,12 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 		stopKill()
 		kill()
 		<-exited
+		if cmd.MemoryExceeded() {
+			r = Result{Transport: TransportStdio, ErrorKind: KindMemory, Error: waitErr.Error()}
+			if s := strings.TrimSpace(stderr.String()); s != "" {
+				r.Error += "; stderr: " + firstLines(s, 5)
+			}
+		}
 	}()
 
 	hs := &httpState{ctx: ctx, p: p, mem: p.opt.Budget.newAccount()}

@@ -7,6 +7,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha1"
 	"crypto/sha512"
 	"encoding/base64"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -74,6 +76,21 @@ type Package struct {
 	// package.json's lifecycle scripts.
 	Name, Version, Prelude string
 	Scripts                map[string]string
+	// Dependencies are package.json's, as written (a hostile package
+	// names git remotes, URLs, files).
+	Dependencies map[string]string
+	// Files are more files of the tarball, under package/.
+	Files []File
+}
+
+// File is one more file of a package's tarball: Body, or Size zero bytes
+// (a tarball bomb: it compresses to almost nothing).
+type File struct {
+	Name string
+	Body []byte
+	Size int64
+	Mode int64
+	Dir  bool
 }
 
 // tarball is the package's .tgz: package/package.json and
@@ -84,9 +101,9 @@ func (p Package) tarball(t testing.TB) []byte {
 		p.Scripts = map[string]string{}
 	}
 	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
-	pj, _ := json.Marshal(map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts})
+	pj, _ := json.Marshal(map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies})
 	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	tw := tar.NewWriter(gz)
 	for _, f := range []struct {
 		name string
@@ -97,6 +114,27 @@ func (p Package) tarball(t testing.TB) []byte {
 			t.Fatal(err)
 		}
 		tw.Write(f.body)
+	}
+	for _, f := range p.Files {
+		h := &tar.Header{Name: "package/" + f.Name, Mode: f.Mode, ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
+		if f.Dir {
+			h.Typeflag = tar.TypeDir
+		} else if f.Body != nil {
+			h.Size = int64(len(f.Body))
+		} else {
+			h.Size = f.Size
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if f.Body != nil {
+			tw.Write(f.Body)
+		} else if f.Size > 0 {
+			zero := make([]byte, 1<<20)
+			for n := f.Size; n > 0; n -= int64(len(zero)) {
+				tw.Write(zero[:min(n, int64(len(zero)))])
+			}
+		}
 	}
 	tw.Close()
 	gz.Close()
@@ -128,7 +166,7 @@ func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
 			packuments[p.Name] = doc
 		}
 		doc["versions"].(map[string]any)[p.Version] = map[string]any{
-			"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts,
+			"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies,
 			"dist": map[string]string{"tarball": srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
 				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
 		}
@@ -156,12 +194,17 @@ func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
 	return srv.URL + "/", &fetched
 }
 
-// NeedSandbox skips (fails with CI=true) without bwrap, node or npm.
+// NeedSandbox skips (fails with CI=true) without bwrap, node or npm, or
+// where the sandbox cannot work (the skip names the setting that forbids
+// unprivileged user namespaces).
 func NeedSandbox(t testing.TB) {
 	t.Helper()
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	testenv.Need(t, "node", "the runtime of the npm test servers")
 	testenv.Need(t, "npm", "the installer of the npm test servers")
+	if _, err := sandbox.Find(context.Background()); err != nil {
+		testenv.Missing(t, "no working sandbox: %v", err)
+	}
 }
 
 // Use points npm at the loopback registry and nothing else of
