@@ -51,6 +51,7 @@ var commandList = []command{
 	{name: "fetch", summary: "download Zenodo records, resumable and MD5-verified", run: runFetch},
 	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},
 	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
+	{name: "publish", summary: "write a census release's deposit (zip, SHA256SUMS, published table, Zenodo metadata) and upload it to Zenodo", run: runPublish},
 	{name: "reproduce", summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md", run: runReproduce},
 	{name: "run", summary: "verify, decode and classify a census; write report.json, report.md and Parquet", run: runRun},
 	{name: "scan", summary: "label the tools of one live MCP server with the gg: classes, as classify does", run: runScan},

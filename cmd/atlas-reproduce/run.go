@@ -118,9 +118,20 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	dep, err := depositInputs(*data, &opt, &rf)
+	if err != nil {
+		return err
+	}
 	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
+	}
+	if dep != nil {
+		err := holdToDeposit(env.stdout, dep, r)
+		if *requireReproduced && err != nil {
+			return fmt.Errorf("--require-reproduced: %w", err)
+		}
+		return nil
 	}
 	if !r.Verified {
 		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")
