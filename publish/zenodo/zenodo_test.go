@@ -126,7 +126,9 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"wrong token", func(z *zenodotest.Server, c *Client, u *Upload) { c.Token = "tok-wrong-5ecret" }, http.StatusUnauthorized, []string{"token was refused"}},
 		{"file too large", func(z *zenodotest.Server, c *Client, u *Upload) { z.MaxFileSize = 4 }, http.StatusRequestEntityTooLarge, []string{"larger than Zenodo accepts", "--draft"}},
-		{"invalid metadata", func(z *zenodotest.Server, c *Client, u *Upload) { u.Metadata = json.RawMessage(`{"upload_type":"dataset"}`) }, http.StatusBadRequest,
+		{"invalid metadata", func(z *zenodotest.Server, c *Client, u *Upload) {
+			u.Metadata = json.RawMessage(`{"upload_type":"dataset"}`)
+		}, http.StatusBadRequest,
 			[]string{"metadata.title: Missing data for required field.", "metadata.creators: Missing data"}},
 		{"second new version", func(z *zenodotest.Server, c *Client, u *Upload) {
 			dir, names := files(t, "first.zip", "v1")
