@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/publish"
@@ -12,14 +14,18 @@ import (
 // depositInputs recognises a deposit made by publish in data when the
 // run is left to choose its hashes: it verifies every file of the deposit
 // against its SHA256SUMS and has the run held to that manifest. It
-// returns nil for data that is no deposit.
-func depositInputs(data string, opt *pipeline.Options, rf *runFlags) (*publish.Deposit, error) {
+// returns nil for data that is no deposit. With tableOnly (run), a
+// release without a published table is left to run's usual rules.
+func depositInputs(data string, opt *pipeline.Options, rf *runFlags, tableOnly bool) (*publish.Deposit, error) {
 	if rf.sums != "" || rf.noVerify {
 		return nil, nil
 	}
 	dep, err := publish.Find(data)
 	if err != nil || dep == nil {
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(data, publish.ReportFile)); tableOnly && err != nil {
+		return nil, nil
 	}
 	if err := dep.Verify(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodotest"
+	"github.com/atlas-reproduce/atlas-reproduce/publish/zenodo"
 )
 
 const testToken = "zt-0123456789-secret"
@@ -165,5 +167,25 @@ func TestPublishRefusals(t *testing.T) {
 	}
 	if _, _, code := runWithEnv(t, nil, append(base, "--out", out(), "--token", "x")...); code != exitUsage {
 		t.Errorf("--token accepted as an argument: exit %d", code)
+	}
+}
+
+// TestReproduceReleaseWithoutTable: a record holding a release with its
+// SHA256SUMS and release.json but no published table is verified, run,
+// and said to be a release with no published counts.
+func TestReproduceReleaseWithoutTable(t *testing.T) {
+	z := zenodotest.New(t, testToken)
+	data, _ := makeCensus(t, 400)
+	os.WriteFile(filepath.Join(data, release.File), []byte(`{"started":"2026-11-01T00:00:00Z","finished":"2026-11-01T01:00:00Z"}`), 0o644)
+	names := []string{release.SumsFile, release.File, release.ServersFile, release.ToolsFile, release.CandidatesFile}
+	c := &zenodo.Client{BaseURL: z.URL, Token: testToken, HTTP: z.Client()}
+	meta := json.RawMessage(`{"upload_type":"dataset","title":"t","creators":[{"name":"A"}],"description":"d"}`)
+	d, err := c.Deposit(context.Background(), zenodo.Upload{Dir: data, Files: names, Metadata: meta, Publish: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := run(t, "", "reproduce", "--record", d.ID, "--base-url", z.URL, "--dest", t.TempDir(), "--out", filepath.Join(t.TempDir(), "out"), "--progress=false")
+	if code != 1 || !strings.Contains(stdout, "A release with no published counts") || !strings.Contains(stderr, "no published counts") {
+		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -46,7 +46,7 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	// A deposit made by publish is verified against its own SHA256SUMS
 	// and held to its own published table, not the spec's.
-	dep, err := depositInputs(ff.dest, &opt, &rf)
+	dep, err := depositInputs(ff.dest, &opt, &rf, false)
 	if err != nil {
 		return err
 	}

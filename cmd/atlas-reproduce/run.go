@@ -102,7 +102,10 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES] [--memory-limit BYTES]\n\n"+
 		"The report's kind follows the inputs: the pinned snapshot gets a reproduction verdict\n"+
 		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
-		"any other release (--sha256sums, release.json) gets a release report without a verdict.")
+		"any other release (--sha256sums, release.json) gets a release report without a verdict.\n"+
+		"A deposit made by publish (its SHA256SUMS, release.json and report.json beside its zip)\n"+
+		"is verified against its own SHA256SUMS and held to its published table: REPRODUCED or\n"+
+		"NOT REPRODUCED, printed on stdout.")
 	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
 	out := fs.String("out", "", "output `DIR` (created if needed)")
 	var rf runFlags
@@ -118,7 +121,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	dep, err := depositInputs(*data, &opt, &rf)
+	dep, err := depositInputs(*data, &opt, &rf, true)
 	if err != nil {
 		return err
 	}
