@@ -134,7 +134,7 @@ func (c *Client) Deposit(ctx context.Context, u Upload) (*Deposited, error) {
 		return nil, errors.New("no Zenodo access token")
 	}
 	if _, err := url.Parse(c.BaseURL); err != nil || !strings.HasPrefix(c.BaseURL, "http") {
-		return nil, fmt.Errorf("Zenodo URL %q is not an http(s) URL", c.BaseURL)
+		return nil, fmt.Errorf("the Zenodo URL %q is not an http(s) URL", c.BaseURL)
 	}
 	sums := make(map[string]string, len(u.Files))
 	for _, f := range u.Files {
