@@ -8,7 +8,7 @@ DEMO_DIR      ?= demo
 BENCH_DIR     ?= bench-data
 PKGS          := ./...
 
-.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench clean
+.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench bench-history clean
 
 all: build
 
@@ -61,13 +61,16 @@ demo: build
 	@echo; grep -m1 '^Verdict' $(DEMO_DIR)/out/report.md
 
 ## demo-diff: a small synthetic census, a next release of it with seeded
-## edits (listed in edits.json), both run, and diff between the two runs.
+## edits (listed in edits.json), both run (the second beside the first,
+## --baseline), diff between the two runs, and both added to a dataset
+## (history: demo/diff/dataset/history.html).
 demo-diff: build
 	$(BIN) synth --tools 20000 --out $(DEMO_DIR)/diff/release-1
 	$(BIN) synth --next-of $(DEMO_DIR)/diff/release-1 --out $(DEMO_DIR)/diff/release-2 --edits 20 --seed 1
-	$(BIN) run --data $(DEMO_DIR)/diff/release-1 --sha256sums $(DEMO_DIR)/diff/release-1/SHA256SUMS --out $(DEMO_DIR)/diff/run-1
-	$(BIN) run --data $(DEMO_DIR)/diff/release-2 --sha256sums $(DEMO_DIR)/diff/release-2/SHA256SUMS --out $(DEMO_DIR)/diff/run-2
+	$(BIN) run --data $(DEMO_DIR)/diff/release-1 --sha256sums $(DEMO_DIR)/diff/release-1/SHA256SUMS --out $(DEMO_DIR)/diff/run-1 --release-date 2026-11-01
+	$(BIN) run --data $(DEMO_DIR)/diff/release-2 --sha256sums $(DEMO_DIR)/diff/release-2/SHA256SUMS --out $(DEMO_DIR)/diff/run-2 --release-date 2026-12-01 --baseline $(DEMO_DIR)/diff/run-1
 	$(BIN) diff $(DEMO_DIR)/diff/run-1 $(DEMO_DIR)/diff/run-2
+	$(BIN) history --out $(DEMO_DIR)/diff/dataset $(DEMO_DIR)/diff/run-1 $(DEMO_DIR)/diff/run-2
 
 ## bench: a few minutes. `run` paired with `gzip -dc` of the same file in
 ## every run (medians of 5) on the real-schema census (the bundled real
@@ -83,6 +86,10 @@ bench: build
 	$(BIN) bench --data $(BENCH_DIR)/real --runs 5 --python-scales ''
 	$(BIN) bench --data $(BENCH_DIR)/dense --runs 5 --python-scales ''
 	$(BIN) bench --scales 1 --runs 3
+
+## bench-history: `history` over 24 synthetic releases of 229,539 tools (BENCH.md, "history").
+bench-history: build
+	bench/history.sh $(BENCH_DIR)/history
 
 clean:
 	rm -rf bin $(DEMO_DIR) $(BENCH_DIR)

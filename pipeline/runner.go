@@ -69,6 +69,10 @@ type Options struct {
 	// Baseline is a previous run's output folder: a release's report then
 	// sets its figures beside that run's, class by class and tool by tool.
 	Baseline string
+	// ReleaseID and ReleaseDate name the census release when its inputs
+	// do not (see releaseOf): a release verified against other sums, a
+	// synthetic census. ReleaseID also renames a release its inputs name.
+	ReleaseID, ReleaseDate string
 	// Progress, when not nil, is told after each read how many compressed
 	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
 	// size (total), from the goroutine that reads it.
@@ -152,7 +156,12 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 
+	relID, relDate, err := releaseOf(opt, manifest)
+	if err != nil {
+		return nil, err
+	}
 	source := tables.Source(describeSource(opt, manifest, manifestName))
+	meta := append([]tables.KV{source}, tables.Release(relID, relDate)...)
 	inputs := make([]report.Input, len(hashverify.SnapshotFiles()))
 	var main *mainResult
 	g, gctx := errgroup.WithContext(ctx)
@@ -162,7 +171,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		if name == release.ToolsFile {
 			g.Go(func() error {
 				var err error
-				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], source)
+				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], meta...)
 				return err
 			})
 			continue
@@ -198,6 +207,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 	r := buildReport(main, inputs, verified, manifestName)
+	r.ReleaseID, r.ReleaseDate = relID, relDate
 	if r.Release, err = readRelease(opt.Data, manifest, !opt.NoVerify); err != nil {
 		return nil, err
 	}
@@ -214,7 +224,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		name  string
 		write func(io.Writer) error
 	}{
-		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r, source) }},
+		{"classes.parquet", func(w io.Writer) error { return tables.WriteClasses(w, r, meta...) }},
 		{"report.json", r.WriteJSON},
 		{"report.md", r.WriteMarkdown},
 		{"report.html", r.WriteHTML},
@@ -381,7 +391,7 @@ type mainResult struct {
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
 // stage on the workers, the sink stage in order, the tables stage writing
 // the two Parquet tables beside them.
-func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta tables.KV) (*mainResult, error) {
+func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta ...tables.KV) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
@@ -389,7 +399,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer st.close()
 	hr := st.hr
 	pool := &rowsPool{}
-	tables, err := startTables(ctx, toolsF, propsF, pool, meta)
+	tables, err := startTables(ctx, toolsF, propsF, pool, meta...)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ const baselineHTML = `{{with .R.Baseline}}{{$d := .Diff}}<section id="baseline">
 <table class="baseline-list">
 <thead><tr><th>Server</th><th>Tool</th><th>#</th><th>Classes before</th><th>Classes after</th><th>Gained</th><th>Lost</th></tr></thead>
 <tbody>
-{{range $list.Rows}}<tr><td><code>{{strOrNull .ServerID}}</code></td><td><code>{{strOrNull .Tool}}</code></td><td class="n">{{.NameOrdinal}}</td><td>{{idList .OldClasses (eq .Change "added")}}</td><td>{{idList .NewClasses (eq .Change "removed")}}</td><td>{{idList .ClassesGained false}}</td><td>{{idList .ClassesLost false}}</td></tr>
+{{range $list.Rows}}<tr><td><code>{{strOrNull .ServerID}}</code></td><td><code>{{strOrNull .Tool}}</code></td><td class="n">{{.NameOrdinal}}</td><td>{{idList .OldClasses (eq .Change.String "added")}}</td><td>{{idList .NewClasses (eq .Change.String "removed")}}</td><td>{{idList .ClassesGained false}}</td><td>{{idList .ClassesLost false}}</td></tr>
 {{end}}</tbody>
 </table>
 {{end}}{{end}}{{end}}</section>

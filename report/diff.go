@@ -51,6 +51,10 @@ type DiffSide struct {
 	Verified bool   `json:"verified"`
 	Manifest string `json:"manifest"`
 	Snapshot string `json:"published_snapshot"`
+	// ReleaseID and ReleaseDate are the report's release, when it names
+	// one (Report.ReleaseID).
+	ReleaseID   string `json:"release_id,omitempty"`
+	ReleaseDate string `json:"release_date,omitempty"`
 }
 
 // Change is a count in both reports and New - Old.
@@ -167,7 +171,8 @@ func Diff(old, new *Report) *DiffResult {
 }
 
 func side(label string, r *Report) DiffSide {
-	return DiffSide{Label: label, Kind: r.EffectiveKind(), Verdict: r.Verdict, Verified: r.Verified, Manifest: r.Manifest, Snapshot: r.Snapshot}
+	return DiffSide{Label: label, Kind: r.EffectiveKind(), Verdict: r.Verdict, Verified: r.Verified, Manifest: r.Manifest, Snapshot: r.Snapshot,
+		ReleaseID: r.ReleaseID, ReleaseDate: r.ReleaseDate}
 }
 
 func change(o, n int64) Change { return Change{Old: o, New: n, Change: n - o} }

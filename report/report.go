@@ -145,8 +145,17 @@ type Report struct {
 	Verified    bool     `json:"verified"`
 	// Manifest names where the expected hashes came from: "pinned" (the
 	// spec) or the --sha256sums file's base name; empty when unverified.
-	Manifest   string            `json:"manifest"`
-	Snapshot   string            `json:"published_snapshot"`
+	Manifest string `json:"manifest"`
+	Snapshot string `json:"published_snapshot"`
+
+	// ReleaseID names the census release the run counted, and ReleaseDate
+	// (YYYY-MM-DD, UTC) is the day it was taken: the snapshot's for a
+	// reproduction, the crawl's end for a crawl release, and for a release
+	// or synthetic census whose inputs do not say, the values run was given
+	// (run --release-id, --release-date). Empty when nothing said them.
+	ReleaseID   string `json:"release_id,omitempty"`
+	ReleaseDate string `json:"release_date,omitempty"`
+
 	Tools      int64             `json:"tools"`
 	Servers    int64             `json:"servers"`
 	Properties int64             `json:"properties"`

@@ -49,6 +49,7 @@ var commandList = []command{
 	{name: "crawl", summary: "crawl live MCP servers, from a candidates file or the MCP Registry, into a census release", run: runCrawl},
 	{name: "diff", summary: "compare two runs (two census releases, or ours and a reference): class totals, and tool by tool", run: runDiff},
 	{name: "fetch", summary: "download Zenodo records, resumable and MD5-verified", run: runFetch},
+	{name: "history", summary: "add runs to a dataset of census releases (a hive partition each) and chart the classes over them", run: runHistory},
 	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},
 	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
 	{name: "publish", summary: "write a census release's deposit (zip, SHA256SUMS, published table, Zenodo metadata) and upload it to Zenodo", run: runPublish},

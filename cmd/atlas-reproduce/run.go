@@ -99,10 +99,12 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 }
 
 func runRun(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES] [--memory-limit BYTES]\n\n"+
+	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--release-id ID] [--release-date YYYY-MM-DD] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES] [--memory-limit BYTES]\n\n"+
 		"The report's kind follows the inputs: the pinned snapshot gets a reproduction verdict\n"+
 		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
 		"any other release (--sha256sums, release.json) gets a release report without a verdict.\n"+
+		"report.json (release_id, release_date) and each table's metadata name the release and the\n"+
+		"day it was taken: the snapshot's, a crawl's end, or --release-date when the inputs do not say.\n"+
 		"A deposit made by publish (its SHA256SUMS, release.json and report.json beside its zip)\n"+
 		"is verified against its own SHA256SUMS and held to its published table: REPRODUCED or\n"+
 		"NOT REPRODUCED, printed on stdout.")
@@ -110,6 +112,8 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	out := fs.String("out", "", "output `DIR` (created if needed)")
 	var rf runFlags
 	rf.register(fs)
+	relID := fs.String("release-id", "", "name the census release `ID` (letters, digits, '.', '_', '-'; default: its date) in report.json and each table's metadata, as history files it")
+	relDate := fs.String("release-date", "", "the `YYYY-MM-DD` the census was taken, when its inputs do not say (a crawl release's release.json and the pinned snapshot do)")
 	requireReproduced := fs.Bool("require-reproduced", false, "exit 1 unless the run earns its verdict: REPRODUCED (a synthetic census: MATCHES TRUTH); a release, which has none, fails too")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -125,6 +129,17 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *relID != "" {
+		if err := report.CheckReleaseID(*relID); err != nil {
+			return usageError{"--release-id: " + err.Error()}
+		}
+	}
+	if *relDate != "" {
+		if err := report.CheckReleaseDate(*relDate); err != nil {
+			return usageError{"--release-date: " + err.Error()}
+		}
+	}
+	opt.ReleaseID, opt.ReleaseDate = *relID, *relDate
 	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
