@@ -7,6 +7,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -152,7 +153,11 @@ func Write(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	date, err := censusDate(opt.Date, rel)
+	rep, repBytes, err := readRunReport(opt.Run)
+	if err != nil {
+		return nil, err
+	}
+	date, err := censusDate(opt.Date, rep.ReleaseDate, filepath.Join(opt.Run, ReportFile))
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +167,9 @@ func Write(ctx context.Context, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("publication date %q is not YYYY-MM-DD", opt.PublicationDate)
 	}
 	if opt.Version == "" {
-		opt.Version = date
+		opt.Version = cmp.Or(rep.ReleaseID, date)
 	}
 
-	rep, repBytes, err := readRunReport(opt.Run)
-	if err != nil {
-		return nil, err
-	}
 	classesPath := filepath.Join(opt.Run, ClassesFile)
 	if err := outset.Check(opt.Run); err != nil {
 		return nil, err
@@ -268,22 +269,24 @@ func releaseDir(data string) string {
 	return data
 }
 
-// censusDate is the date given, else the date the crawl began.
-func censusDate(given string, rel *release.Release) (string, error) {
+// censusDate is the day the census was taken: the run's (report.json's
+// release_date, which a crawl release's release.json decides), else the
+// one given. Given both, they must agree: the table is of that day.
+func censusDate(given, run, reportPath string) (string, error) {
 	if given != "" {
 		if _, err := time.Parse(time.DateOnly, given); err != nil || !dateRe.MatchString(given) {
 			return "", fmt.Errorf("census date %q is not YYYY-MM-DD", given)
 		}
+	}
+	switch {
+	case run != "" && given != "" && run != given:
+		return "", fmt.Errorf("census date %s, but %s says the release was taken on %s", given, reportPath, run)
+	case run != "":
+		return run, nil
+	case given != "":
 		return given, nil
 	}
-	if rel == nil {
-		return "", errors.New("the release has no release.json to take its census date from: give the date (--date YYYY-MM-DD)")
-	}
-	t, err := time.Parse(time.RFC3339, rel.Started)
-	if err != nil {
-		return "", fmt.Errorf("release.json: started %q is not an RFC 3339 time: %w", rel.Started, err)
-	}
-	return t.UTC().Format(time.DateOnly), nil
+	return "", fmt.Errorf("%s names no release_date: give the census date (--date YYYY-MM-DD), or run with --release-date", reportPath)
 }
 
 // readRunReport reads the run's report.json, its bytes kept as they are:
@@ -374,10 +377,12 @@ func describeRelease(rep *report.Report, date string, sums map[string]string) ([
 		records[in.Name] = in.Records
 	}
 	d := struct {
-		Census     string `json:"census"`
-		Started    string `json:"started"`
-		Finished   string `json:"finished"`
-		Candidates struct {
+		Census      string `json:"census"`
+		ReleaseID   string `json:"release_id"`
+		ReleaseDate string `json:"release_date"`
+		Started     string `json:"started"`
+		Finished    string `json:"finished"`
+		Candidates  struct {
 			File   string `json:"file"`
 			SHA256 string `json:"sha256"`
 		} `json:"candidates"`
@@ -387,9 +392,11 @@ func describeRelease(rep *report.Report, date string, sums map[string]string) ([
 			Tools      int64 `json:"tools"`
 		} `json:"counts"`
 	}{
-		Census:   fmt.Sprintf("census release of %s, published without crawl provenance (%s)", date, kindText(rep.Kind)),
-		Started:  date + "T00:00:00Z",
-		Finished: date + "T00:00:00Z",
+		Census:      fmt.Sprintf("census release of %s, published without crawl provenance (%s)", date, kindText(rep.Kind)),
+		ReleaseID:   cmp.Or(rep.ReleaseID, date),
+		ReleaseDate: date,
+		Started:     date + "T00:00:00Z",
+		Finished:    date + "T00:00:00Z",
 	}
 	d.Candidates.File, d.Candidates.SHA256 = release.CandidatesFile, sums[release.CandidatesFile]
 	d.Counts.Candidates, d.Counts.Servers, d.Counts.Tools = records[release.CandidatesFile], rep.Servers, rep.Tools

@@ -228,3 +228,31 @@ func writeTemp(t *testing.T, b []byte) string {
 	}
 	return p
 }
+
+// TestCensusDateFromTheRun: the run's release_date names the zip and the
+// version; a --date that says otherwise is refused.
+func TestCensusDateFromTheRun(t *testing.T) {
+	data, _ := census(t, 300, 9)
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(data, release.SumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := t.TempDir()
+	if _, err := pipeline.Run(context.Background(), pipeline.Options{Data: data, Out: run, Manifest: m, ManifestName: release.SumsFile, Workers: 1, ReleaseID: "atlas-2026-11b", ReleaseDate: "2026-11-29"}); err != nil {
+		t.Fatal(err)
+	}
+	o := options(data, run, filepath.Join(t.TempDir(), "dep"))
+	if _, err := Write(context.Background(), o); err == nil || !strings.Contains(err.Error(), "2026-11-29") {
+		t.Errorf("a --date the run contradicts: %v", err)
+	}
+	o.Date = ""
+	res, err := Write(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zen, _ := os.ReadFile(filepath.Join(o.Out, ZenodoFile))
+	rel, _ := os.ReadFile(filepath.Join(o.Out, ReleaseFile))
+	if res.Zip != "mcp-atlas-census-20261129.zip" || !bytes.Contains(zen, []byte(`"version": "atlas-2026-11b"`)) || !bytes.Contains(rel, []byte(`"release_id": "atlas-2026-11b"`)) {
+		t.Errorf("zip %s\n%s\n%s", res.Zip, zen, rel)
+	}
+}

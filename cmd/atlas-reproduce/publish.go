@@ -34,9 +34,9 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 	run := fs.String("run", "", "the folder of a run over --data, whose report.json and classes.parquet are published (required)")
 	out := fs.String("out", "", "write the deposit into `DIR`, which must not exist or be empty (required)")
 	name := fs.String("name", publish.DefaultName, "stem of the zip's name, NAME-YYYYMMDD.zip")
-	date := fs.String("date", "", "census date `YYYY-MM-DD` (default: the UTC date the crawl started, from the release's release.json)")
+	date := fs.String("date", "", "census date `YYYY-MM-DD`, for a run whose report.json names none (default: the run's release_date: a crawl's end, or run --release-date)")
 	pubDate := fs.String("publication-date", "", "the record's publication date `YYYY-MM-DD` (default: today, UTC)")
-	version := fs.String("version", "", "the record's version (default: the census date)")
+	version := fs.String("version", "", "the record's version (default: the run's release_id, else the census date)")
 	title := fs.String("title", "", "the record's title (default: one naming the census date)")
 	var creators repeatFlag
 	fs.Var(&creators, "creator", "an author, `\"Family, Given\"` or a team's name; repeatable (default: \""+publish.DefaultCreator+"\")")
