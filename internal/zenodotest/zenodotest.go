@@ -28,6 +28,9 @@ import (
 // the methods may be called at any time.
 type Server struct {
 	*httptest.Server
+	// Files is a second origin that serves the files' content, as
+	// Zenodo's links lead to its storage.
+	Files *httptest.Server
 	// Token is the one access token the deposition API accepts.
 	Token string
 	// MaxFileSize, when positive, makes an upload larger than it a 413.
@@ -48,6 +51,11 @@ type Server struct {
 	// Authorization headers seen.
 	requests []string
 	auth     []string
+	// The records API's hits and refusals by record id, and the
+	// User-Agents it saw.
+	recordHits map[string]int
+	recordFail map[string][]int
+	userAgents []string
 }
 
 // Deposition is a deposition, draft or published, as the stand-in holds it.
@@ -59,10 +67,36 @@ type Deposition struct {
 	bucket      string
 }
 
-// File is a file in a deposition's bucket.
+// File is a file of a deposition or record, with how its download
+// misbehaves.
 type File struct {
 	ID, Key string
 	Data    []byte
+
+	// ListMD5 and ListSize, when set, are what the records API claims
+	// instead of the truth.
+	ListMD5  string
+	ListSize *int64
+	// Relative links the file on the API server with a relative link;
+	// Redirect links it on the API server, which redirects to Files (as
+	// Zenodo's links do to its storage); otherwise the link is absolute,
+	// on Files.
+	Relative, Redirect bool
+
+	// Misbehaviour, consumed one download at a time: answer the Fail
+	// statuses first (with RetryAfter), then cut the connection after
+	// Drops body bytes, or send Stalls bytes and go quiet until the
+	// client leaves. IgnoreRange answers every request with 200 and the
+	// whole file; Location answers every request with a 302 to it.
+	Fail        []int
+	RetryAfter  string
+	Drops       []int64
+	Stalls      []int64
+	IgnoreRange bool
+	Location    string
+
+	hits   int
+	ranges []string
 }
 
 func (f *File) md5() string { s := md5.Sum(f.Data); return hex.EncodeToString(s[:]) }
@@ -70,10 +104,78 @@ func (f *File) md5() string { s := md5.Sum(f.Data); return hex.EncodeToString(s[
 // New starts a stand-in that accepts token; it is closed when the test
 // ends.
 func New(t testing.TB, token string) *Server {
-	s := &Server{Token: token, nextID: 1000, deps: map[string]*Deposition{}, concepts: map[string][]string{}, buckets: map[string]*Deposition{}, drops: map[string]int{}}
+	s := &Server{Token: token, nextID: 1000, deps: map[string]*Deposition{}, concepts: map[string][]string{}, buckets: map[string]*Deposition{}, drops: map[string]int{},
+		recordHits: map[string]int{}, recordFail: map[string][]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
+	s.Files = httptest.NewServer(http.HandlerFunc(s.serveFiles))
+	t.Cleanup(func() {
+		s.Server.Close()
+		s.Files.Close()
+	})
 	return s
+}
+
+// AddRecordFile adds a copy of f to the published record id (made, with
+// no concept, if there is none) and returns the copy, whose misbehaviour
+// the downloads then consume.
+func (s *Server) AddRecordFile(id string, f File) *File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.deps[id]
+	if d == nil {
+		d = &Deposition{ID: id, Published: true, bucket: "b" + id, Metadata: json.RawMessage(`{}`)}
+		s.deps[id] = d
+		s.buckets[d.bucket] = d
+	}
+	c := f
+	if c.ID == "" {
+		c.ID = s.newID()
+	}
+	d.Files = append(d.Files, &c)
+	return &c
+}
+
+// SetConcept makes version the latest version of concept: the records API
+// answers concept with it.
+func (s *Server) SetConcept(concept, version string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.concepts[concept] = append(s.concepts[concept], version)
+}
+
+// FailRecord makes the records API answer id with statuses first.
+func (s *Server) FailRecord(id string, statuses ...int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recordFail[id] = append(s.recordFail[id], statuses...)
+}
+
+// RecordHits is how many times the records API was asked for id.
+func (s *Server) RecordHits(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recordHits[id]
+}
+
+// UserAgents are the User-Agent headers the records API saw.
+func (s *Server) UserAgents() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.userAgents...)
+}
+
+// FileHits is how many download requests reached f.
+func (s *Server) FileHits(f *File) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return f.hits
+}
+
+// FileRanges are the Range headers of f's download requests.
+func (s *Server) FileRanges(f *File) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), f.ranges...)
 }
 
 // DropUploads makes the next n uploads of key cut the connection after
@@ -163,6 +265,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	p := r.URL.Path
 	switch {
+	case strings.HasPrefix(p, "/redirect/"):
+		http.Redirect(w, r, s.Files.URL+"/dl/"+strings.TrimPrefix(r.URL.EscapedPath(), "/redirect/"), http.StatusFound)
+		return
+	case strings.HasPrefix(p, "/api/records/") && strings.Contains(p, "/files/"):
+		s.serveFiles(w, r)
+		return
 	case strings.HasPrefix(p, "/api/records/"):
 		s.serveRecords(w, r, strings.TrimPrefix(p, "/api/records/"))
 		return
@@ -417,15 +525,24 @@ func max64(a, b int64) int64 {
 }
 
 // serveRecords answers the records API: a published record and its files
-// (a concept id with its latest version), a file's content, and the
-// InvenioRDM versions endpoint.
+// (a concept id with its latest version) and the InvenioRDM versions
+// endpoint.
 func (s *Server) serveRecords(w http.ResponseWriter, r *http.Request, rest string) {
 	parts := strings.Split(rest, "/")
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := parts[0]
+	if len(parts) == 1 {
+		s.recordHits[id]++
+		s.userAgents = append(s.userAgents, r.Header.Get("User-Agent"))
+	}
 	if vs := s.concepts[id]; len(vs) > 0 && s.deps[id] == nil {
 		http.Redirect(w, r, "/api/records/"+vs[len(vs)-1]+strings.TrimPrefix(rest, id), http.StatusMovedPermanently)
+		return
+	}
+	if fails := s.recordFail[id]; len(parts) == 1 && len(fails) > 0 {
+		s.recordFail[id] = fails[1:]
+		w.WriteHeader(fails[0])
 		return
 	}
 	d := s.deps[id]
@@ -437,21 +554,28 @@ func (s *Server) serveRecords(w http.ResponseWriter, r *http.Request, rest strin
 	case len(parts) == 1 && r.Method == http.MethodGet:
 		files := []map[string]any{}
 		for _, f := range d.Files {
-			files = append(files, map[string]any{
-				"key": f.Key, "size": len(f.Data), "checksum": "md5:" + f.md5(),
-				"links": map[string]string{"self": s.URL + "/api/records/" + d.ID + "/files/" + url.PathEscape(f.Key) + "/content"},
-			})
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"id": json.Number(d.ID), "conceptrecid": d.Concept, "doi": DOI(d.ID), "files": files})
-	case len(parts) == 4 && parts[1] == "files" && parts[3] == "content" && r.Method == http.MethodGet:
-		key, _ := url.PathUnescape(parts[2])
-		for _, f := range d.Files {
-			if f.Key == key {
-				http.ServeContent(w, r, key, time.Time{}, bytes.NewReader(f.Data))
-				return
+			e := map[string]any{"key": f.Key, "size": len(f.Data), "checksum": "md5:" + f.md5()}
+			if f.ListMD5 != "" {
+				e["checksum"] = "md5:" + f.ListMD5
 			}
+			if f.ListSize != nil {
+				e["size"] = *f.ListSize
+			}
+			link := s.Files.URL + "/dl/" + d.ID + "/" + url.PathEscape(f.Key)
+			switch {
+			case f.Redirect:
+				link = s.URL + "/redirect/" + d.ID + "/" + url.PathEscape(f.Key)
+			case f.Relative:
+				link = "/api/records/" + d.ID + "/files/" + url.PathEscape(f.Key) + "/content"
+			}
+			e["links"] = map[string]string{"self": link}
+			files = append(files, e)
 		}
-		apiError(w, http.StatusNotFound, "file not found")
+		out := map[string]any{"id": json.Number(d.ID), "doi": DOI(d.ID), "files": files}
+		if c := s.conceptOf(d); c != "" {
+			out["conceptrecid"] = c
+		}
+		writeJSON(w, http.StatusOK, out)
 	case len(parts) == 2 && parts[1] == "versions" && r.Method == http.MethodPost:
 		if r.Header.Get("Authorization") != "Bearer "+s.Token {
 			apiError(w, http.StatusUnauthorized, "The server could not verify that you are authorized to access the URL requested.")
@@ -465,5 +589,109 @@ func (s *Server) serveRecords(w http.ResponseWriter, r *http.Request, rest strin
 		writeJSON(w, http.StatusCreated, map[string]any{"id": nd.ID, "parent": map[string]any{"id": nd.Concept}, "is_draft": true})
 	default:
 		apiError(w, http.StatusMethodNotAllowed, "method not allowed")
+	}
+}
+
+// conceptOf is d's concept id, as made or as SetConcept says. Under s.mu.
+func (s *Server) conceptOf(d *Deposition) string {
+	if d.Concept != "" {
+		return d.Concept
+	}
+	for c, vs := range s.concepts {
+		for _, v := range vs {
+			if v == d.ID {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// serveFiles answers a download: Files' /dl/ID/KEY, and the API server's
+// /api/records/ID/files/KEY/content, misbehaving as the file says.
+func (s *Server) serveFiles(w http.ResponseWriter, r *http.Request) {
+	p := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/dl/"), "/api/records/")
+	p = strings.TrimSuffix(p, "/content")
+	id, key, _ := strings.Cut(p, "/")
+	key = strings.TrimPrefix(key, "files/")
+
+	s.mu.Lock()
+	var f *File
+	if d := s.deps[id]; d != nil && d.Published {
+		for _, c := range d.Files {
+			if c.Key == key {
+				f = c
+			}
+		}
+	}
+	if f == nil {
+		s.mu.Unlock()
+		http.NotFound(w, r)
+		return
+	}
+	f.hits++
+	f.ranges = append(f.ranges, r.Header.Get("Range"))
+	if f.Location != "" {
+		loc := f.Location
+		s.mu.Unlock()
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusFound)
+		return
+	}
+	status := 0
+	if len(f.Fail) > 0 {
+		status, f.Fail = f.Fail[0], f.Fail[1:]
+	}
+	drop, stall := int64(-1), int64(-1)
+	if status == 0 && len(f.Drops) > 0 {
+		drop, f.Drops = f.Drops[0], f.Drops[1:]
+	} else if status == 0 && len(f.Stalls) > 0 {
+		stall, f.Stalls = f.Stalls[0], f.Stalls[1:]
+	}
+	data, ignoreRange, retryAfter := f.Data, f.IgnoreRange, f.RetryAfter
+	s.mu.Unlock()
+
+	if status != 0 {
+		if retryAfter != "" {
+			w.Header().Set("Retry-After", retryAfter)
+		}
+		w.WriteHeader(status)
+		return
+	}
+	code, from := http.StatusOK, int64(0)
+	if rg := r.Header.Get("Range"); rg != "" && !ignoreRange {
+		spec, ok := strings.CutPrefix(rg, "bytes=")
+		n, err := strconv.ParseInt(strings.TrimSuffix(spec, "-"), 10, 64)
+		if !ok || !strings.HasSuffix(spec, "-") || err != nil {
+			http.Error(w, "bad range", http.StatusBadRequest)
+			return
+		}
+		if n >= int64(len(data)) {
+			w.Header().Set("Content-Range", fmt.Sprintf("bytes */%d", len(data)))
+			w.WriteHeader(http.StatusRequestedRangeNotSatisfiable)
+			return
+		}
+		code, from = http.StatusPartialContent, n
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", n, len(data)-1, len(data)))
+	}
+	body := data[from:]
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	switch {
+	case drop >= 0 && drop < int64(len(body)):
+		w.Write(body[:drop])
+		rc := http.NewResponseController(w)
+		rc.Flush()
+		if conn, _, err := rc.Hijack(); err == nil {
+			conn.Close()
+		}
+	case stall >= 0 && stall < int64(len(body)):
+		w.Write(body[:stall])
+		http.NewResponseController(w).Flush()
+		// Quiet until the client gives up on the connection.
+		<-r.Context().Done()
+	default:
+		w.Write(body)
 	}
 }
