@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -46,7 +47,6 @@ type RelatedIdentifier struct {
 	Identifier   string `json:"identifier"`
 	Relation     string `json:"relation"`
 	ResourceType string `json:"resource_type,omitempty"`
-	Scheme       string `json:"scheme,omitempty"`
 }
 
 func (m metadata) title() string {
@@ -67,18 +67,23 @@ func (m metadata) zenodoJSON() ([]byte, error) {
 		AccessRight:     "open",
 		Keywords:        []string{"Model Context Protocol", "MCP", "census", "tool schemas", "parameter risk classes"},
 		RelatedIdentifiers: []RelatedIdentifier{
-			{Identifier: SnapshotDOI, Relation: "continues", ResourceType: "dataset", Scheme: "doi"},
-			{Identifier: SuiteDOI, Relation: "references", ResourceType: "software", Scheme: "doi"},
+			{Identifier: SnapshotDOI, Relation: "continues", ResourceType: "dataset"},
+			{Identifier: SuiteDOI, Relation: "references", ResourceType: "software"},
 		},
 	}
 	for _, c := range m.opt.Creators {
 		z.Creators = append(z.Creators, Creator{Name: c})
 	}
 	if m.opt.PreviousDOI != "" {
-		z.RelatedIdentifiers = append(z.RelatedIdentifiers, RelatedIdentifier{Identifier: m.opt.PreviousDOI, Relation: "isNewVersionOf", ResourceType: "dataset", Scheme: "doi"})
+		z.RelatedIdentifiers = append(z.RelatedIdentifiers, RelatedIdentifier{Identifier: m.opt.PreviousDOI, Relation: "isNewVersionOf", ResourceType: "dataset"})
 	}
-	b, err := json.MarshalIndent(z, "", "  ")
-	return append(b, '\n'), err
+	// The description is HTML: kept readable, not \u003c-escaped.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(z)
+	return buf.Bytes(), err
 }
 
 // description is the record's description (Zenodo takes HTML): what the
