@@ -189,3 +189,40 @@ func TestReproduceReleaseWithoutTable(t *testing.T) {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestPublishResumesADroppedUpload: an upload cut off with no retries
+// left keeps its draft and says --draft ID; the same command with it
+// uploads the deposit already written, sending only what is missing.
+func TestPublishResumesADroppedUpload(t *testing.T) {
+	z := zenodotest.New(t, testToken)
+	data, _ := makeCensus(t, 300)
+	run1 := filepath.Join(t.TempDir(), "run")
+	if _, stderr, code := run(t, "", "run", "--data", data, "--out", run1, "--sha256sums", filepath.Join(data, release.SumsFile), "--progress=false"); code != 0 {
+		t.Fatalf("run: %s", stderr)
+	}
+	z.DropUploads("report.json", 1)
+	out := filepath.Join(t.TempDir(), "deposit")
+	args := []string{"publish", "--data", data, "--run", run1, "--out", out, "--date", "2026-11-01", "--zenodo", z.URL, "--retries", "0"}
+	env := []string{"ZENODO_TOKEN=" + testToken}
+	_, stderr, code := runWithEnv(t, env, args...)
+	m := regexp.MustCompile(`--draft (\d+)`).FindStringSubmatch(stderr)
+	if code != 1 || m == nil {
+		t.Fatalf("a dropped upload: exit %d\n%s", code, stderr)
+	}
+	before := len(z.Get(m[1]).Files)
+	stdout, stderr, code := runWithEnv(t, env, append(args, "--draft", m[1], "--publish")...)
+	if code != 0 || !strings.Contains(stdout, "already written") || !strings.Contains(stdout, "record "+m[1]+", DOI") {
+		t.Fatalf("resume: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	puts := 0
+	for _, r := range z.Requests() {
+		if strings.HasPrefix(r, "PUT /api/files/") {
+			puts++
+		}
+	}
+	// The first attempt sent the files before report.json and report.json
+	// once (dropped); the resume sent report.json and those after it.
+	if d := z.Get(m[1]); !d.Published || len(d.Files) != 6 || before != 3 || puts != 7 {
+		t.Errorf("published %v with %d files (%d before the resume), %d uploads", d.Published, len(d.Files), before, puts)
+	}
+}
