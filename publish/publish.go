@@ -14,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,7 +24,6 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"github.com/atlas-reproduce/atlas-reproduce/pipeline/source"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
@@ -418,10 +416,3 @@ func sha256Hex(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
-
-// openCensus opens the census files of data as run reads them.
-func openCensus(data string) (*source.Source, error) {
-	return source.Open(data)
-}
-
-var _ io.Reader = (*hashverify.Reader)(nil)

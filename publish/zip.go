@@ -15,6 +15,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/source"
 )
 
 // writeZip writes the census files of data into the zip name of set, in
@@ -30,7 +31,7 @@ func writeZip(ctx context.Context, set *outset.Set, name, data, date string) (ma
 	if err != nil {
 		return nil, 0, "", 0, err
 	}
-	src, err := openCensus(data)
+	src, err := source.Open(data)
 	if err != nil {
 		return nil, 0, "", 0, err
 	}
