@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
@@ -366,4 +368,40 @@ func readClasses(path string) ([]classRow, error) {
 		}
 	}
 	return out, nil
+}
+
+// VerdictFile is where WriteVerdict puts a run's verdict against a
+// deposit, beside the run's own outputs.
+const VerdictFile = "deposit-verdict.json"
+
+// WriteVerdict writes v into the run's output folder dir as VerdictFile,
+// naming the deposit's SHA256SUMS it was held to, so that the verdict
+// outlives the terminal it was printed on.
+func (d *Deposit) WriteVerdict(dir string, v *Verdict) error {
+	sums, err := fileSHA256(filepath.Join(d.Dir, SumsFile))
+	if err != nil {
+		return err
+	}
+	body := struct {
+		Verdict     string   `json:"verdict"`
+		Differences []string `json:"differences"`
+		Published   bool     `json:"published_table"`
+		SumsSHA256  string   `json:"deposit_sha256sums_sha256"`
+	}{v.Verdict, v.Differences, d.Table != nil, sums}
+	if body.Differences == nil {
+		body.Differences = []string{}
+	}
+	b, err := json.MarshalIndent(body, "", "  ")
+	if err != nil {
+		return err
+	}
+	set, err := outset.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	if err := set.WriteFile(VerdictFile, append(b, '\n')); err != nil {
+		return err
+	}
+	return set.Commit()
 }

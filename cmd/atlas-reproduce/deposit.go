@@ -35,10 +35,14 @@ func depositInputs(data string, opt *pipeline.Options, rf *runFlags, tableOnly b
 }
 
 // holdToDeposit holds the run to the deposit's published table, writes
-// the verdict to w, and returns an error unless it is REPRODUCED.
-func holdToDeposit(w io.Writer, dep *publish.Deposit, r *report.Report) error {
+// the verdict to w and into the run's output folder out, and returns an
+// error unless it is REPRODUCED.
+func holdToDeposit(w io.Writer, dep *publish.Deposit, r *report.Report, out string) error {
 	v, err := dep.Hold(r)
 	if err != nil {
+		return err
+	}
+	if err := dep.WriteVerdict(out, v); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Held to the deposit's published table\n\n")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodotest"
+	"github.com/atlas-reproduce/atlas-reproduce/publish"
 	"github.com/atlas-reproduce/atlas-reproduce/publish/zenodo"
 )
 
@@ -90,13 +91,26 @@ func TestPublishThenReproduceRecord(t *testing.T) {
 		t.Fatalf("the new version holds %v, want %s (the inherited zip removed)", keys, want)
 	}
 
+	var lastOut string
 	reproduce := func(record string) (string, string, int) {
-		return run(t, "", "reproduce", "--record", record, "--base-url", z.URL, "--dest", t.TempDir(), "--out", filepath.Join(t.TempDir(), "out"), "--progress=false")
+		lastOut = filepath.Join(t.TempDir(), "out")
+		return run(t, "", "reproduce", "--record", record, "--base-url", z.URL, "--dest", t.TempDir(), "--out", lastOut, "--progress=false")
+	}
+	verdictFile := func() string {
+		b, _ := os.ReadFile(filepath.Join(lastOut, publish.VerdictFile))
+		var v struct {
+			Verdict string `json:"verdict"`
+		}
+		json.Unmarshal(b, &v)
+		return v.Verdict
 	}
 	// By the concept id: its latest version, the new one.
 	stdout, stderr, code := reproduce(concept)
 	if code != 0 || !strings.Contains(stdout, "**REPRODUCED**") {
 		t.Fatalf("reproduce --record %s: exit %d\n%s\n%s", concept, code, stdout, stderr)
+	}
+	if v := verdictFile(); v != "REPRODUCED" {
+		t.Errorf("%s says %q", publish.VerdictFile, v)
 	}
 
 	// One byte of server_tools.jsonl.gz changed inside the zip.
@@ -144,6 +158,9 @@ func TestPublishThenReproduceRecord(t *testing.T) {
 	stdout, stderr, code = reproduce(v3)
 	if code != 1 || !strings.Contains(stdout, "**NOT REPRODUCED**") || !regexp.MustCompile(`(?m)^- servers \d+, published \d+$`).MatchString(stdout) {
 		t.Errorf("a changed count: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if v := verdictFile(); v != "NOT REPRODUCED" {
+		t.Errorf("%s says %q", publish.VerdictFile, v)
 	}
 }
 

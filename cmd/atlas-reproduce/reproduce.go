@@ -58,7 +58,7 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if dep != nil {
-		return holdToDeposit(env.stdout, dep, r)
+		return holdToDeposit(env.stdout, dep, r, *out)
 	}
 	// Like sha256sum -c: a reproduction that did not reproduce fails.
 	if err := r.Earned(); err != nil {

@@ -145,7 +145,7 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if dep != nil {
-		err := holdToDeposit(env.stdout, dep, r)
+		err := holdToDeposit(env.stdout, dep, r, *out)
 		if *requireReproduced && err != nil {
 			return fmt.Errorf("--require-reproduced: %w", err)
 		}
