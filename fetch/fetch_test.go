@@ -276,8 +276,7 @@ func TestServerSendingWrongSize(t *testing.T) {
 func TestNotFound(t *testing.T) {
 	t.Run("file", func(t *testing.T) {
 		z := newFakeZenodo(t)
-		f := z.add("1", "gone.bin", []byte("x"))
-		f.fail = []int{http.StatusNotFound, http.StatusNotFound}
+		f := z.add("1", "gone.bin", []byte("x"), func(f *fakeFile) { f.fail = []int{http.StatusNotFound, http.StatusNotFound} })
 		opts, w := testOptions(t, z, "1")
 
 		_, err := Download(context.Background(), opts)
@@ -309,8 +308,7 @@ func TestNotFound(t *testing.T) {
 	})
 	t.Run("other 4xx", func(t *testing.T) {
 		z := newFakeZenodo(t)
-		f := z.add("1", "forbidden.bin", []byte("x"))
-		f.fail = []int{http.StatusForbidden}
+		f := z.add("1", "forbidden.bin", []byte("x"), func(f *fakeFile) { f.fail = []int{http.StatusForbidden} })
 		opts, _ := testOptions(t, z, "1")
 
 		_, err := Download(context.Background(), opts)

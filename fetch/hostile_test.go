@@ -66,10 +66,7 @@ func TestBadRedirectIsPermanent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := newFakeZenodo(t)
-			f := z.add("1", "x.zip", []byte("data"))
-			z.mu.Lock()
-			f.location = tc.location(z)
-			z.mu.Unlock()
+			f := z.add("1", "x.zip", []byte("data"), func(f *fakeFile) { f.location = tc.location(z) })
 			opts, w := testOptions(t, z, "1")
 			_, err := Download(context.Background(), opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

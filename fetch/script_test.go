@@ -337,10 +337,7 @@ func TestScriptHostileServer(t *testing.T) {
 	t.Run("redirect loop", func(t *testing.T) {
 		t.Parallel()
 		z := newFakeZenodo(t)
-		f := z.add("1", "x.zip", []byte("x"))
-		z.mu.Lock()
-		f.location = z.files.URL + "/dl/1/x.zip"
-		z.mu.Unlock()
+		z.add("1", "x.zip", []byte("x"), func(f *fakeFile) { f.location = z.files.URL + "/dl/1/x.zip" })
 		dir := t.TempDir()
 		stderr, code := runScript(t, z, dir, "1")
 		if code != 1 || strings.Contains(stderr, "retry") {

@@ -3,13 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodotest"
 	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
@@ -55,19 +52,8 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 	}
 	zw.Close()
 	zipBytes := zbuf.Bytes()
-	sum := md5.Sum(zipBytes)
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	mux.HandleFunc("/api/records/4242", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"files": []map[string]any{{
-			"key": "census-release.zip", "size": len(zipBytes), "checksum": "md5:" + hex.EncodeToString(sum[:]),
-			"links": map[string]string{"self": srv.URL + "/files/census-release.zip"},
-		}}})
-	})
-	mux.HandleFunc("/files/census-release.zip", func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "census-release.zip", time.Time{}, bytes.NewReader(zipBytes))
-	})
+	srv := zenodotest.New(t, testToken)
+	srv.AddRecordFile("4242", zenodotest.File{Key: "census-release.zip", Data: zipBytes})
 
 	dest, out := t.TempDir(), t.TempDir()
 	stdout, stderr, code := run(t, "", "reproduce", "--dest", dest, "--out", out, "--record", "4242",

@@ -52,6 +52,7 @@ var commandList = []command{
 	{name: "history", summary: "add runs to a dataset of census releases (a hive partition each) and chart the classes over them", run: runHistory},
 	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},
 	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
+	{name: "publish", summary: "write a census release's deposit (zip, SHA256SUMS, published table, Zenodo metadata) and upload it to Zenodo", run: runPublish},
 	{name: "reproduce", summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md", run: runReproduce},
 	{name: "run", summary: "verify, decode and classify a census; write report.json, report.md and Parquet", run: runRun},
 	{name: "sandbox", summary: "check the sandbox of packaged servers on this machine: what is missing, what it allows", run: runSandbox},

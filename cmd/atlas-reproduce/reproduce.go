@@ -14,7 +14,8 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+
 		"the published pins), runs the census over them with every SHA-256 verified, writes\n"+
 		"the outputs to the --out folder and prints report.md. Exits 1 unless the verdict is\n"+
-		"REPRODUCED.")
+		"REPRODUCED. A record made by publish is verified against its own SHA256SUMS and\n"+
+		"held to its own published table (report.json, classes.parquet).")
 	var ff fetchFlags
 	ff.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
 	out := fs.String("out", "", "output `DIR` (required)")
@@ -43,12 +44,21 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A deposit made by publish is verified against its own SHA256SUMS
+	// and held to its own published table, not the spec's.
+	dep, err := depositInputs(ff.dest, &opt, &rf, false)
+	if err != nil {
+		return err
+	}
 	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
 	}
 	if err := copyFile(env.stdout, filepath.Join(*out, "report.md")); err != nil {
 		return err
+	}
+	if dep != nil {
+		return holdToDeposit(env.stdout, dep, r, *out)
 	}
 	// Like sha256sum -c: a reproduction that did not reproduce fails.
 	if err := r.Earned(); err != nil {

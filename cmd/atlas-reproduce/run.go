@@ -104,7 +104,10 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
 		"any other release (--sha256sums, release.json) gets a release report without a verdict.\n"+
 		"report.json (release_id, release_date) and each table's metadata name the release and the\n"+
-		"day it was taken: the snapshot's, a crawl's end, or --release-date when the inputs do not say.")
+		"day it was taken: the snapshot's, a crawl's end, or --release-date when the inputs do not say.\n"+
+		"A deposit made by publish (its SHA256SUMS, release.json and report.json beside its zip)\n"+
+		"is verified against its own SHA256SUMS and held to its published table: REPRODUCED or\n"+
+		"NOT REPRODUCED, printed on stdout.")
 	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
 	out := fs.String("out", "", "output `DIR` (created if needed)")
 	var rf runFlags
@@ -122,6 +125,10 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	dep, err := depositInputs(*data, &opt, &rf, true)
+	if err != nil {
+		return err
+	}
 	if *relID != "" {
 		if err := report.CheckReleaseID(*relID); err != nil {
 			return usageError{"--release-id: " + err.Error()}
@@ -136,6 +143,13 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
+	}
+	if dep != nil {
+		err := holdToDeposit(env.stdout, dep, r, *out)
+		if *requireReproduced && err != nil {
+			return fmt.Errorf("--require-reproduced: %w", err)
+		}
+		return nil
 	}
 	if !r.Verified {
 		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")

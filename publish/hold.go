@@ -1,0 +1,407 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/report"
+)
+
+// Deposit is a deposit made by Write as found in a folder (a fetched
+// record, say).
+type Deposit struct {
+	// Dir is the folder.
+	Dir string
+	// Sums is its SHA256SUMS.
+	Sums hashverify.Manifest
+	// Table is its published report.json, nil for a release that
+	// publishes no counts.
+	Table *report.Report
+}
+
+// Find recognises a deposit in dir: a SHA256SUMS beside a release.json.
+// It returns nil and no error for a folder that holds none (the frozen
+// snapshot's zips, say).
+func Find(dir string) (*Deposit, error) {
+	for _, n := range []string{SumsFile, ReleaseFile} {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err != nil || !fi.Mode().IsRegular() {
+			return nil, nil
+		}
+	}
+	m, err := hashverify.ReadSHA256Sums(filepath.Join(dir, SumsFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Deposit{Dir: dir, Sums: m}, nil
+}
+
+// Verify checks every file SHA256SUMS lists that lies loose in the folder
+// against it, and that each census file it lists is loose or in one of
+// its zips (the run verifies those as it reads them); then reads the
+// published table, when the deposit has one, and holds classes.parquet to
+// report.json. A hash mismatch is a *hashverify.MismatchError.
+func (d *Deposit) Verify() error {
+	var errs []error
+	census := map[string]bool{}
+	for _, n := range CensusFiles() {
+		census[n] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.Sums)) {
+		p := filepath.Join(d.Dir, name)
+		sum, err := fileSHA256(p)
+		if errors.Is(err, os.ErrNotExist) {
+			if census[name] {
+				continue // inside the zip, verified by the run
+			}
+			errs = append(errs, fmt.Errorf("%s: listed in %s but not in the deposit", name, SumsFile))
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := d.Sums.Check(name, sum); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, n := range CensusFiles() {
+		if _, ok := d.Sums[n]; !ok {
+			errs = append(errs, fmt.Errorf("%s: the deposit's %s lists no SHA-256 for it", n, SumsFile))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("deposit %s: verification failed: %w", d.Dir, errors.Join(errs...))
+	}
+	rp := filepath.Join(d.Dir, ReportFile)
+	if _, err := os.Stat(rp); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if _, listed := d.Sums[ReportFile]; !listed {
+		return fmt.Errorf("%s: the deposit's %s does not list it, so it is not its published table", rp, SumsFile)
+	}
+	if _, listed := d.Sums[ClassesFile]; !listed {
+		return fmt.Errorf("%s: the deposit's %s does not list %s", rp, SumsFile, ClassesFile)
+	}
+	b, err := openreg.ReadFile(rp, 256<<20)
+	if err != nil {
+		return err
+	}
+	rep, err := report.ReadJSON(strings.NewReader(string(b)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", rp, err)
+	}
+	d.Table = rep
+	return nil
+}
+
+// UploadFiles are the deposit's files that go into a record's bucket, in
+// upload order: its zip first.
+func (d *Deposit) UploadFiles() ([]string, error) {
+	var zips []string
+	for name := range d.Sums {
+		if strings.HasSuffix(name, ".zip") {
+			zips = append(zips, name)
+		}
+	}
+	if len(zips) != 1 {
+		return nil, fmt.Errorf("deposit %s: its %s lists %d zips, not one", d.Dir, SumsFile, len(zips))
+	}
+	return UploadFiles(zips[0]), nil
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := openreg.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Verdict is a run held to a deposit's published table.
+type Verdict struct {
+	// Verdict is report.VerdictReproduced when every count equals the
+	// table's, report.VerdictNotReproduced otherwise, and empty for a
+	// release that publishes no counts.
+	Verdict string
+	// Differences name each count that differs, as "what ours, published
+	// theirs".
+	Differences []string
+}
+
+// Hold holds run, a run over the deposit's files, to the deposit's
+// published table: every count of report.json, and classes.parquet must
+// say the same as report.json. Call Verify first.
+func (d *Deposit) Hold(run *report.Report) (*Verdict, error) {
+	if d.Table == nil {
+		return &Verdict{}, nil
+	}
+	var diffs []string
+	if err := CheckClasses(filepath.Join(d.Dir, ClassesFile), d.Table); err != nil {
+		var ce *ClassesError
+		if !errors.As(err, &ce) {
+			return nil, err
+		}
+		diffs = append(diffs, ce.Differences...)
+	}
+	diffs = append(diffs, Compare(run, d.Table)...)
+	v := &Verdict{Verdict: report.VerdictReproduced, Differences: diffs}
+	if len(diffs) > 0 {
+		v.Verdict = report.VerdictNotReproduced
+	}
+	if v.Differences == nil {
+		v.Differences = []string{}
+	}
+	return v, nil
+}
+
+// Compare names every count of run that differs from the published
+// table pub: tools, servers, properties, record shapes, input records,
+// each class's tools and required, each bucket, each surface figure.
+func Compare(run, pub *report.Report) []string {
+	var diffs []string
+	num := func(what string, ours, theirs int64) {
+		if ours != theirs {
+			diffs = append(diffs, fmt.Sprintf("%s %d, published %d", what, ours, theirs))
+		}
+	}
+	if !run.Verified || run.Skipped.Count > 0 {
+		diffs = append(diffs, "the run did not verify every input or skipped lines")
+	}
+	num("tools", run.Tools, pub.Tools)
+	num("servers", run.Servers, pub.Servers)
+	num("properties", run.Properties, pub.Properties)
+	for _, k := range union(run.Shapes, pub.Shapes) {
+		num("shape "+k, run.Shapes[k], pub.Shapes[k])
+	}
+	ins := func(r *report.Report) map[string]report.Input {
+		m := map[string]report.Input{}
+		for _, in := range r.Inputs {
+			m[in.Name] = in
+		}
+		return m
+	}
+	ri, pi := ins(run), ins(pub)
+	for _, k := range union(ri, pi) {
+		num(k+" records", ri[k].Records, pi[k].Records)
+		if ri[k].SHA256 != pi[k].SHA256 {
+			diffs = append(diffs, fmt.Sprintf("%s SHA-256 %s, published %s", k, ri[k].SHA256, pi[k].SHA256))
+		}
+	}
+	order := append([]string{}, pub.ClassOrder...)
+	for _, k := range union(run.Classes, pub.Classes) {
+		if !slices.Contains(order, k) {
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		rc, okr := run.Classes[k]
+		pc, okp := pub.Classes[k]
+		if okr != okp {
+			diffs = append(diffs, fmt.Sprintf("%s present in %s only", k, map[bool]string{true: "the run", false: "the published table"}[okr]))
+			continue
+		}
+		if rc.Tools != pc.Tools || rc.Required != pc.Required {
+			diffs = append(diffs, fmt.Sprintf("%s %d/%d required, published %d/%d", k, rc.Tools, rc.Required, pc.Tools, pc.Required))
+		}
+	}
+	for _, k := range union(run.Buckets, pub.Buckets) {
+		num(k, run.Buckets[k].Tools, pub.Buckets[k].Tools)
+	}
+	surf := func(r *report.Report) map[string]report.Surface {
+		m := map[string]report.Surface{}
+		for _, s := range r.Surface {
+			m[s.ID] = s
+		}
+		return m
+	}
+	rs, ps := surf(run), surf(pub)
+	for _, k := range union(rs, ps) {
+		num(k+" tools", rs[k].Tools, ps[k].Tools)
+		num(k+" servers", rs[k].Servers, ps[k].Servers)
+	}
+	return diffs
+}
+
+func union[V any](a, b map[string]V) []string {
+	m := map[string]bool{}
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return slices.Sorted(maps.Keys(m))
+}
+
+// ClassesError is a classes.parquet that does not say what its report.json
+// says.
+type ClassesError struct {
+	File        string
+	Differences []string
+}
+
+func (e *ClassesError) Error() string {
+	return fmt.Sprintf("%s disagrees with report.json: %s", e.File, strings.Join(e.Differences, "; "))
+}
+
+// CheckClasses reads classes.parquet at path and holds each row to rep:
+// a class's tools and required, a bucket's tools. A row or a class missing
+// on either side is a difference too. The differences come back as a
+// *ClassesError; an unreadable file is another error.
+func CheckClasses(path string, rep *report.Report) error {
+	rows, err := readClasses(path)
+	if err != nil {
+		return err
+	}
+	var diffs []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r.label] = true
+		if r.normative {
+			c, ok := rep.Classes[r.label]
+			switch {
+			case !ok:
+				diffs = append(diffs, fmt.Sprintf("classes.parquet has class %s, report.json has not", r.label))
+			case c.Tools != r.tools || !r.hasRequired || c.Required != r.required:
+				diffs = append(diffs, fmt.Sprintf("classes.parquet says %s %d/%d required, report.json %d/%d", r.label, r.tools, r.required, c.Tools, c.Required))
+			}
+			continue
+		}
+		b, ok := rep.Buckets[r.label]
+		switch {
+		case !ok:
+			diffs = append(diffs, fmt.Sprintf("classes.parquet has bucket %s, report.json has not", r.label))
+		case b.Tools != r.tools:
+			diffs = append(diffs, fmt.Sprintf("classes.parquet says %s %d, report.json %d", r.label, r.tools, b.Tools))
+		}
+	}
+	for _, k := range append(slices.Sorted(maps.Keys(rep.Classes)), slices.Sorted(maps.Keys(rep.Buckets))...) {
+		if !seen[k] {
+			diffs = append(diffs, fmt.Sprintf("report.json has %s, classes.parquet has not", k))
+		}
+	}
+	if len(diffs) > 0 {
+		return &ClassesError{File: path, Differences: diffs}
+	}
+	return nil
+}
+
+type classRow struct {
+	label                  string
+	normative, hasRequired bool
+	tools, required        int64
+}
+
+// readClasses reads the rows of a classes.parquet (a dozen rows).
+func readClasses(path string) ([]classRow, error) {
+	f, err := openreg.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer pf.Close()
+	if n := pf.NumRows(); n > 1000 {
+		return nil, fmt.Errorf("%s: %d rows: not a classes.parquet", path, n)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	names := []string{"label", "normative", "tools", "required"}
+	idx := make([]int, len(names))
+	sc := pf.MetaData().Schema
+	for i, n := range names {
+		if idx[i] = sc.ColumnIndexByName(n); idx[i] < 0 {
+			return nil, fmt.Errorf("%s: no %s column: not a classes.parquet", path, n)
+		}
+	}
+	rr, err := fr.GetRecordReader(context.Background(), idx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer rr.Release()
+	var out []classRow
+	for {
+		rec, err := rr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		label, ok1 := rec.Column(0).(*array.String)
+		norm, ok2 := rec.Column(1).(*array.Boolean)
+		tools, ok3 := rec.Column(2).(*array.Int64)
+		req, ok4 := rec.Column(3).(*array.Int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			return nil, fmt.Errorf("%s: columns of unexpected types: not a classes.parquet", path)
+		}
+		for i := range int(rec.NumRows()) {
+			out = append(out, classRow{label: label.Value(i), normative: norm.Value(i), tools: tools.Value(i), hasRequired: !req.IsNull(i), required: req.Value(i)})
+		}
+	}
+	return out, nil
+}
+
+// VerdictFile is where WriteVerdict puts a run's verdict against a
+// deposit, beside the run's own outputs.
+const VerdictFile = "deposit-verdict.json"
+
+// WriteVerdict writes v into the run's output folder dir as VerdictFile,
+// naming the deposit's SHA256SUMS it was held to, so that the verdict
+// outlives the terminal it was printed on.
+func (d *Deposit) WriteVerdict(dir string, v *Verdict) error {
+	sums, err := fileSHA256(filepath.Join(d.Dir, SumsFile))
+	if err != nil {
+		return err
+	}
+	body := struct {
+		Verdict     string   `json:"verdict"`
+		Differences []string `json:"differences"`
+		Published   bool     `json:"published_table"`
+		SumsSHA256  string   `json:"deposit_sha256sums_sha256"`
+	}{v.Verdict, v.Differences, d.Table != nil, sums}
+	if body.Differences == nil {
+		body.Differences = []string{}
+	}
+	b, err := json.MarshalIndent(body, "", "  ")
+	if err != nil {
+		return err
+	}
+	set, err := outset.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	if err := set.WriteFile(VerdictFile, append(b, '\n')); err != nil {
+		return err
+	}
+	return set.Commit()
+}
