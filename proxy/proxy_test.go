@@ -183,8 +183,8 @@ func TestRelay(t *testing.T) {
 // number literal) and whose list comes in two pages; its error answer
 // passes as it came.
 func TestPythonUpstream(t *testing.T) {
-	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "internal", "crawl", "testdata", "mcp_server.py"))
-	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "internal", "crawl", "testdata", "mcp_server.py"), "--dump").Output()
+	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"))
+	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"), "--dump").Output()
 	if err != nil {
 		t.Fatal(err)
 	}

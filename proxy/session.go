@@ -257,7 +257,11 @@ func (s *session) answeredAhead(m *jsonrpc.Request) *jsonrpc.Response {
 // connectUpstream opens an upstream session, counting and logging a
 // failure.
 func (p *Proxy) connectUpstream(ctx context.Context) (mcp.Connection, error) {
-	up, err := p.cfg.Upstream.connect(ctx, callLimits{global: p.calls, perSession: p.cfg.MaxSessionCalls})
+	up, err := p.cfg.Upstream.connect(ctx, callLimits{global: p.calls, perSession: p.cfg.MaxSessionCalls,
+		translated: func() {
+			p.metrics.translated.Inc()
+			p.log.Info("session translated: the client speaks an older revision than the upstream's only one, " + statelessVersion)
+		}})
 	if err != nil {
 		p.metrics.upstream.Inc()
 		err = fmt.Errorf("upstream: %w", err)
