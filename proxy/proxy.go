@@ -222,7 +222,13 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 // ServeStdio relays one session whose client speaks newline-delimited
 // JSON-RPC on r and w (the proxy launched as a client's subprocess), until
 // r ends or ctx is cancelled; either is a clean stop. An upstream failure
-// is returned after the client has been answered with it.
+// (or a failure reading r) is returned after the client has been answered
+// with it.
+//
+// ServeStdio owns r and w: it closes each that is an io.Closer when the
+// session ends, which is how a Read blocked on a client that sent nothing
+// is ended. It returns only once its reading goroutine has returned, so a
+// reader that is no io.Closer keeps it until its Read returns.
 func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
 	rc, ok := r.(io.ReadCloser)
 	if !ok {
