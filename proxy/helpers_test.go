@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		dupeAnswerServer(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
+	if os.Getenv(stdioServerEnv) == "hang" {
+		hangServer(os.Stdin, os.Stderr)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "big" {
 		bigListServer(os.Stdin, os.Stdout)
 		os.Exit(0)
