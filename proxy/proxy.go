@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -150,15 +151,27 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, set := range [][]string{cfg.Policy.Hide, cfg.Policy.Deny} {
-		for i, c := range set {
+	// The policy is copied, never written into: the caller's slices stay
+	// as they were given, and a later change to them does not reach the
+	// proxy.
+	normalised := func(set []string) ([]string, error) {
+		out := make([]string, 0, len(set))
+		for _, c := range set {
 			id, err := NormaliseClass(c)
 			if err != nil {
 				return nil, err
 			}
-			set[i] = id
+			out = append(out, id)
 		}
+		return out, nil
 	}
+	if cfg.Policy.Hide, err = normalised(cfg.Policy.Hide); err != nil {
+		return nil, err
+	}
+	if cfg.Policy.Deny, err = normalised(cfg.Policy.Deny); err != nil {
+		return nil, err
+	}
+	cfg.Policy.AllowTools = slices.Clone(cfg.Policy.AllowTools)
 	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.sessions = newSessionTable(p)

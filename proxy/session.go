@@ -555,10 +555,11 @@ func (s *session) failPending(ctx context.Context, err error) {
 const maxListLabelBytes = 32 << 20
 
 // labelList returns a tools/list result with the labels added and the
-// hidden tools dropped, and records the labels for the policy. Every tool
-// is labelled first, so that the policy judges a name by all the tools
-// listed under it; with --hide, a tool the census decoder rejects is
-// dropped too (its classes are unknown), and its name refused on call.
+// hidden tools dropped, and records the labels for the policy. A tool is
+// hidden by its own classes; a call is judged by the name's, the union
+// over every tool listed under it (see Policy.Hide). With --hide, a tool
+// the census decoder rejects is dropped too (its classes are unknown), and
+// its name refused on call.
 func (s *session) labelList(result json.RawMessage) json.RawMessage {
 	pol := s.p.cfg.Policy
 	var ents []*labelEntry
@@ -623,9 +624,10 @@ func (s *session) labelList(result json.RawMessage) json.RawMessage {
 			}
 			c = "unlabelled"
 		} else {
-			s.mu.Lock()
-			c = pol.hiddenBy(ent.name, s.tools[ent.name])
-			s.mu.Unlock()
+			// Each tool by its own classes: what is listed does not
+			// depend on which tools came before it, on this page or an
+			// earlier one (see Policy.Hide).
+			c = pol.hiddenBy(ent.name, &toolState{classes: ent.classes})
 		}
 		if c == "" {
 			return true
