@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -183,6 +184,93 @@ func TestClientRevision(t *testing.T) {
 			}
 			if n := testCounter(t, p, "atlas_proxy_sessions_translated_total", ""); n != 0 {
 				t.Errorf("%v sessions translated, want 0", n)
+			}
+		})
+	}
+}
+
+// samplingTool asks the client for a sampled message the way revision
+// 2026-07-28 does (an input_required result; the client retries with the
+// answer), and the way older ones do (a sampling/createMessage request
+// in the session), as the SDK picks by the client's revision.
+func samplingTool(srv *mcp.Server) {
+	srv.AddTool(&mcp.Tool{Name: "sample", Description: "ask the client's model", InputSchema: emptySchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ask := &mcp.CreateMessageParams{MaxTokens: 5,
+				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello"}}}}
+			if resp, ok := req.Params.InputResponses["s"]; ok {
+				var text string
+				switch msg := resp.(type) {
+				case *mcp.CreateMessageResult:
+					text = msg.Content.(*mcp.TextContent).Text
+				case *mcp.CreateMessageWithToolsResult:
+					if len(msg.Content) > 0 {
+						text = msg.Content[0].(*mcp.TextContent).Text
+					}
+				default:
+					return nil, fmt.Errorf("the input response is %T", resp)
+				}
+				return textResult("got " + text), nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"s": ask}}, nil
+		})
+}
+
+// TestStatelessSampling: a client of revision 2026-07-28 reaches the Go
+// SDK v1.8's stateless handler (which serves both generations) through
+// the proxy statelessly, over HTTP and over stdio: the sampling round trip
+// (the server's input request, the client's retry with its answer)
+// completes, and every result is byte for byte what a direct connection
+// gets.
+func TestStatelessSampling(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "both", Version: "1"}, nil)
+	samplingTool(srv)
+	up := newLoopbackServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	sample := func(cs *mcp.ClientSession, rec *recorder) []json.RawMessage {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sample", Arguments: map[string]any{}})
+		if err != nil || res.IsError || len(res.Content) == 0 {
+			t.Fatalf("sample: %v %+v", err, res)
+		}
+		if got := res.Content[0].(*mcp.TextContent).Text; got != "got sampled hello" {
+			t.Errorf("sample = %q: no sampling round trip", got)
+		}
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		return rec.results["tools/call"]
+	}
+	direct, drec := samplingClient(t, &mcp.StreamableClientTransport{Endpoint: up}, "")
+	if v := direct.InitializeResult().ProtocolVersion; v != statelessVersion {
+		t.Fatalf("directly negotiated %q", v)
+	}
+	want := sample(direct, drec)
+	if len(want) != 2 || !bytes.Contains(want[0], []byte(`"input_required"`)) {
+		t.Fatalf("directly: %s", want)
+	}
+	for _, down := range []string{"http", "stdio"} {
+		t.Run(down, func(t *testing.T) {
+			p := newProxy(t, Upstream{URL: up}, Policy{})
+			var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, p) + "/mcp"}
+			if down == "stdio" {
+				tr = stdioClient(t, p)
+			}
+			cs, rec := samplingClient(t, tr, "")
+			if v := cs.InitializeResult().ProtocolVersion; v != statelessVersion {
+				t.Errorf("negotiated %q through the proxy", v)
+			}
+			got := sample(cs, rec)
+			if len(got) != len(want) {
+				t.Fatalf("%d results through the proxy, %d directly", len(got), len(want))
+			}
+			for i := range got {
+				if !bytes.Equal(got[i], want[i]) {
+					t.Errorf("result %d through the proxy:\n%s\ndirect:\n%s", i, got[i], want[i])
+				}
+			}
+			if n := testCounter(t, p, "atlas_proxy_sessions_translated_total", ""); n != 0 {
+				t.Errorf("%v sessions translated", n)
 			}
 		})
 	}
