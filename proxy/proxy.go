@@ -6,9 +6,11 @@
 // level, so ids, _meta, unknown fields and error objects survive.
 //
 // Each downstream session (Streamable HTTP, or stdio) gets its own upstream
-// session (Streamable HTTP, legacy SSE, or a stdio command); a request of
-// the stateless revision 2026-07-28 is relayed alone (stateless.go), and a
-// session reaches a stateless server through a bridge (bridge.go). Labels
+// session (Streamable HTTP, legacy SSE, or a stdio command) at the
+// client's own revision wherever the upstream speaks it; a request of the
+// stateless revision 2026-07-28 is relayed alone (stateless.go), and only
+// a session whose upstream speaks nothing but that revision is translated,
+// through a bridge (bridge.go). Labels
 // are those the classify command prints, cached by the tool definition's
 // hash. An optional policy hides tools of given classes or refuses their
 // calls, failing closed on what it cannot read.
