@@ -140,6 +140,66 @@ func (c *streamConn) discover(init *jsonrpc.Request) *bridge {
 		legacy: ip.ProtocolVersion < statelessVersion}
 }
 
+// probeLegacy sends the client's initialize to a server whose discover
+// result named the stateless revision alone, and then a ping at the
+// revision it answered with: when both are answered, the server serves
+// the client's revision after all, the connection is that session's, and
+// the initialize's answer is returned; otherwise nil (and the session the
+// initialize may have opened is ended).
+func (c *streamConn) probeLegacy(init *jsonrpc.Request) *jsonrpc.Response {
+	data, err := jsonrpc.EncodeMessage(init)
+	if err != nil {
+		return nil
+	}
+	post := func(body []byte, version, sid string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		return c.client.Do(req)
+	}
+	resp, err := post(data, "", "")
+	if err != nil {
+		return nil
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	result, err := readResult(resp, c.maxMessage)
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err != nil || json.Unmarshal(result, &ir) != nil || ir.ProtocolVersion == "" || ir.ProtocolVersion >= statelessVersion {
+		return nil
+	}
+	ping := []byte(`{"jsonrpc":"2.0","id":"atlas-proxy-probe","method":"ping"}`)
+	presp, err := post(ping, ir.ProtocolVersion, sid)
+	if err == nil {
+		_, err = readResult(presp, c.maxMessage)
+	}
+	if err != nil {
+		if sid != "" {
+			if req, rerr := http.NewRequestWithContext(c.ctx, http.MethodDelete, c.url, nil); rerr == nil {
+				req.Header.Set("Mcp-Session-Id", sid)
+				if r, derr := c.client.Do(req); derr == nil {
+					r.Body.Close()
+				}
+			}
+		}
+		return nil
+	}
+	c.mu.Lock()
+	c.sessionID, c.version = sid, ir.ProtocolVersion
+	c.mu.Unlock()
+	return &jsonrpc.Response{ID: init.ID, Result: result}
+}
+
 // bridgeHeaders sets the stateless revision's headers of a request body.
 func bridgeHeaders(h http.Header, body []byte) {
 	var msg struct {

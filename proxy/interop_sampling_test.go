@@ -55,17 +55,49 @@ func TestNodeSampling(t *testing.T) {
 	}
 	p := newProxy(t, Upstream{URL: up}, Policy{})
 	proxied := serveHTTP(t, p) + "/mcp"
-	t.Setenv(stdioServerEnv, "proxy")
-	t.Setenv(stdioUpstreamEnv, up)
-	out := testenvNodeScript(t, "ts1-sampling.mjs", testenv.NPMDir(), "http", up, "http", proxied, "stdio", exe)
+	out := testenvNodeScript(t, "ts1-sampling.mjs", testenv.NPMDir(), "sample,echo", "http", up, "http", proxied, "stdio", exe+"|"+up)
 	var runs []ts1Run
 	if err := json.Unmarshal(out, &runs); err != nil || len(runs) != 3 {
 		t.Fatalf("ts1-sampling.mjs printed %s: %v", out, err)
 	}
-	direct := runs[0]
-	if direct.Text != "got sampled hello" || len(direct.Results) != 2 {
+	if direct := runs[0]; direct.Text != "got sampled hello" || len(direct.Results) != 2 {
 		t.Fatalf("directly: %+v", direct)
 	}
+	compareTS1(t, runs)
+}
+
+// TestNodeTS2Default: the TypeScript SDK 1.x client (2025-11-25) reaches
+// the TypeScript SDK v2's default handler (2026-07-28, and the older
+// revisions served statelessly) through the proxy over HTTP and stdio,
+// and receives what it receives directly, with no member of 2026-07-28.
+func TestNodeTS2Default(t *testing.T) {
+	testenv.NodePackages(t) // skips without them, fails with CI=true
+	up := testenv.NodeServer(t, "ts2-server.mjs", "stateless")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(t, Upstream{URL: up}, Policy{})
+	proxied := serveHTTP(t, p) + "/mcp"
+	out := testenvNodeScript(t, "ts1-sampling.mjs", testenv.NPMDir(), "echo,read_file", "http", up, "http", proxied, "stdio", exe+"|"+up)
+	var runs []ts1Run
+	if err := json.Unmarshal(out, &runs); err != nil || len(runs) != 3 {
+		t.Fatalf("ts1-sampling.mjs printed %s: %v", out, err)
+	}
+	if direct := runs[0]; direct.Text != "echo" || len(direct.Results) != 2 {
+		t.Fatalf("directly: %+v", direct)
+	}
+	compareTS1(t, runs)
+	if n := testCounter(t, p, "atlas_proxy_sessions_translated_total", ""); n != 0 {
+		t.Errorf("%v sessions translated: the server speaks the client's revision", n)
+	}
+}
+
+// compareTS1 compares the runs through the proxy (HTTP, stdio) with the
+// direct one (first).
+func compareTS1(t *testing.T, runs []ts1Run) {
+	t.Helper()
+	direct := runs[0]
 	for i, name := range []string{"http", "stdio"} {
 		got := runs[i+1]
 		t.Run(name, func(t *testing.T) {

@@ -240,7 +240,21 @@ func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// revisions it speaks. The session is opened at the client's own
 	// revision where the server speaks it (an initialize, for a client of
 	// an older one), and bridged (translated) only where it does not.
-	if b := sc.discover(req); b != nil && (!b.legacy || !b.speaksLegacy()) {
+	b := sc.discover(req)
+	if b != nil && b.legacy && !b.speaksLegacy() {
+		// A discover result names the stateless revision alone even
+		// where older clients are served too (TypeScript SDK v2's
+		// default handler): an initialize at the client's revision,
+		// then a ping at the revision it answered, say which.
+		if ans := sc.probeLegacy(req); ans != nil {
+			f.mu.Lock()
+			f.tried = true
+			f.mu.Unlock()
+			sc.deliver(ans)
+			return nil
+		}
+	}
+	if b != nil && (!b.legacy || !b.speaksLegacy()) {
 		f.mu.Lock()
 		f.tried = true
 		f.mu.Unlock()

@@ -1,14 +1,16 @@
 // The TypeScript SDK 1.x client (revision 2025-11-25) answering sampling:
-// argv[2] is the npm directory holding the SDK, then pairs of a kind and
-// a target: "http URL", or "stdio PROGRAM" (a stdio server started with
-// the environment this process has). For each it calls the tool "sample"
-// (which asks the client for a sampled message) and "echo", and prints
-// one JSON array of {"protocolVersion", "text", "results"}: the text of
-// the sample call and every result the client received, as JSON text in
-// the order it came. One process for all: node starts slowly.
+// argv[2] is the npm directory holding the SDK, argv[3] the tools to call
+// (comma-separated; "sample" asks the client for a sampled message), then
+// pairs of a kind and a target: "http URL", or "stdio PROGRAM|UPSTREAM"
+// (the test binary as a stdio proxy in front of the URL UPSTREAM). For
+// each it calls the tools, and prints one JSON array of
+// {"protocolVersion", "text", "results"}: the text of the first call and
+// every result the client received, as JSON text in the order it came.
+// One process for all: node starts slowly.
 import { pathToFileURL } from 'node:url';
 
-const [npm, ...pairs] = process.argv.slice(2);
+const [npm, toolList, ...pairs] = process.argv.slice(2);
+const toolNames = toolList.split(',');
 const sdk = (p) => import(pathToFileURL(`${npm}/node_modules/@modelcontextprotocol/sdk/dist/esm/${p}`).href);
 const { Client } = await sdk('client/index.js');
 const { StreamableHTTPClientTransport } = await sdk('client/streamableHttp.js');
@@ -23,7 +25,10 @@ async function run(kind, target) {
   }));
   const transport = kind === 'http'
     ? new StreamableHTTPClientTransport(new URL(target))
-    : new StdioClientTransport({ command: target, args: ['-test.run=^$'], env: process.env, stderr: 'inherit' });
+    : new StdioClientTransport({
+      command: target.split('|')[0], args: ['-test.run=^$'], stderr: 'inherit',
+      env: { ...process.env, ATLAS_PROXY_TEST_STDIO_SERVER: 'proxy', ATLAS_PROXY_TEST_UPSTREAM: target.split('|')[1] },
+    });
   await client.connect(transport);
   const results = [];
   const onmessage = transport.onmessage;
@@ -31,8 +36,12 @@ async function run(kind, target) {
     if ('result' in msg && msg.result && !('protocolVersion' in msg.result)) results.push(JSON.stringify(msg.result));
     onmessage?.(msg, extra);
   };
-  const res = await client.callTool({ name: 'sample', arguments: {} });
-  await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+  let res;
+  for (const name of toolNames) {
+    // Arguments both servers' echo tools take.
+    const r = await client.callTool({ name, arguments: name === 'echo' ? { text: 'x', message: 'x' } : {} });
+    res ??= r;
+  }
   const protocolVersion = transport.protocolVersion ?? null; // a stdio transport does not keep it
   if (kind === 'http') await transport.terminateSession(); // DELETE: the server's session ends too
   await client.close();
