@@ -15,6 +15,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -247,4 +248,40 @@ func TestCancelledCallFreesID(t *testing.T) {
 		t.Errorf("the id is still refused: %+v", resp.Error)
 	}
 	up.Close()
+}
+
+// TestServeStdioBlockingStdin: ServeStdio over a file in blocking mode (a
+// process's stdin, as a rule: a Read on it is not interrupted by Close)
+// still returns on cancellation while its client sends nothing.
+func TestServeStdioBlockingStdin(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var fds [2]int
+	if err := syscall.Pipe(fds[:]); err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.NewFile(uintptr(fds[0]), "stdin") // blocking, as a stdin pipe is
+	writer := os.NewFile(uintptr(fds[1]), "client")
+	defer writer.Close()
+	srv := upstreamServer(nil, nil)
+	p := newProxy(t, Upstream{Transport: func() mcp.Transport {
+		st, ct := mcp.NewInMemoryTransports()
+		go srv.Run(context.Background(), st)
+		return ct
+	}}, Policy{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.ServeStdio(ctx, stdin, io.Discard) }()
+	cancel()
+	guard := time.NewTimer(testTimeout)
+	defer guard.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio: %v", err)
+		}
+	case <-guard.C:
+		writer.Close() // let it go, and fail
+		<-done
+		t.Fatal("ServeStdio over a blocking stdin did not return on cancellation")
+	}
 }

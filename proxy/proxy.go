@@ -22,7 +22,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -245,6 +247,9 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 // is ended. It returns only once its reading goroutine has returned, so a
 // reader that is no io.Closer keeps it until its Read returns.
 func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	if f, ok := r.(*os.File); ok {
+		r = interruptible(f)
+	}
 	rc, ok := r.(io.ReadCloser)
 	if !ok {
 		rc = io.NopCloser(r)
@@ -264,6 +269,48 @@ func (p *Proxy) maxMessage() int64 {
 		return p.cfg.Upstream.MaxMessage
 	}
 	return DefaultMaxMessage
+}
+
+// interruptible returns a file reading what f reads whose Read a Close
+// ends. A file in blocking mode (a process's stdin is, as a rule) is not
+// read through the runtime's poller, so closing it leaves a Read blocked
+// until data or the end comes: the session could never end before its
+// client. The descriptor is duplicated and the duplicate made
+// non-blocking, which the poller takes; the file description's
+// non-blocking flag is shared with f, which ServeStdio owns and closes
+// too. When that fails f is returned as it is.
+func interruptible(f *os.File) io.ReadCloser {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	dup := -1
+	sc.Control(func(fd uintptr) {
+		if d, err := syscall.Dup(int(fd)); err == nil {
+			if syscall.SetNonblock(d, true) == nil {
+				dup = d
+			} else {
+				syscall.Close(d)
+			}
+		}
+	})
+	if dup < 0 {
+		return f
+	}
+	nf := os.NewFile(uintptr(dup), f.Name())
+	return struct {
+		io.Reader
+		io.Closer
+	}{nf, closeBoth{nf, f}}
+}
+
+// closeBoth closes two closers, returning the first's error.
+type closeBoth struct{ a, b io.Closer }
+
+func (c closeBoth) Close() error {
+	err := c.a.Close()
+	c.b.Close()
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }

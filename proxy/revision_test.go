@@ -72,10 +72,6 @@ func (w wireRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-type closeBoth struct{ a, b io.Closer }
-
-func (c closeBoth) Close() error { c.a.Close(); return c.b.Close() }
-
 // dualUpstream is a server that speaks both generations at one URL, as
 // mcp-go's Streamable HTTP server and TypeScript SDK v2's default handler
 // do: a request of revision 2026-07-28 (server/discover included) is served
