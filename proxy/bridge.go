@@ -28,6 +28,17 @@ import (
 type bridge struct {
 	meta   map[string]json.RawMessage // the _meta triple
 	answer json.RawMessage            // the InitializeResult given to the client
+	// supported are the revisions the server's discover result named.
+	supported []string
+	// legacy: the client speaks an older revision, so the session is
+	// translated (see legacyResult).
+	legacy bool
+}
+
+// speaksLegacy reports whether the server named a revision older than the
+// stateless one: it then takes an initialize.
+func (b *bridge) speaksLegacy() bool {
+	return slices.ContainsFunc(b.supported, func(v string) bool { return v < statelessVersion })
 }
 
 // withMeta returns req with the triple added to its params' _meta (members
@@ -125,7 +136,68 @@ func (c *streamConn) discover(init *jsonrpc.Request) *bridge {
 	if err != nil {
 		return nil
 	}
-	return &bridge{meta: meta, answer: answer}
+	return &bridge{meta: meta, answer: answer, supported: dr.SupportedVersions,
+		legacy: ip.ProtocolVersion < statelessVersion}
+}
+
+// probeLegacy sends the client's initialize to a server whose discover
+// result named the stateless revision alone, and then a ping at the
+// revision it answered with: when both are answered, the server serves
+// the client's revision after all, the connection is that session's, and
+// the initialize's answer is returned; otherwise nil (and the session the
+// initialize may have opened is ended).
+func (c *streamConn) probeLegacy(init *jsonrpc.Request) *jsonrpc.Response {
+	data, err := jsonrpc.EncodeMessage(init)
+	if err != nil {
+		return nil
+	}
+	post := func(body []byte, version, sid string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(c.ctx, http.MethodPost, c.url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		return c.client.Do(req)
+	}
+	resp, err := post(data, "", "")
+	if err != nil {
+		return nil
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	result, err := readResult(resp, c.maxMessage)
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err != nil || json.Unmarshal(result, &ir) != nil || ir.ProtocolVersion == "" || ir.ProtocolVersion >= statelessVersion {
+		return nil
+	}
+	ping := []byte(`{"jsonrpc":"2.0","id":"atlas-proxy-probe","method":"ping"}`)
+	presp, err := post(ping, ir.ProtocolVersion, sid)
+	if err == nil {
+		_, err = readResult(presp, c.maxMessage)
+	}
+	if err != nil {
+		if sid != "" {
+			if req, rerr := http.NewRequestWithContext(c.ctx, http.MethodDelete, c.url, nil); rerr == nil {
+				req.Header.Set("Mcp-Session-Id", sid)
+				if r, derr := c.client.Do(req); derr == nil {
+					r.Body.Close()
+				}
+			}
+		}
+		return nil
+	}
+	c.mu.Lock()
+	c.sessionID, c.version = sid, ir.ProtocolVersion
+	c.mu.Unlock()
+	return &jsonrpc.Response{ID: init.ID, Result: result}
 }
 
 // bridgeHeaders sets the stateless revision's headers of a request body.
@@ -207,4 +279,61 @@ func (c *streamConn) bridged(msg jsonrpc.Message) (jsonrpc.Message, error) {
 		return nil, nil
 	}
 	return c.bridge.withMeta(req)
+}
+
+// statelessOnly are the result members the stateless revision added, which
+// an older revision's client must not see.
+var statelessOnly = []string{"resultType", "ttlMs", "cacheScope"}
+
+// statelessMeta are the _meta keys the stateless revision added to
+// results.
+var statelessMeta = []string{mcp.MetaKeyServerInfo, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities}
+
+// legacyResult translates a stateless upstream's result for a client of
+// an older revision: the members that revision does not define are
+// removed (an empty _meta with them). A result asking for the client's
+// input (resultType "input_required") has no older form: it is an error.
+func legacyResult(result json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(result, &m) != nil || m == nil {
+		return result, nil
+	}
+	var rt string
+	if json.Unmarshal(m["resultType"], &rt) == nil && rt != "" && rt != "complete" {
+		return nil, &jsonrpc.Error{Code: CodeUpstream, Message: fmt.Sprintf(
+			"upstream: the server answered with a %q result of revision %s (it asks the client for input), which has no form in this session's revision; the proxy does not translate it",
+			rt, statelessVersion)}
+	}
+	changed := false
+	for _, k := range statelessOnly {
+		if _, ok := m[k]; ok {
+			delete(m, k)
+			changed = true
+		}
+	}
+	if raw, ok := m["_meta"]; ok {
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(raw, &meta) == nil && meta != nil {
+			n := len(meta)
+			for _, k := range statelessMeta {
+				delete(meta, k)
+			}
+			if len(meta) != n {
+				changed = true
+				if len(meta) == 0 {
+					delete(m, "_meta")
+				} else {
+					m["_meta"], _ = json.Marshal(meta)
+				}
+			}
+		}
+	}
+	if !changed {
+		return result, nil
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return result, nil
+	}
+	return out, nil
 }

@@ -29,6 +29,15 @@ func TestMain(m *testing.M) {
 		dupeAnswerServer(os.Stdin, os.Stdout)
 		os.Exit(0)
 	}
+	if os.Getenv(stdioServerEnv) == "proxy" {
+		// The proxy itself over stdio, in front of the URL given: what a
+		// client that launches its servers starts.
+		os.Exit(stdioProxy(os.Getenv(stdioUpstreamEnv)))
+	}
+	if os.Getenv(stdioServerEnv) == "hang" {
+		hangServer(os.Stdin, os.Stderr)
+		os.Exit(0)
+	}
 	if os.Getenv(stdioServerEnv) == "big" {
 		bigListServer(os.Stdin, os.Stdout)
 		os.Exit(0)

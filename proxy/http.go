@@ -37,12 +37,23 @@ type httpSession struct {
 	active atomic.Int32 // requests being served
 	last   atomic.Int64 // unix nanoseconds of the last request's end
 
+	// wmu serializes the writes of what is not an answer (notifications
+	// and the server's requests, which go to the standalone stream), so
+	// that they reach the client in order, queued or not. It is taken
+	// before mu, never after.
+	wmu sync.Mutex
+	// mu guards outbox, outboxBytes and sending, and is never held while
+	// the connection is written to: a slow client must not stall the
+	// timer that withdraws a request from the outbox.
+	mu sync.Mutex
 	// outbox holds messages the client's standalone event stream could not
 	// take yet: a server's notification or request may come before the
 	// client opened that stream. They go out, in order, when it opens.
-	mu          sync.Mutex
 	outbox      []jsonrpc.Message
 	outboxBytes int64
+	// sending is the outbox's first message while flush writes it: it
+	// can no longer be withdrawn.
+	sending jsonrpc.Message
 }
 
 // maxOutbox and maxOutboxBytes bound the messages held for a client that
@@ -56,14 +67,22 @@ const (
 type sessionTable struct {
 	p *Proxy
 	// ctx is the sessions' relays' context, the table's own: closeAll
-	// cancels it once every session has ended.
+	// cancels it once every session it found has ended.
 	ctx    context.Context
 	cancel context.CancelFunc
+	// mu guards m, closed and opening. Rules: once closed is set, no
+	// session is reserved or enters m; wg.Add happens only under mu with
+	// closed false, so that closeAll's wg.Wait, after it set closed,
+	// waits for every reservation (an upstream being connected, a command
+	// being started) and every relay there will ever be.
 	mu     sync.Mutex
 	m      map[string]*httpSession
 	closed bool
 	// opening counts the sessions reserved but not yet in m.
 	opening int
+	// wg counts the reservations not yet given back and the relays
+	// running.
+	wg sync.WaitGroup
 }
 
 func newSessionTable(p *Proxy) *sessionTable {
@@ -80,18 +99,23 @@ func (t *sessionTable) reserve() (func(), error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return nil, errors.New("the proxy is shutting down")
+		return nil, errShuttingDown
 	}
 	if len(t.m)+t.opening >= t.p.cfg.MaxSessions {
 		return nil, errTooManySessions
 	}
 	t.opening++
+	t.wg.Add(1)
 	return func() {
 		t.mu.Lock()
 		t.opening--
 		t.mu.Unlock()
+		t.wg.Done()
 	}, nil
 }
+
+// errShuttingDown refuses a session once the proxy is shutting down.
+var errShuttingDown = errors.New("the proxy is shutting down")
 
 func (t *sessionTable) count() int {
 	t.mu.Lock()
@@ -105,7 +129,8 @@ func (t *sessionTable) get(id string) *httpSession {
 	return t.m[id]
 }
 
-// open starts a session relaying to up, and its relay.
+// open starts a session relaying to up, and its relay; once the table is
+// closed it refuses (the caller closes up).
 func (t *sessionTable) open(up mcp.Connection) (*httpSession, error) {
 	s := &httpSession{id: rand.Text(), done: make(chan struct{})}
 	s.t = &mcp.StreamableServerTransport{SessionID: s.id}
@@ -115,11 +140,18 @@ func (t *sessionTable) open(up mcp.Connection) (*httpSession, error) {
 	}
 	s.conn = conn
 	s.last.Store(time.Now().UnixNano())
-	t.mu.Lock()
-	t.m[s.id] = s
-	t.mu.Unlock()
 	s.sess = t.p.newSession(conn, up, s.write, s.withdraw)
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		conn.Close()
+		return nil, errShuttingDown
+	}
+	t.m[s.id] = s
+	t.wg.Add(1)
+	t.mu.Unlock()
 	go func() {
+		defer t.wg.Done()
 		defer close(s.done)
 		s.sess.run(t.ctx)
 		t.mu.Lock()
@@ -135,9 +167,10 @@ func (t *sessionTable) close(s *httpSession) {
 	<-s.done
 }
 
-// closeAll ends every session and refuses new ones.
+// closeAll refuses new sessions, ends every session, and waits for every
+// relay and every session being opened (their upstreams closed, their
+// commands exited) before it returns.
 func (t *sessionTable) closeAll() {
-	defer t.cancel()
 	t.mu.Lock()
 	t.closed = true
 	all := make([]*httpSession, 0, len(t.m))
@@ -148,6 +181,10 @@ func (t *sessionTable) closeAll() {
 	for _, s := range all {
 		t.close(s)
 	}
+	// What is still opening (an upstream being connected) ends with the
+	// table's context; open refuses it, and the opener closes its upstream.
+	t.cancel()
+	t.wg.Wait()
 }
 
 // janitor ends sessions idle for longer than SessionIdle.
@@ -184,13 +221,18 @@ func (s *httpSession) write(ctx context.Context, msg jsonrpc.Message) error {
 	if _, ok := msg.(*jsonrpc.Response); ok {
 		return s.conn.Write(ctx, msg)
 	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.outbox) == 0 {
+	queued := len(s.outbox) > 0
+	s.mu.Unlock()
+	if !queued {
 		if err := s.conn.Write(ctx, msg); err == nil {
 			return nil
 		}
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	size := messageSize(msg)
 	if len(s.outbox) >= maxOutbox || s.outboxBytes+size > maxOutboxBytes {
 		return errors.New("the client's standalone stream is not open and the outbox is full")
@@ -208,7 +250,7 @@ func (s *httpSession) withdraw(msg jsonrpc.Message) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, m := range s.outbox {
-		if m == msg {
+		if m == msg && m != s.sending {
 			s.outbox = append(s.outbox[:i], s.outbox[i+1:]...)
 			s.outboxBytes -= messageSize(m)
 			return true
@@ -220,18 +262,30 @@ func (s *httpSession) withdraw(msg jsonrpc.Message) bool {
 // flush sends what the outbox holds, in order, once the standalone stream
 // is open.
 func (s *httpSession) flush() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, m := range s.outbox {
-		if s.conn.Write(context.Background(), m) != nil {
-			break
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	for {
+		s.mu.Lock()
+		if len(s.outbox) == 0 {
+			s.mu.Unlock()
+			return
 		}
-		s.outboxBytes -= messageSize(m)
-		n++
+		m := s.outbox[0]
+		s.sending = m
+		s.mu.Unlock()
+		err := s.conn.Write(context.Background(), m)
+		s.mu.Lock()
+		s.sending = nil
+		if err == nil {
+			s.outbox[0] = nil
+			s.outbox = s.outbox[1:]
+			s.outboxBytes -= messageSize(m)
+		}
+		s.mu.Unlock()
+		if err != nil {
+			return
+		}
 	}
-	clear(s.outbox[:n])
-	s.outbox = append(s.outbox[:0], s.outbox[n:]...)
 }
 
 // messageSize is what a message holds, about: its params or result.
@@ -409,7 +463,11 @@ func (p *Proxy) openSession() (*httpSession, error) {
 	s, err := p.sessions.open(up)
 	if err != nil {
 		up.Close()
-		return nil, &httpError{http.StatusInternalServerError, err}
+		code := http.StatusInternalServerError
+		if errors.Is(err, errShuttingDown) {
+			code = http.StatusServiceUnavailable
+		}
+		return nil, &httpError{code, err}
 	}
 	return s, nil
 }

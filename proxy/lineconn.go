@@ -159,7 +159,10 @@ func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// Close implements mcp.Connection.
+// Close implements mcp.Connection. It closes the reader and the writer
+// (and runs onClose), then waits for the reading goroutine to return: a
+// reader whose Read does not end when it is closed (one that is no
+// io.Closer of its own) holds Close until its Read returns.
 func (c *lineConn) Close() error {
 	var err error
 	c.once.Do(func() {
@@ -172,6 +175,7 @@ func (c *lineConn) Close() error {
 			err = errors.Join(err, c.onClose())
 		}
 	})
+	<-c.done
 	return err
 }
 

@@ -21,6 +21,7 @@ type metrics struct {
 	upstream   prometheus.Counter
 	sessions   prometheus.Gauge
 	forged     prometheus.Counter
+	translated prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -45,8 +46,10 @@ func newMetrics() *metrics {
 		sessions: promreg.Gauge("atlas_proxy_sessions", "Sessions being relayed."),
 		forged: promreg.Counter("atlas_proxy_labels_replaced_total",
 			"Listed tools whose _meta already held the param-risk key, was not an object or came twice: replaced by one _meta holding the proxy's label."),
+		translated: promreg.Counter("atlas_proxy_sessions_translated_total",
+			"Sessions of a client of a revision older than 2026-07-28 bridged to an upstream that speaks only 2026-07-28: the proxy translates between them (results lose the members the client's revision does not define). A client is otherwise relayed at its own revision."),
 	}
-	m.reg = promreg.New(m.requests, m.labelled, m.unlabelled, m.cacheHits, m.hidden, m.denied, m.upstream, m.sessions, m.forged)
+	m.reg = promreg.New(m.requests, m.labelled, m.unlabelled, m.cacheHits, m.hidden, m.denied, m.upstream, m.sessions, m.forged, m.translated)
 	return m
 }
 

@@ -13,7 +13,12 @@ import (
 // be the sole authorization decision, so acting on them is opt-in.
 type Policy struct {
 	// Hide drops the tools carrying any of these classes from every
-	// tools/list result, and refuses calls to them.
+	// tools/list result, and refuses calls to them. Each listed tool is
+	// judged by its own classes, so that what a client is shown does not
+	// depend on the order of the tools or of the pages; a call names a
+	// tool only by name, so it is refused when any tool listed under that
+	// name is hidden: a second tool sharing a hidden tool's name stays
+	// listed, but calling the name is refused.
 	Hide []string
 	// Deny keeps the tools carrying any of these classes listed, and answers
 	// their tools/call with a JSON-RPC error naming the class.

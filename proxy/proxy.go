@@ -6,9 +6,11 @@
 // level, so ids, _meta, unknown fields and error objects survive.
 //
 // Each downstream session (Streamable HTTP, or stdio) gets its own upstream
-// session (Streamable HTTP, legacy SSE, or a stdio command); a request of
-// the stateless revision 2026-07-28 is relayed alone (stateless.go), and a
-// session reaches a stateless server through a bridge (bridge.go). Labels
+// session (Streamable HTTP, legacy SSE, or a stdio command) at the
+// client's own revision wherever the upstream speaks it; a request of the
+// stateless revision 2026-07-28 is relayed alone (stateless.go), and only
+// a session whose upstream speaks nothing but that revision is translated,
+// through a bridge (bridge.go). Labels
 // are those the classify command prints, cached by the tool definition's
 // hash. An optional policy hides tools of given classes or refuses their
 // calls, failing closed on what it cannot read.
@@ -20,6 +22,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"slices"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -150,15 +155,27 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, set := range [][]string{cfg.Policy.Hide, cfg.Policy.Deny} {
-		for i, c := range set {
+	// The policy is copied, never written into: the caller's slices stay
+	// as they were given, and a later change to them does not reach the
+	// proxy.
+	normalised := func(set []string) ([]string, error) {
+		out := make([]string, 0, len(set))
+		for _, c := range set {
 			id, err := NormaliseClass(c)
 			if err != nil {
 				return nil, err
 			}
-			set[i] = id
+			out = append(out, id)
 		}
+		return out, nil
 	}
+	if cfg.Policy.Hide, err = normalised(cfg.Policy.Hide); err != nil {
+		return nil, err
+	}
+	if cfg.Policy.Deny, err = normalised(cfg.Policy.Deny); err != nil {
+		return nil, err
+	}
+	cfg.Policy.AllowTools = slices.Clone(cfg.Policy.AllowTools)
 	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.sessions = newSessionTable(p)
@@ -222,8 +239,17 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 // ServeStdio relays one session whose client speaks newline-delimited
 // JSON-RPC on r and w (the proxy launched as a client's subprocess), until
 // r ends or ctx is cancelled; either is a clean stop. An upstream failure
-// is returned after the client has been answered with it.
+// (or a failure reading r) is returned after the client has been answered
+// with it.
+//
+// ServeStdio owns r and w: it closes each that is an io.Closer when the
+// session ends, which is how a Read blocked on a client that sent nothing
+// is ended. It returns only once its reading goroutine has returned, so a
+// reader that is no io.Closer keeps it until its Read returns.
 func (p *Proxy) ServeStdio(ctx context.Context, r io.Reader, w io.Writer) error {
+	if f, ok := r.(*os.File); ok {
+		r = interruptible(f)
+	}
 	rc, ok := r.(io.ReadCloser)
 	if !ok {
 		rc = io.NopCloser(r)
@@ -243,6 +269,48 @@ func (p *Proxy) maxMessage() int64 {
 		return p.cfg.Upstream.MaxMessage
 	}
 	return DefaultMaxMessage
+}
+
+// interruptible returns a file reading what f reads whose Read a Close
+// ends. A file in blocking mode (a process's stdin is, as a rule) is not
+// read through the runtime's poller, so closing it leaves a Read blocked
+// until data or the end comes: the session could never end before its
+// client. The descriptor is duplicated and the duplicate made
+// non-blocking, which the poller takes; the file description's
+// non-blocking flag is shared with f, which ServeStdio owns and closes
+// too. When that fails f is returned as it is.
+func interruptible(f *os.File) io.ReadCloser {
+	sc, err := f.SyscallConn()
+	if err != nil {
+		return f
+	}
+	dup := -1
+	sc.Control(func(fd uintptr) {
+		if d, err := syscall.Dup(int(fd)); err == nil {
+			if syscall.SetNonblock(d, true) == nil {
+				dup = d
+			} else {
+				syscall.Close(d)
+			}
+		}
+	})
+	if dup < 0 {
+		return f
+	}
+	nf := os.NewFile(uintptr(dup), f.Name())
+	return struct {
+		io.Reader
+		io.Closer
+	}{nf, closeBoth{nf, f}}
+}
+
+// closeBoth closes two closers, returning the first's error.
+type closeBoth struct{ a, b io.Closer }
+
+func (c closeBoth) Close() error {
+	err := c.a.Close()
+	c.b.Close()
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,8 +184,8 @@ func TestRelay(t *testing.T) {
 // number literal) and whose list comes in two pages; its error answer
 // passes as it came.
 func TestPythonUpstream(t *testing.T) {
-	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "internal", "crawl", "testdata", "mcp_server.py"))
-	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "internal", "crawl", "testdata", "mcp_server.py"), "--dump").Output()
+	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"))
+	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"), "--dump").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +674,10 @@ func TestNodeUpstream(t *testing.T) {
 // TestLongCall: a call that outlasts the HTTP read timeout (which bounds
 // how long a client may take to send its request) still gets its answer:
 // net/http lifts the deadline once the handler runs, and the proxy must
-// set no bound of its own on an answer stream.
+// set no bound of its own on an answer stream. Time is the test's: the
+// connections' read deadlines are kept aside (never reached on the wall
+// clock), and while the call runs every deadline still set is made to
+// pass at once.
 func TestLongCall(t *testing.T) {
 	started, release := make(chan struct{}, 1), make(chan struct{})
 	up := sdkUpstreamHTTP(t, upstreamServer(started, release))
@@ -681,10 +685,11 @@ func TestLongCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	ln := &deadlineListener{Listener: tcp}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- p.Serve(ctx, ln) }()
@@ -703,11 +708,77 @@ func TestLongCall(t *testing.T) {
 		errc <- err
 	}()
 	<-started
-	time.Sleep(500 * time.Millisecond) // past the read timeout: what is tested is that it no longer applies
+	// Past every read deadline: what is tested is that none applies to
+	// the call's answer any more.
+	if n := ln.expire(); n == 0 {
+		t.Log("no deadline was set: net/http lifted them all")
+	}
 	close(release)
 	if err := <-errc; err != nil {
 		t.Errorf("a call longer than the read timeout: %v", err)
 	}
+}
+
+// deadlineListener keeps its connections' read deadlines aside instead of
+// setting them, and makes every one still set pass on expire.
+type deadlineListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*deadlineConn
+}
+
+func (l *deadlineListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	dc := &deadlineConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, dc)
+	l.mu.Unlock()
+	return dc, nil
+}
+
+// expire makes every read deadline still set pass now, and returns how
+// many there were.
+func (l *deadlineListener) expire() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.conns {
+		if c.expire() {
+			n++
+		}
+	}
+	return n
+}
+
+type deadlineConn struct {
+	net.Conn
+	mu  sync.Mutex
+	set bool // a read deadline is in force
+}
+
+func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set = !t.IsZero()
+	return c.Conn.SetReadDeadline(time.Time{})
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	c.Conn.SetWriteDeadline(t)
+	return c.SetReadDeadline(t)
+}
+
+func (c *deadlineConn) expire() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.set {
+		return false
+	}
+	c.Conn.SetReadDeadline(time.Unix(1, 0))
+	return true
 }
 
 // TestProgressAndCancel relays a server's progress notifications to the

@@ -54,26 +54,42 @@ type session struct {
 	// end that follows is ours, not a failure.
 	clientGone atomic.Bool
 
+	// mu guards the fields below it. Rules: it is never held while a
+	// message is written to either side or a channel is sent on (a slow
+	// peer must not stall the other direction); a call's pending entry
+	// and its waiter are added together and removed together, by
+	// whoever settles the call first (the answer, the call's
+	// cancellation, the upstream's failure), so that an id is free again
+	// the moment its call is settled.
 	mu sync.Mutex
 	// pending are the client's requests upstream has not answered, by id
 	// (jsonrpc.ID.Raw), with their method: a tools/list answer is
 	// labelled, and when the upstream fails every pending request is
-	// answered with the error.
+	// answered with the error. Guarded by mu.
 	pending map[any]pendingCall
 	// tools are the classes of the tools this session's tools/list results
 	// named, by name, for the policy on tools/call: the union over every
 	// tool listed under the name, so that a second tool of the same name
-	// cannot make a hidden one callable.
+	// cannot make a hidden one callable. Guarded by mu.
 	tools map[string]*toolState
 	// upErr is the upstream's failure once it has failed: every later call
-	// is answered with it.
+	// is answered with it. Guarded by mu.
 	upErr error
 	// waiters take the answers of calls the proxy made itself (call), by
-	// id, instead of the client.
+	// id, instead of the client. Guarded by mu.
 	waiters map[any]chan callAnswer
+	// timers are the bounds of server requests waiting for the client's
+	// standalone stream (see bound); ended is set when the relay ends,
+	// after which no timer starts and none fires: the relay stops them
+	// all and waits (timerWG) for any that already fired. Guarded by mu
+	// (timerWG.Add only under mu, with ended false).
+	timers  map[*time.Timer]struct{}
+	ended   bool
+	timerWG sync.WaitGroup
 	// initAnswer is the upstream's answer to the client's initialize,
 	// made ahead by the HTTP downstream (see servePOST): the initialize
-	// that then comes through the transport is answered with it.
+	// that then comes through the transport is answered with it. Guarded
+	// by mu.
 	initAnswer *jsonrpc.Response
 }
 
@@ -124,7 +140,8 @@ func (p *Proxy) newSession(down, up mcp.Connection, writeDown func(context.Conte
 		writeDown = down.Write
 	}
 	return &session{p: p, down: down, up: up, writeDown: writeDown, withdraw: withdraw,
-		pending: map[any]pendingCall{}, tools: map[string]*toolState{}, waiters: map[any]chan callAnswer{}}
+		pending: map[any]pendingCall{}, tools: map[string]*toolState{}, waiters: map[any]chan callAnswer{},
+		timers: map[*time.Timer]struct{}{}}
 }
 
 // run relays the session (see relay).
@@ -143,25 +160,45 @@ func (s *session) run(ctx context.Context) error {
 	}
 	defer up.Close()
 
-	g, gctx := errgroup.WithContext(ctx)
-	var upErr error
+	defer s.stopTimers()
+
+	// Neither side's end cancels the other: an upstream that failed
+	// leaves the session open (the client's later calls are answered with
+	// the failure, until it goes away), and a client that went away ends
+	// its upstream session by closing it. Each returns its own error; the
+	// upstream's is the session's result.
+	var g errgroup.Group
+	var clientErr error
 	g.Go(func() error {
-		s.clientToServer(gctx)
+		clientErr = s.clientToServer(ctx)
 		s.clientGone.Store(true)
 		up.Close() // the client went away: end its upstream session
-		return nil
+		return clientErr
 	})
 	g.Go(func() error {
-		upErr = s.serverToClient(gctx)
-		if upErr == nil {
+		err := s.serverToClient(ctx)
+		if err == nil {
 			down.Close()
 		}
-		// An upstream that failed leaves the session open: the client's
-		// later calls are answered with the failure, until it goes away.
-		return nil
+		return err
 	})
-	g.Wait()
-	return upErr
+	err := g.Wait()
+	if err != nil && err == clientErr {
+		s.p.log.Warn("client connection failed", "err", err)
+	}
+	return err
+}
+
+// stopTimers stops every bound timer and waits for those that fired.
+func (s *session) stopTimers() {
+	s.mu.Lock()
+	s.ended = true
+	for t := range s.timers {
+		t.Stop()
+	}
+	clear(s.timers)
+	s.mu.Unlock()
+	s.timerWG.Wait()
 }
 
 // call sends req upstream on the proxy's own behalf and waits for its
@@ -194,8 +231,21 @@ func (s *session) call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Resp
 	case a := <-ch:
 		return a.resp, a.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
 	}
+	// Cancelled: the call leaves nothing behind, and its id is free at
+	// once. The entries are removed only if they are still this call's
+	// (an answer may have settled it meanwhile).
+	s.mu.Lock()
+	if s.waiters[req.ID.Raw()] == ch {
+		delete(s.waiters, req.ID.Raw())
+		delete(s.pending, req.ID.Raw())
+	}
+	s.mu.Unlock()
+	if req.Method != "initialize" { // an initialize must not be cancelled
+		params, _ := json.Marshal(map[string]any{"requestId": req.ID.Raw(), "reason": "the client went away"})
+		s.up.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+	}
+	return nil, ctx.Err()
 }
 
 // failed returns the upstream's failure, once it has failed.
@@ -257,7 +307,11 @@ func (s *session) answeredAhead(m *jsonrpc.Request) *jsonrpc.Response {
 // connectUpstream opens an upstream session, counting and logging a
 // failure.
 func (p *Proxy) connectUpstream(ctx context.Context) (mcp.Connection, error) {
-	up, err := p.cfg.Upstream.connect(ctx, callLimits{global: p.calls, perSession: p.cfg.MaxSessionCalls})
+	up, err := p.cfg.Upstream.connect(ctx, callLimits{global: p.calls, perSession: p.cfg.MaxSessionCalls,
+		translated: func() {
+			p.metrics.translated.Inc()
+			p.log.Info("session translated: the client speaks an older revision than the upstream's only one, " + statelessVersion)
+		}})
 	if err != nil {
 		p.metrics.upstream.Inc()
 		err = fmt.Errorf("upstream: %w", err)
@@ -290,15 +344,19 @@ func errorResponse(id jsonrpc.ID, code int64, message string, data json.RawMessa
 }
 
 // clientToServer relays the client's messages upstream until the client
-// goes away.
-func (s *session) clientToServer(ctx context.Context) {
+// goes away: its end (or ctx's) is nil, a failure of its connection the
+// error.
+func (s *session) clientToServer(ctx context.Context) error {
 	for {
 		msg, err := s.down.Read(ctx)
 		if errors.Is(err, errBadLine) {
 			continue // answered by the connection; the session goes on
 		}
 		if err != nil {
-			return
+			if errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || ctx.Err() != nil || s.clientGone.Load() {
+				return nil
+			}
+			return fmt.Errorf("client: %w", err)
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
@@ -441,8 +499,25 @@ func (s *session) serverToClient(ctx context.Context) error {
 // bound gives a server's request that waits for the client's standalone
 // stream OutboxWait to be delivered; then the server gets an error answer
 // instead, so that the call waiting on it goes on rather than hangs.
+// The timer is the session's: the relay's end stops it (see stopTimers).
 func (s *session) bound(ctx context.Context, req *jsonrpc.Request) {
-	time.AfterFunc(s.p.cfg.OutboxWait, func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(s.p.cfg.OutboxWait, func() {
+		s.mu.Lock()
+		_, live := s.timers[t]
+		delete(s.timers, t)
+		if !live || s.ended {
+			s.mu.Unlock()
+			return
+		}
+		s.timerWG.Add(1)
+		s.mu.Unlock()
+		defer s.timerWG.Done()
 		if s.withdraw == nil || !s.withdraw(req) {
 			return
 		}
@@ -450,6 +525,7 @@ func (s *session) bound(ctx context.Context, req *jsonrpc.Request) {
 		s.up.Write(context.WithoutCancel(ctx), errorResponse(req.ID, CodeUpstream,
 			"the proxy's client has no open stream to receive "+req.Method+" (no standalone GET stream)", nil))
 	})
+	s.timers[t] = struct{}{}
 }
 
 // failPending answers every request still waiting for the upstream with
@@ -479,10 +555,11 @@ func (s *session) failPending(ctx context.Context, err error) {
 const maxListLabelBytes = 32 << 20
 
 // labelList returns a tools/list result with the labels added and the
-// hidden tools dropped, and records the labels for the policy. Every tool
-// is labelled first, so that the policy judges a name by all the tools
-// listed under it; with --hide, a tool the census decoder rejects is
-// dropped too (its classes are unknown), and its name refused on call.
+// hidden tools dropped, and records the labels for the policy. A tool is
+// hidden by its own classes; a call is judged by the name's, the union
+// over every tool listed under it (see Policy.Hide). With --hide, a tool
+// the census decoder rejects is dropped too (its classes are unknown), and
+// its name refused on call.
 func (s *session) labelList(result json.RawMessage) json.RawMessage {
 	pol := s.p.cfg.Policy
 	var ents []*labelEntry
@@ -547,9 +624,10 @@ func (s *session) labelList(result json.RawMessage) json.RawMessage {
 			}
 			c = "unlabelled"
 		} else {
-			s.mu.Lock()
-			c = pol.hiddenBy(ent.name, s.tools[ent.name])
-			s.mu.Unlock()
+			// Each tool by its own classes: what is listed does not
+			// depend on which tools came before it, on this page or an
+			// earlier one (see Policy.Hide).
+			c = pol.hiddenBy(ent.name, &toolState{classes: ent.classes})
 		}
 		if c == "" {
 			return true

@@ -43,19 +43,31 @@ func statelessRequest(r *http.Request, body []byte) (string, bool) {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= statelessVersion {
 		return v, true
 	}
+	if v := metaVersion(body); v >= statelessVersion {
+		return v, true
+	}
+	return "", false
+}
+
+// metaVersion is the protocol version a request names in its params'
+// _meta (revision 2026-07-28), or "".
+func metaVersion(body []byte) string {
+	if len(body) == 0 {
+		return ""
+	}
 	var msg struct {
 		Params struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		} `json:"params"`
 	}
 	if json.Unmarshal(body, &msg) != nil {
-		return "", false
+		return ""
 	}
 	var v string
-	if json.Unmarshal(msg.Params.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && v >= statelessVersion {
-		return v, true
+	if json.Unmarshal(msg.Params.Meta[mcp.MetaKeyProtocolVersion], &v) != nil {
+		return ""
 	}
-	return "", false
+	return v
 }
 
 // serveStateless relays one request of the stateless revision.

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -121,6 +122,37 @@ func TestBridge(t *testing.T) {
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{}}); err == nil {
 				t.Error("run was not refused")
 			}
+			// Translated: the client's revision has none of the members
+			// the stateless one added, and the proxy counts the session.
+			for _, m := range []string{"tools/list", "tools/call"} {
+				for _, f := range stateless2026Fields {
+					if bytes.Contains(rec.last(m), []byte(f)) {
+						t.Errorf("%s of a 2025 session has %s: %s", m, f, rec.last(m))
+					}
+				}
+			}
+			if n := testCounter(t, p, "atlas_proxy_sessions_translated_total", ""); n < 1 {
+				t.Errorf("%v sessions translated", n)
+			}
 		})
+	}
+}
+
+// TestLegacyResult: what a translated session's client is given.
+func TestLegacyResult(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{`{"content":[],"resultType":"complete"}`, `{"content":[]}`, ""},
+		{`{"tools":[],"ttlMs":5,"cacheScope":"public","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s"}}}`, `{"tools":[]}`, ""},
+		{`{"a":1,"_meta":{"io.modelcontextprotocol/serverInfo":{},"vendor/x":1}}`, `{"_meta":{"vendor/x":1},"a":1}`, ""},
+		{`{"a" : 1}`, `{"a" : 1}`, ""},
+		{`{"resultType":"input_required","inputRequests":{}}`, "", "input_required"},
+	} {
+		got, rerr := legacyResult(json.RawMessage(c.in))
+		switch {
+		case c.err != "" && (rerr == nil || !strings.Contains(rerr.Message, c.err)):
+			t.Errorf("%s: error %v, want one naming %s", c.in, rerr, c.err)
+		case c.err == "" && (rerr != nil || string(got) != c.want):
+			t.Errorf("%s: %s %v, want %s", c.in, got, rerr, c.want)
+		}
 	}
 }

@@ -45,6 +45,7 @@ type streamConn struct {
 	failErr      error
 	failed       chan struct{}
 	wg           sync.WaitGroup
+	translated   func() // see callLimits
 
 	mu        sync.Mutex
 	sessionID string
@@ -66,13 +67,26 @@ func newStreamConn(url string, client *http.Client, maxMessage int64, lim callLi
 		url: url, client: client, maxMessage: maxMessage, ctx: ctx, cancel: cancel,
 		incoming: make(chan jsonrpc.Message, 16), failed: make(chan struct{}),
 		calls: lim.global, sessionCalls: semaphore.NewWeighted(int64(max(lim.perSession, 1))),
+		translated: lim.translated,
 	}
 }
 
-// callLimits bound the calls in flight to an HTTP upstream.
+// onTranslate tells the proxy that this session is translated between
+// revisions.
+func (c *streamConn) onTranslate() {
+	if c.translated != nil {
+		c.translated()
+	}
+}
+
+// callLimits bound the calls in flight to an HTTP upstream, and say whom
+// to tell of a translated session.
 type callLimits struct {
 	global     *semaphore.Weighted
 	perSession int
+	// translated, when set, is called once a session of an older revision
+	// is bridged to a server that speaks only the stateless one.
+	translated func()
 }
 
 // spawn runs fn in a goroutine Close waits for, unless the connection is
@@ -157,6 +171,11 @@ func (c *streamConn) newRequest(method string, body []byte) (*http.Request, erro
 	bridged := c.bridge != nil
 	c.mu.Unlock()
 	if bridged && body != nil {
+		bridgeHeaders(req.Header, body)
+	} else if v := metaVersion(body); v >= statelessVersion {
+		// A request of the stateless revision from a client that speaks
+		// it (over stdio): relayed as that revision's, with its headers.
+		req.Header.Set("Mcp-Protocol-Version", v)
 		bridgeHeaders(req.Header, body)
 	}
 	return req, nil
@@ -383,6 +402,18 @@ func (c *streamConn) deliverBody(body []byte, call jsonrpc.ID) bool {
 				seen = true
 			}
 			c.noteInitialize(r)
+			c.mu.Lock()
+			b := c.bridge
+			c.mu.Unlock()
+			if b != nil && b.legacy && r.Error == nil {
+				// A translated session: the answer as the client's
+				// revision defines it.
+				if res, rerr := legacyResult(r.Result); rerr != nil {
+					r.Result, r.Error = nil, rerr
+				} else {
+					r.Result = res
+				}
+			}
 		}
 		c.deliver(m)
 	}

@@ -187,8 +187,9 @@ func (t originTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // fallbackConn is a Streamable HTTP upstream. On the client's initialize
 // it negotiates as the specification says: server/discover first (a
-// server of the stateless revision is bridged to, see bridge.go), then
-// the initialize; and it falls back to the legacy HTTP+SSE transport at
+// server that speaks only the stateless revision is bridged to, see
+// bridge.go; one that speaks the client's older revision too gets the
+// initialize), then the initialize; and it falls back to the legacy HTTP+SSE transport at
 // the same URL when its initialize POST is refused
 // with a 4xx status (but 401 and 403: credentials would be refused again),
 // as the specification's backwards-compatibility section and the crawl
@@ -234,15 +235,35 @@ func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return c.Write(ctx, msg)
 	}
 	sc := c.(*streamConn)
-	// The newest revision first: a server that speaks the stateless one
-	// is bridged to (see bridge.go).
-	if b := sc.discover(req); b != nil {
+	// server/discover first, as the specification's version negotiation
+	// has it: a server that speaks the stateless revision names the
+	// revisions it speaks. The session is opened at the client's own
+	// revision where the server speaks it (an initialize, for a client of
+	// an older one), and bridged (translated) only where it does not.
+	b := sc.discover(req)
+	if b != nil && b.legacy && !b.speaksLegacy() {
+		// A discover result names the stateless revision alone even
+		// where older clients are served too (TypeScript SDK v2's
+		// default handler): an initialize at the client's revision,
+		// then a ping at the revision it answered, say which.
+		if ans := sc.probeLegacy(req); ans != nil {
+			f.mu.Lock()
+			f.tried = true
+			f.mu.Unlock()
+			sc.deliver(ans)
+			return nil
+		}
+	}
+	if b != nil && (!b.legacy || !b.speaksLegacy()) {
 		f.mu.Lock()
 		f.tried = true
 		f.mu.Unlock()
 		sc.mu.Lock()
 		sc.bridge, sc.version = b, statelessVersion
 		sc.mu.Unlock()
+		if b.legacy {
+			sc.onTranslate()
+		}
 		return sc.Write(ctx, msg)
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
