@@ -170,7 +170,7 @@ func TestCrawlPackages(t *testing.T) {
 		"npm:tiny-crash@1.0.0":       nil,
 		"npm:tiny-http@1.0.0":        nil,
 		"nuget:Tiny.Nuget@1.0":       nil,
-		"oci:docker.io/tiny/oci@1.0": nil,
+		"oci:docker.io/tiny/oci:1.0": nil,
 	}
 	for id, names := range want {
 		s, ok := servers[id]
@@ -365,7 +365,7 @@ func TestPackageCacheEviction(t *testing.T) {
 
 // TestRegistryPackages: every package of the latest active entry becomes a
 // candidate beside its remotes, with the entry's provenance; a duplicate
-// coordinate is kept once and an incomplete package is counted, not kept.
+// coordinate is kept once and an incomplete package is kept with why.
 func TestRegistryPackages(t *testing.T) {
 	entries := []map[string]any{
 		pkgEntry("io.test/both", []map[string]any{{"type": "streamable-http", "url": "https://example.org/mcp"}},
@@ -390,13 +390,14 @@ func TestRegistryPackages(t *testing.T) {
 		`{"url": "https://example.org/mcp", "transport": "streamable-http", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
 		`{"package": "npm:@s/both@1.2.3", "registry_type": "npm", "identifier": "@s/both", "package_version": "1.2.3", "transport": "stdio", "runtime_hint": "npx", "runtime_arguments": [{"type": "named", "name": "-y"}], "environment_variables": [{"name": "TOKEN", "required": true, "secret": true}, {"name": "MODE", "default": "x"}], "registry_base_url": "https://registry.npmjs.org", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
 		`{"package": "pypi:both-py@0.1", "registry_type": "pypi", "identifier": "both-py", "package_version": "0.1", "transport": "stdio", "runtime_hint": "uvx", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+		`{"package": "npm:no-version@#io.test/again", "registry_type": "npm", "identifier": "no-version", "package_version": "", "transport": "stdio", "invalid": "package without version: the entry names no exact version to install", "registry": "` + reg.URL + `", "name": "io.test/again", "version": "1.0.0"}`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("candidates\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	wantSkipped := map[string]int{skipPackageDuplicate: 1, skipPackageIncomplete: 1, skipNoRemotes: 1}
-	if st.Packages != 4 || st.Kept != 3 || !maps.Equal(st.Skipped, wantSkipped) {
-		t.Errorf("stats %+v, want 4 packages, 3 kept, skipped %v", st, wantSkipped)
+	wantSkipped := map[string]int{skipPackageDuplicate: 1, skipNoRemotes: 1}
+	if st.Packages != 4 || st.Kept != 4 || st.Invalid != 1 || !maps.Equal(st.Skipped, wantSkipped) {
+		t.Errorf("stats %+v, want 4 packages, 4 kept (1 invalid), skipped %v", st, wantSkipped)
 	}
 	// The lines read back as the same packages.
 	var b strings.Builder
@@ -404,7 +405,7 @@ func TestRegistryPackages(t *testing.T) {
 		b.WriteString(l + "\n")
 	}
 	back, err := ParseCandidates(strings.NewReader(b.String()), "candidates")
-	if err != nil || len(back) != 3 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
+	if err != nil || len(back) != 4 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
 		t.Errorf("read back: %+v, %v", back, err)
 	}
 }

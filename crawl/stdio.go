@@ -77,7 +77,7 @@ type packageRunner struct {
 
 // runnable says the package needs the sandbox: a type this crawl runs.
 func runnable(p *Package) bool {
-	return p.RegistryType == RegistryNPM && p.Transport == TransportStdio
+	return p.RegistryType == RegistryNPM && p.Transport == TransportStdio && p.Invalid == ""
 }
 
 // newPackageRunner prepares the runner for pkgs; it fails only when a
@@ -141,6 +141,8 @@ func (pr *packageRunner) probe(ctx context.Context, slot int, pkg *Package) Resu
 
 func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result {
 	switch {
+	case pkg.Invalid != "":
+		return Result{Transport: pkg.Transport, ErrorKind: KindInstall, Error: "registry entry: " + pkg.Invalid}
 	case pkg.RegistryType != RegistryNPM:
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
 			Error: fmt.Sprintf("no runner for %s packages on this machine", pkg.RegistryType)}
