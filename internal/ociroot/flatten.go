@@ -91,6 +91,16 @@ func (im *Image) Flatten(ctx context.Context, dir string, mountPoints []string) 
 			return nil, fmt.Errorf("mount point /%s: %w", p, err)
 		}
 	}
+	// The working folder is made where the image lacks it, as container
+	// runtimes do; what is there (a link, even one that resolves only
+	// inside the sandbox) stays.
+	if wd := strings.Trim(path.Clean("/"+cfg.WorkingDir), "/"); wd != "" {
+		if _, err := root.Lstat(wd); errors.Is(err, fs.ErrNotExist) {
+			if err := root.MkdirAll(wd, 0o755); err != nil {
+				return nil, fmt.Errorf("working folder /%s: %w", wd, err)
+			}
+		}
+	}
 	out.Bytes = im.o.MaxBytes - b.bytes
 	out.Files = im.o.MaxFiles - b.files
 	return out, nil

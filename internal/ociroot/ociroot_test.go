@@ -79,7 +79,7 @@ func TestFlattenLayers(t *testing.T) {
 	if l, err := os.Readlink(filepath.Join(dir, "bin/sh")); err != nil || l != "/bin/server" {
 		t.Errorf("bin/sh -> %q (%v)", l, err)
 	}
-	for _, p := range []string{"tmp", "proc", "dev", "home/sandbox", "b"} {
+	for _, p := range []string{"tmp", "proc", "dev", "home/sandbox", "b", "srv"} {
 		if st, err := os.Lstat(filepath.Join(dir, p)); err != nil || !st.IsDir() || st.Mode().Perm() != 0o755 {
 			t.Errorf("%s: %v %v, want a folder 0755", p, st, err)
 		}
