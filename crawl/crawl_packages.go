@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"golang.org/x/sync/errgroup"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
 func hasPackages(ts []target) bool {
@@ -114,9 +112,8 @@ func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt Packa
 	if pr.noNPM != "" {
 		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
 	}
+	if pr.noSandbox != "" {
+		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noSandbox)
+	}
 	return pkg.ID(), pr.probe(ctx, 0, pkg), nil
 }
-
-// SandboxUID is the user id the packaged servers of slot run as; a test
-// checks no process of it is left.
-func SandboxUID(slot int) int { return sandbox.SlotUID(slot) }

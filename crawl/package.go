@@ -26,6 +26,8 @@ const (
 	KindInstall     = "install"      // the package could not be installed
 	KindExited      = "exited"       // the process ended before the listing was done
 	KindNeedsConfig = "needs_config" // required variables or arguments without default, and it did not start without them
+	KindNoSandbox   = "no_sandbox"   // this machine has no working sandbox (the record says what is missing)
+	KindMemory      = "memory"       // the sandbox's processes together passed its memory bound
 )
 
 // Package is a packaged server of a registry entry: how to fetch it and

@@ -23,6 +23,9 @@ import (
 // server is a node process that spends its first second compiling.
 const DefaultPackageConcurrency = 2
 
+// MaxPackageConcurrency is the most sandboxes one crawl runs at once.
+const MaxPackageConcurrency = 64
+
 // PackageOptions configure how packaged servers are installed and run.
 type PackageOptions struct {
 	// Concurrency bounds the packaged servers installed or running at
@@ -44,8 +47,8 @@ type PackageOptions struct {
 
 func (o *PackageOptions) defaults() error {
 	defaults.Set(&o.Concurrency, DefaultPackageConcurrency)
-	if o.Concurrency > sandbox.MaxSlots {
-		return fmt.Errorf("package concurrency %d: at most %d sandboxes run at once", o.Concurrency, sandbox.MaxSlots)
+	if o.Concurrency > MaxPackageConcurrency {
+		return fmt.Errorf("package concurrency %d: at most %d sandboxes run at once", o.Concurrency, MaxPackageConcurrency)
 	}
 	defaults.Set(&o.CacheMax, DefaultPackageCacheMax)
 	defaults.Set(&o.PackageMax, DefaultPackageMax)
@@ -73,6 +76,7 @@ type packageRunner struct {
 	nodeMount []sandbox.Mount
 	limits    sandbox.Limits
 	noNPM     string // why npm packages cannot run here, or ""
+	noSandbox string // why no sandbox runs here, or ""
 }
 
 // runnable says the package needs the sandbox: a type this crawl runs.
@@ -108,7 +112,10 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 	if pr.sb == nil {
 		sb, err := sandbox.Find(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("crawl: %d npm package candidates, and packaged servers run only in a sandbox: %w", n, err)
+			// A machine without a sandbox still crawls its remotes: each
+			// package becomes a record of kind no_sandbox saying why.
+			pr.noSandbox = "packaged servers run only in a sandbox, and this machine has none: " + err.Error()
+			return pr, nil
 		}
 		pr.sb = sb
 	}
@@ -151,6 +158,8 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 			Error: fmt.Sprintf("no runner for packaged servers over %q (stdio only)", pkg.Transport)}
 	case pr.noNPM != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime, Error: pr.noNPM}
+	case pr.noSandbox != "":
+		return Result{Transport: pkg.Transport, ErrorKind: KindNoSandbox, Error: pr.noSandbox}
 	}
 	in, err := pr.cache.acquire(ctx, pkg)
 	if err != nil {
@@ -165,7 +174,7 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 	}
 	defer pr.cache.release(in.key)
 	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
-	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), UID: sandbox.SlotUID(slot), Limits: pr.limits,
+	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
 	r := pr.p.probeCommand(ctx, func(ctx context.Context) *sandbox.Cmd { return pr.sb.Command(ctx, spec) })
 	if missing := pkg.missingConfig(); len(missing) > 0 && !r.Initialized && r.ErrorKind != "" {
@@ -262,6 +271,9 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 		stopKill()
 		kill()
 		<-exited
+		if cmd.MemoryExceeded() {
+			r = Result{Transport: TransportStdio, ErrorKind: KindMemory, Error: fmt.Sprintf("%v; stderr: %s", waitErr, firstLines(stderr.String(), 5))}
+		}
 	}()
 
 	hs := &httpState{ctx: ctx, p: p, mem: p.opt.Budget.newAccount()}

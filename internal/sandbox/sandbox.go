@@ -1,27 +1,39 @@
-// Package sandbox runs a stranger's program under bubblewrap (bwrap): no
-// network (a namespace with only a loopback of its own), a read-only view
-// of the system's /usr (the runtimes) and of the folders the caller names,
-// a private writable home and /tmp on size-capped tmpfs, no other file of
-// the machine, an empty environment but for the variables the caller sets,
-// an unprivileged user id, limits on CPU time, address space, processes
-// and file size (prlimit), and a process tree that is killed whole at the
-// end (a PID namespace whose init dies with its parent).
+// Package sandbox runs a stranger's program under bubblewrap (bwrap), as
+// any user: a user namespace of its own in which the program is an
+// unprivileged id with no capability and cannot make further user
+// namespaces; no network (a namespace with only a loopback of its own)
+// unless the step asks for the host's; a read-only view of the system's
+// /usr (the runtimes), or of a root filesystem folder, and of the folders
+// the caller names; a private writable home and /tmp on size-capped tmpfs;
+// no other file of the machine; limits on CPU time, address space,
+// processes and file size; one bound on the resident memory of all its
+// processes together; and a PID namespace whose init dies with its parent,
+// so that every process of the sandbox ends with it.
 //
-// Nothing here runs a program bare: where bwrap, prlimit or setpriv is
-// missing, or bwrap cannot make its namespaces on this machine, Find
-// fails with an error that says what to install.
+// Nothing of the program's environment reaches a helper: bwrap, setpriv
+// and prlimit run with an empty environment, and the program's variables
+// are set by env(1) in the last exec before the program, inside the
+// sandbox. Run as root, the sandbox first drops to an unprivileged host
+// user (RootUser) with setpriv, so that no helper it starts is root
+// either.
+//
+// Nothing here runs a program bare: where a tool is missing, or bwrap
+// cannot make its namespaces on this machine, Find fails with an error
+// that says what to install or which setting to change (Check lists
+// them all).
 package sandbox
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,24 +43,40 @@ const Install = "bubblewrap (bwrap) and util-linux (prlimit, setpriv); on Debian
 // Home is the sandboxed program's home folder, a private tmpfs.
 const Home = "/home/sandbox"
 
+// UID is the user and group id of the program inside its user namespace;
+// on the host it is the id of the user who runs the sandbox (RootUser for
+// root).
+const UID = 1000
+
+// RootUser is the host user id a sandbox started by root runs as: the
+// overflow user "nobody", which owns nothing. A sandbox never kills by
+// user id, so other processes of this id are never touched.
+const RootUser = 65534
+
 // Defaults of Limits.
 const (
-	DefaultCPU      = 60 * time.Second
-	DefaultMemory   = 4 << 30 // address space: V8 reserves much it never touches
-	DefaultProcs    = 64      // threads count too: node alone starts about ten
-	DefaultFileSize = 64 << 20
-	DefaultTmpSize  = 64 << 20
+	DefaultCPU = 60 * time.Second
+	// DefaultMemory bounds the resident memory of all the processes of one
+	// sandbox together: two sandboxes at once (the default concurrency)
+	// and the crawl fit a 24 GiB machine with room to spare.
+	DefaultMemory        = 4 << 30
+	DefaultProcessMemory = 4 << 30 // address space: V8 reserves much it never touches
+	DefaultProcs         = 64      // threads count too: node alone starts about ten
+	DefaultFileSize      = 64 << 20
+	DefaultTmpSize       = 64 << 20
 )
 
-// Limits bound one sandboxed program. Zero fields take the defaults.
+// Limits bound one sandbox. Zero fields take the defaults.
 type Limits struct {
 	// CPU is the CPU time of each process (RLIMIT_CPU).
 	CPU time.Duration
-	// Memory is the address space of each process (RLIMIT_AS), bytes.
+	// Memory bounds the resident memory of all the sandbox's processes
+	// together, bytes: the sandbox is killed when they pass it.
 	Memory int64
-	// Procs is the processes and threads of the sandbox's user
-	// (RLIMIT_NPROC); each sandbox of a crawl runs as its own user, so
-	// the limit is the sandbox's.
+	// ProcessMemory is the address space of each process (RLIMIT_AS).
+	ProcessMemory int64
+	// Procs is the processes and threads of the sandbox (RLIMIT_NPROC,
+	// counted in the sandbox's own user namespace).
 	Procs int
 	// FileSize is the largest file a process may write (RLIMIT_FSIZE).
 	FileSize int64
@@ -63,6 +91,9 @@ func (l *Limits) defaults() {
 	if l.Memory <= 0 {
 		l.Memory = DefaultMemory
 	}
+	if l.ProcessMemory <= 0 {
+		l.ProcessMemory = DefaultProcessMemory
+	}
 	if l.Procs <= 0 {
 		l.Procs = DefaultProcs
 	}
@@ -76,121 +107,230 @@ func (l *Limits) defaults() {
 
 // Sandbox is a working bwrap on this machine.
 type Sandbox struct {
-	bwrap, prlimit, setpriv string
+	bwrap, prlimit, setpriv, env string
+	// hostUID is the host user the sandboxed programs run as.
+	hostUID int
+	// disableUserns says bwrap can refuse nested user namespaces.
+	disableUserns bool
 }
 
-// Find looks for bwrap, prlimit and setpriv and checks, by running
+// Find looks for bwrap, prlimit, setpriv and env, and checks, by running
 // /bin/true in a sandbox, that bwrap can make its namespaces here (it
-// cannot in some containers). The error says what is missing.
+// cannot where unprivileged user namespaces are forbidden, or in some
+// containers). The error says what is missing and how to allow it.
 func Find(ctx context.Context) (*Sandbox, error) {
-	if runtime.GOOS != "linux" {
-		return nil, fmt.Errorf("sandbox: bubblewrap runs only on Linux; packaged servers run only in a sandbox")
-	}
-	s := &Sandbox{}
-	for _, t := range []struct {
-		name string
-		path *string
-	}{{"bwrap", &s.bwrap}, {"prlimit", &s.prlimit}, {"setpriv", &s.setpriv}} {
-		p, err := exec.LookPath(t.name)
-		if err != nil {
-			return nil, fmt.Errorf("sandbox: no %s on PATH; packaged servers run only in a sandbox, which needs %s", t.name, Install)
-		}
-		*t.path = p
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	c := s.Command(ctx, Spec{Args: []string{"true"}})
-	var stderr bytes.Buffer
-	c.Cmd.Stderr = &stderr
-	if err := c.Run(); err != nil {
-		return nil, fmt.Errorf("sandbox: bwrap does not work on this machine (%v: %s); packaged servers run only in a sandbox", err, strings.TrimSpace(stderr.String()))
+	s, probs := find(ctx)
+	if len(probs) > 0 {
+		return nil, errors.New("sandbox: " + strings.Join(probs, "; "))
 	}
 	return s, nil
 }
 
-// MaxSlots is the most sandboxes one process runs at once.
-const MaxSlots = 64
-
-// firstUID is the lowest user id a sandbox runs as.
-const firstUID = 100000
-
-// SlotUID is the user id sandbox slot slot (0 to MaxSlots-1) of this
-// process runs as: its own, so that the process limit of one slot is not
-// shared and the processes left behind by one sandbox are told from every
-// other's, even those of another crawl or scan on the machine (the ids
-// are spread by process id).
-func SlotUID(slot int) int {
-	return firstUID + (os.Getpid()%10000)*MaxSlots + slot
+func find(ctx context.Context) (*Sandbox, []string) {
+	if !isLinux {
+		return nil, []string{"bubblewrap runs only on Linux; packaged servers run only in a sandbox"}
+	}
+	s := &Sandbox{hostUID: os.Getuid()}
+	var probs []string
+	for _, t := range []struct {
+		name string
+		path *string
+	}{{"bwrap", &s.bwrap}, {"prlimit", &s.prlimit}, {"setpriv", &s.setpriv}, {"env", &s.env}} {
+		p, err := exec.LookPath(t.name)
+		if err != nil {
+			probs = append(probs, fmt.Sprintf("no %s on PATH (install %s)", t.name, Install))
+			continue
+		}
+		*t.path = p
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	if os.Geteuid() == 0 {
+		s.hostUID = RootUser
+	}
+	help, _ := exec.CommandContext(ctx, s.bwrap, "--help").CombinedOutput()
+	s.disableUserns = bytes.Contains(help, []byte("--disable-userns"))
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c := s.Command(ctx, Spec{Args: []string{"/bin/true"}})
+	var stderr bytes.Buffer
+	c.Cmd.Stderr = &stderr
+	if err := c.Run(); err != nil {
+		return nil, []string{fmt.Sprintf("bwrap cannot make its namespaces here as user %d (%v: %s); %s",
+			os.Getuid(), err, strings.TrimSpace(stderr.String()), UsernsHint())}
+	}
+	return s, nil
 }
 
-// Mount is a host folder shown read-only in the sandbox.
+// HostUID is the host user id the sandboxed programs run as: the caller's,
+// or RootUser when the caller is root. Folders a sandbox reads or writes
+// must be open to it.
+func (s *Sandbox) HostUID() int { return s.hostUID }
+
+// Mount is a host folder (or file) shown in the sandbox: read-only unless
+// Writable.
 type Mount struct {
 	Host, Sandbox string
+	Writable      bool
 }
 
-// Spec is one program to run.
+// Tmpfs is a size-capped private folder of the sandbox: its writes stop
+// at Size bytes, when they happen.
+type Tmpfs struct {
+	Path string
+	Size int64
+}
+
+// Spec is one program to run. A package runner uses it for both of its
+// steps: the install step (Network, a Tmpfs to install into, a writable
+// Mount to copy the result to) and the run step (no network, the
+// installed folder mounted read-only, the entry's Env for the server
+// alone).
 type Spec struct {
 	// Args is the program and its arguments, as paths inside the sandbox.
 	Args []string
-	// Env is the whole environment, KEY=VALUE; PATH and HOME are set
-	// unless given.
+	// Env is the program's environment, KEY=VALUE; PATH and HOME are set
+	// unless given. It reaches the program alone, never a helper. Names
+	// must be [A-Za-z_][A-Za-z0-9_]*.
 	Env []string
-	// Mounts are shown read-only; /usr (with /bin, /lib, /lib64, /sbin)
-	// always is.
+	// RootFS, when set, is a host folder shown read-only as the sandbox's
+	// root (an unpacked image); otherwise the host's /usr (with /bin,
+	// /lib, /lib64, /sbin) is.
+	RootFS string
+	// Mounts are shown over the root, in order.
 	Mounts []Mount
+	// Tmpfs are extra size-capped private folders.
+	Tmpfs []Tmpfs
+	// Hide are paths inside the sandbox made empty (a folder) or
+	// unexecutable (a file), e.g. a tool a step must not run.
+	Hide []string
 	// Dir is the working folder inside the sandbox; empty means Home.
 	Dir string
-	// UID is the user and group id the program runs as; 0 means
-	// SlotUID(0).
-	// It must be the sandbox's alone while it runs: Wait kills every
-	// process of it.
-	UID int
-	// Limits bound the program.
+	// Network shares the host's network (an install step that fetches
+	// through a Proxy); otherwise the sandbox has only a loopback of its
+	// own.
+	Network bool
+	// Limits bound the sandbox.
 	Limits Limits
 }
 
+// envName is a variable name env(1) and every shell read as one.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
 // Cmd is a sandboxed program. Its Cmd's Stdin, Stdout and Stderr are the
-// caller's to set before Start; Wait (or Run) kills what is left of the
-// process tree once the program exits or ctx ends.
+// caller's to set before Start; Wait (or Run) returns once every process
+// of the sandbox has ended.
 type Cmd struct {
 	Cmd *exec.Cmd
-	uid int
+	err error
+	mem int64
+
+	done    chan struct{}
+	mu      sync.Mutex
+	init    *initProc
+	peak    int64
+	overMem bool
+	pids    map[int]bool // every process of the sandbox seen
 }
 
+// ErrMemory is the error of a sandbox killed because its processes
+// together passed Limits.Memory.
+var ErrMemory = errors.New("the sandbox's processes together passed its memory bound and were killed")
+
 // Command returns the sandboxed program of spec, bound to ctx: when ctx
-// ends, the whole process tree is killed.
+// ends, every process of the sandbox is killed. A bad spec is Start's
+// error.
 func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	spec.Limits.defaults()
-	if spec.UID <= 0 {
-		spec.UID = SlotUID(0)
+	args, err := s.args(spec)
+	name := s.bwrap
+	if s.hostUID != os.Getuid() {
+		// Root drops to an unprivileged host user before bwrap runs, so
+		// that bwrap makes its namespaces as that user: nothing it
+		// starts is root, or holds a capability of the host.
+		id := strconv.Itoa(s.hostUID)
+		args = append([]string{"--reuid=" + id, "--regid=" + id, "--clear-groups",
+			"--inh-caps=-all", "--bounding-set=-all", "--", s.bwrap}, args...)
+		name = s.setpriv
+	}
+	c := exec.CommandContext(ctx, name, args...)
+	c.Env = []string{}
+	setProcAttr(c)
+	cmd := &Cmd{Cmd: c, err: err, mem: spec.Limits.Memory, done: make(chan struct{}), pids: map[int]bool{}}
+	c.Cancel = func() error { return cmd.kill() }
+	c.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// args are bwrap's arguments for spec. bwrap runs as HostUID: the
+// folders shown in the sandbox, and the folders above them, must be open
+// to it.
+func (s *Sandbox) args(spec Spec) ([]string, error) {
+	if len(spec.Args) == 0 {
+		return nil, errors.New("sandbox: no program")
+	}
+	if strings.Contains(spec.Args[0], "=") {
+		return nil, fmt.Errorf("sandbox: program %q: a name with = is not run", spec.Args[0])
 	}
 	if spec.Dir == "" {
 		spec.Dir = Home
 	}
+	uid := strconv.Itoa(UID)
 	args := []string{
-		// Every namespace but the user's: as root, an unprivileged id in
-		// the host's user namespace is what makes RLIMIT_NPROC hold.
-		"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-		"--die-with-parent", "--new-session",
-		"--ro-bind", "/usr", "/usr",
+		"--unshare-user", "--uid", uid, "--gid", uid,
+		"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 	}
-	for _, l := range []string{"bin", "sbin", "lib", "lib64", "lib32", "libx32"} {
-		// Merged-/usr systems link these; others keep folders.
-		if t, err := os.Readlink("/" + l); err == nil {
-			args = append(args, "--symlink", t, "/"+l)
-		} else if st, err := os.Stat("/" + l); err == nil && st.IsDir() {
-			args = append(args, "--ro-bind", "/"+l, "/"+l)
+	if s.disableUserns {
+		args = append(args, "--disable-userns", "--assert-userns-disabled")
+	}
+	if !spec.Network {
+		args = append(args, "--unshare-net")
+	}
+	if spec.RootFS != "" {
+		args = append(args, "--ro-bind", spec.RootFS, "/")
+	} else {
+		args = append(args, "--ro-bind", "/usr", "/usr")
+		for _, l := range []string{"bin", "sbin", "lib", "lib64", "lib32", "libx32"} {
+			// Merged-/usr systems link these; others keep folders.
+			if t, err := os.Readlink("/" + l); err == nil {
+				args = append(args, "--symlink", t, "/"+l)
+			} else if st, err := os.Stat("/" + l); err == nil && st.IsDir() {
+				args = append(args, "--ro-bind", "/"+l, "/"+l)
+			}
 		}
 	}
+	tmp := strconv.FormatInt(spec.Limits.TmpSize, 10)
 	args = append(args, "--proc", "/proc", "--dev", "/dev",
-		"--perms", "1777", "--size", strconv.FormatInt(spec.Limits.TmpSize, 10), "--tmpfs", "/tmp",
-		// The tmpfs is the sandbox's alone; 0777 lets the unprivileged
-		// id write to a folder bwrap makes as root.
-		"--perms", "0777", "--size", strconv.FormatInt(spec.Limits.TmpSize, 10), "--tmpfs", Home)
+		"--perms", "1777", "--size", tmp, "--tmpfs", "/tmp",
+		"--perms", "0700", "--size", tmp, "--tmpfs", Home)
+	for _, t := range spec.Tmpfs {
+		args = append(args, "--perms", "0700", "--size", strconv.FormatInt(max(t.Size, 4096), 10), "--tmpfs", t.Path)
+	}
 	for _, m := range spec.Mounts {
-		args = append(args, "--ro-bind", m.Host, m.Sandbox)
+		if m.Writable {
+			args = append(args, "--bind", m.Host, m.Sandbox)
+		} else {
+			args = append(args, "--ro-bind", m.Host, m.Sandbox)
+		}
+	}
+	for _, h := range spec.Hide {
+		if st, err := os.Stat(h); err == nil && st.IsDir() {
+			args = append(args, "--tmpfs", h)
+		} else {
+			args = append(args, "--ro-bind", "/dev/null", h)
+		}
 	}
 	args = append(args, "--chdir", spec.Dir, "--clearenv")
+	// The helpers inside run with no variable at all: env(1), the last
+	// exec before the program, sets the program's.
+	args = append(args, s.prlimit,
+		"--cpu="+strconv.FormatInt(max(int64(spec.Limits.CPU/time.Second), 1), 10),
+		"--as="+strconv.FormatInt(spec.Limits.ProcessMemory, 10),
+		"--nproc="+strconv.Itoa(spec.Limits.Procs),
+		"--fsize="+strconv.FormatInt(spec.Limits.FileSize, 10),
+		"--core=0", "--", s.env, "-i", "--")
 	env := spec.Env
 	if !hasKey(env, "PATH") {
 		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
@@ -199,24 +339,13 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 		env = append(env, "HOME="+Home)
 	}
 	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		args = append(args, "--setenv", k, v)
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || !envName.MatchString(k) || strings.ContainsRune(kv, 0) {
+			return nil, fmt.Errorf("sandbox: environment variable %q: not NAME=VALUE with a plain name", k)
+		}
+		args = append(args, kv)
 	}
-	id := strconv.Itoa(spec.UID)
-	args = append(args, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--",
-		s.prlimit,
-		"--cpu="+strconv.FormatInt(max(int64(spec.Limits.CPU/time.Second), 1), 10),
-		"--as="+strconv.FormatInt(spec.Limits.Memory, 10),
-		"--nproc="+strconv.Itoa(spec.Limits.Procs),
-		"--fsize="+strconv.FormatInt(spec.Limits.FileSize, 10),
-		"--core=0", "--")
-	args = append(args, spec.Args...)
-	c := exec.CommandContext(ctx, s.bwrap, args...)
-	c.Env = []string{}
-	setProcAttr(c)
-	c.Cancel = func() error { return killTree(c) }
-	c.WaitDelay = 5 * time.Second
-	return &Cmd{Cmd: c, uid: spec.UID}
+	return append(args, spec.Args...), nil
 }
 
 func hasKey(env []string, key string) bool {
@@ -228,42 +357,42 @@ func hasKey(env []string, key string) bool {
 	return false
 }
 
-// Start starts the program.
-func (c *Cmd) Start() error { return c.Cmd.Start() }
-
-// Kill kills the whole process tree; Wait still has to be called, and
-// returns once every process of the tree has ended.
-func (c *Cmd) Kill() {
-	_ = killTree(c.Cmd)
+// Start starts the program and the watch on its memory.
+func (c *Cmd) Start() error {
+	if c.err != nil {
+		return c.err
+	}
+	if err := c.Cmd.Start(); err != nil {
+		return err
+	}
+	go c.watch()
+	return nil
 }
 
-// Wait waits for the program, then kills whatever it left behind: every
-// process of the sandbox's user id (bwrap reports the program's exit
-// without waiting for its orphans). When Wait returns, no process of the
-// sandbox is left.
+// Kill kills every process of the sandbox; Wait still has to be called.
+func (c *Cmd) Kill() { _ = c.kill() }
+
+// Wait waits for the program and for every process of its sandbox to end:
+// they are killed with the PID namespace's init when the program ends
+// (bwrap's init exits with it), and the kernel ends the namespace's
+// processes before the init's own exit completes.
 func (c *Cmd) Wait() error {
 	err := c.Cmd.Wait()
-	c.reap()
-	return err
-}
-
-// reapWait bounds the wait for killed processes to end.
-const reapWait = 10 * time.Second
-
-func (c *Cmd) reap() {
-	deadline := time.Now().Add(reapWait)
-	for time.Now().Before(deadline) {
-		left := ProcessesOf(c.uid)
-		if len(left) == 0 {
-			return
-		}
-		for _, pid := range left {
-			killPID(pid)
-		}
-		// SIGKILL is delivered at once but a process takes a moment to
-		// end; look again shortly.
-		time.Sleep(time.Millisecond)
+	c.kill()
+	c.mu.Lock()
+	in := c.init
+	c.mu.Unlock()
+	if in != nil {
+		in.wait()
 	}
+	close(c.done)
+	c.mu.Lock()
+	over := c.overMem
+	c.mu.Unlock()
+	if over {
+		return fmt.Errorf("%w (%d bytes)", ErrMemory, c.mem)
+	}
+	return err
 }
 
 // Run starts the program and waits for it.
@@ -274,35 +403,88 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
-// ProcessesOf lists the ids of the host's processes running as uid
-// (zombies left out): what a test checks is empty once a sandbox is done.
-func ProcessesOf(uid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		if err != nil {
-			continue
-		}
-		var state string
-		ruid := -1
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "State:"); ok {
-				state = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
-				if f := strings.Fields(v); len(f) > 0 {
-					ruid, _ = strconv.Atoi(f[0])
-				}
-			}
-		}
-		if ruid == uid && !strings.HasPrefix(state, "Z") {
-			out = append(out, pid)
-		}
+// MemoryExceeded says the sandbox was killed for passing its memory bound.
+func (c *Cmd) MemoryExceeded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.overMem
+}
+
+// PeakMemory is the most resident memory the sandbox's processes held
+// together, as the watch saw it.
+func (c *Cmd) PeakMemory() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.peak
+}
+
+// Processes are the host process ids of every process the watch saw in
+// the sandbox: what a test checks has ended once Wait returns.
+func (c *Cmd) Processes() []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]int, 0, len(c.pids))
+	for p := range c.pids {
+		out = append(out, p)
 	}
 	return out
+}
+
+// watchEvery is how often the watch sums the sandbox's memory.
+const watchEvery = 20 * time.Millisecond
+
+// watch sums the resident memory of the sandbox's processes (bwrap's
+// descendants: the PID namespace's init adopts its orphans, so none
+// escapes the tree) and kills the sandbox when they pass the bound.
+// This is the bound where no delegated cgroup is at hand: a process can
+// pass it by what it allocates within one period, and RLIMIT_AS bounds
+// each process besides.
+func (c *Cmd) watch() {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		c.sample()
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Cmd) sample() {
+	if c.Cmd.Process == nil {
+		return
+	}
+	pids := descendants(c.Cmd.Process.Pid)
+	var sum int64
+	for _, p := range pids {
+		sum += rss(p)
+	}
+	c.mu.Lock()
+	for _, p := range pids {
+		c.pids[p] = true
+	}
+	if c.init == nil && len(pids) > 0 {
+		c.init = openInit(pids[0])
+	}
+	c.peak = max(c.peak, sum)
+	over := sum > c.mem && !c.overMem
+	if over {
+		c.overMem = true
+	}
+	c.mu.Unlock()
+	if over {
+		_ = c.kill()
+	}
+}
+
+// kill kills the init of the sandbox's PID namespace, bwrap's child: the
+// kernel then kills every process of the namespace. Before the namespace
+// exists, bwrap's process group is killed instead.
+func (c *Cmd) kill() error {
+	if c.Cmd.Process == nil {
+		return nil
+	}
+	return killTree(c.Cmd.Process.Pid)
 }

@@ -8,7 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
+
+const isLinux = true
 
 // setProcAttr puts bwrap in a process group of its own, so that the kill
 // reaches bwrap's helper too, and kills it if the crawl dies: bwrap's init
@@ -19,32 +23,102 @@ func setProcAttr(c *exec.Cmd) {
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// killTree kills the init of the sandbox's PID namespace, bwrap's child:
-// the kernel then kills every process of the namespace, and the init's
-// exit (so bwrap's, so Wait) completes only once they are all gone. Before
-// the namespace exists, or after, bwrap's process group is killed instead.
-func killTree(c *exec.Cmd) error {
-	if c.Process == nil {
-		return nil
-	}
-	pid := strconv.Itoa(c.Process.Pid)
-	b, _ := os.ReadFile(filepath.Join("/proc", pid, "task", pid, "children"))
+// killTree kills bwrap's children, the init of the sandbox's PID
+// namespace: the kernel then kills every process of the namespace. Before
+// the namespace exists, or after, bwrap's process group is killed
+// instead.
+func killTree(pid int) error {
 	killed := false
-	for _, f := range strings.Fields(string(b)) {
-		if child, err := strconv.Atoi(f); err == nil && syscall.Kill(child, syscall.SIGKILL) == nil {
+	for _, child := range children(pid) {
+		if syscall.Kill(child, syscall.SIGKILL) == nil {
 			killed = true
 		}
 	}
 	if killed {
 		return nil
 	}
-	err := syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+	err := syscall.Kill(-pid, syscall.SIGKILL)
 	if errors.Is(err, syscall.ESRCH) {
 		return os.ErrProcessDone
 	}
 	return err
 }
 
-func killPID(pid int) {
-	_ = syscall.Kill(pid, syscall.SIGKILL)
+// children are the child processes of pid, of all its threads.
+func children(pid int) []int {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	tasks, _ := os.ReadDir(dir)
+	var out []int
+	for _, t := range tasks {
+		b, _ := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// descendants are the processes below pid, breadth first: its children
+// come first.
+func descendants(pid int) []int {
+	var out []int
+	queue := children(pid)
+	seen := map[int]bool{}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+		queue = append(queue, children(p)...)
+	}
+	return out
+}
+
+var pageSize = int64(os.Getpagesize())
+
+// rss is the resident memory of process pid, bytes (0 once it is gone).
+func rss(pid int) int64 {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "statm"))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[1], 10, 64)
+	return n * pageSize
+}
+
+// initProc is the sandbox's PID namespace init, held by a pidfd so that
+// its end is seen even once its id is reused.
+type initProc struct{ fd int }
+
+func openInit(pid int) *initProc {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return nil
+	}
+	return &initProc{fd: fd}
+}
+
+// wait returns once the init has exited: its exit completes only after
+// every other process of its namespace has ended.
+func (p *initProc) wait() {
+	if p == nil {
+		return
+	}
+	defer unix.Close(p.fd)
+	for {
+		fds := []unix.PollFd{{Fd: int32(p.fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, -1)
+		if err == nil && n > 0 || err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+	}
 }
