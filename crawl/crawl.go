@@ -428,6 +428,7 @@ func newEntry(t *target, r *Result) *entry {
 	}}
 	if t.pkg != nil {
 		e.Server.Package = t.id
+		e.Server.Runner = r.Runner
 	}
 	e.Server.SupportedVersions = r.SupportedVersions
 	if r.Initialized || r.ProtocolVersion != "" {

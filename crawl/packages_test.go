@@ -122,7 +122,7 @@ func TestCrawlPackages(t *testing.T) {
 	entries = append(entries,
 		pkgEntry("io.test/missing", nil, npmPkg("tiny-missing", "9.9.9", nil)),
 		pkgEntry("io.test/py", nil, map[string]any{"registryType": "pypi", "identifier": "tiny-py", "version": "1.0", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
-		pkgEntry("io.test/oci", nil, map[string]any{"registryType": "oci", "identifier": "docker.io/tiny/oci", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/oci", nil, map[string]any{"registryType": "oci", "identifier": "127.0.0.1:1/tiny/oci", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/nuget", nil, map[string]any{"registryType": "nuget", "identifier": "Tiny.Nuget", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": "https://example.org/tiny.mcpb", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/http-pkg", nil, npmPkg("tiny-http", "1.0.0", map[string]any{"transport": map[string]any{"type": "streamable-http", "url": "http://localhost:8080/mcp"}})),
@@ -149,28 +149,28 @@ func TestCrawlPackages(t *testing.T) {
 	}
 	wantKinds := map[string]int{
 		KindTimeout: 1, KindTooManyBytes: 1, KindInvalidJSON: 1, KindExited: 1, KindNeedsConfig: 1,
-		KindInstall: 1, KindNoRuntime: 5,
+		KindInstall: 2, KindNoRuntime: 4,
 	}
 	if sum.Reachable != 6 || sum.Servers != 17 || !maps.Equal(sum.UnreachableByKind, wantKinds) {
 		t.Errorf("reachable %d of %d servers, unreachable by kind %v; want 6 of 17, %v", sum.Reachable, sum.Servers, sum.UnreachableByKind, wantKinds)
 	}
 	servers := readServers(t, opt.Out)
 	want := map[string][]string{
-		"npm:@tiny/good@1.0.0":       {"read_file", "run", "noop", "mode_fast", "leak_none", "argv_serve_--level_3"},
-		"npm:tiny-net@1.0.0":         {"read_file", "run", "noop", "net_ECONNREFUSED"},
-		"npm:tiny-files@1.0.0":       {"read_file", "run", "noop", "ssh_ENOENT", "homessh_ENOENT", "write_ENOENT", "pkgwrite_EROFS"},
-		"npm:tiny-child@1.0.0":       {"read_file", "run", "noop"},
-		"npm:tiny-scripts@1.0.0":     {"read_file", "run", "noop"},
-		"npm:tiny-silent@1.0.0":      nil,
-		"npm:tiny-config@1.0.0":      nil,
-		"npm:tiny-missing@9.9.9":     nil,
-		"pypi:tiny-py@1.0":           nil,
-		"npm:tiny-garbage@1.0.0":     nil,
-		"npm:tiny-flood@1.0.0":       nil,
-		"npm:tiny-crash@1.0.0":       nil,
-		"npm:tiny-http@1.0.0":        nil,
-		"nuget:Tiny.Nuget@1.0":       nil,
-		"oci:docker.io/tiny/oci:1.0": nil,
+		"npm:@tiny/good@1.0.0":         {"read_file", "run", "noop", "mode_fast", "leak_none", "argv_serve_--level_3"},
+		"npm:tiny-net@1.0.0":           {"read_file", "run", "noop", "net_ECONNREFUSED"},
+		"npm:tiny-files@1.0.0":         {"read_file", "run", "noop", "ssh_ENOENT", "homessh_ENOENT", "write_ENOENT", "pkgwrite_EROFS"},
+		"npm:tiny-child@1.0.0":         {"read_file", "run", "noop"},
+		"npm:tiny-scripts@1.0.0":       {"read_file", "run", "noop"},
+		"npm:tiny-silent@1.0.0":        nil,
+		"npm:tiny-config@1.0.0":        nil,
+		"npm:tiny-missing@9.9.9":       nil,
+		"pypi:tiny-py@1.0":             nil,
+		"npm:tiny-garbage@1.0.0":       nil,
+		"npm:tiny-flood@1.0.0":         nil,
+		"npm:tiny-crash@1.0.0":         nil,
+		"npm:tiny-http@1.0.0":          nil,
+		"nuget:Tiny.Nuget@1.0":         nil,
+		"oci:127.0.0.1:1/tiny/oci:1.0": nil,
 	}
 	for id, names := range want {
 		s, ok := servers[id]

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ociroot"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
@@ -77,24 +78,33 @@ type packageRunner struct {
 	limits    sandbox.Limits
 	noNPM     string // why npm packages cannot run here, or ""
 	noSandbox string // why no sandbox runs here, or ""
+	oci       ociroot.Options
 }
 
 // runnable says the package needs the sandbox: a type this crawl runs.
 func runnable(p *Package) bool {
-	return p.RegistryType == RegistryNPM && p.Transport == TransportStdio && p.Invalid == ""
+	return hasRunner(p.RegistryType) && p.Transport == TransportStdio && p.Invalid == ""
 }
 
-// newPackageRunner prepares the runner for pkgs; it fails only when a
-// runnable package has no sandbox to run in.
+// hasRunner says packages of registry type t have a runner here.
+func hasRunner(t string) bool {
+	return t == RegistryNPM || t == RegistryOCI
+}
+
+// newPackageRunner prepares the runner for pkgs. A machine without a
+// runtime or a sandbox is recorded per package, not an error.
 func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs []*Package) (*packageRunner, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
 	pr := &packageRunner{p: p, limits: opt.Limits}
-	n := 0
+	n, npmN := 0, 0
 	for _, pkg := range pkgs {
 		if runnable(pkg) {
 			n++
+			if pkg.RegistryType == RegistryNPM {
+				npmN++
+			}
 		}
 	}
 	if n == 0 {
@@ -106,7 +116,9 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		// No runtime is a fact of the machine, recorded per server as
 		// for the types with no runner: nothing would run bare.
 		pr.noNPM = "npm and node are needed to run npm packages, and this machine lacks one"
-		return pr, nil
+		if npmN == n {
+			return pr, nil
+		}
 	}
 	pr.sb = opt.Sandbox
 	if pr.sb == nil {
@@ -119,21 +131,24 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		}
 		pr.sb = sb
 	}
-	real, err := filepath.EvalSymlinks(node)
-	if err != nil {
-		return nil, err
-	}
-	pr.node = real
-	if !strings.HasPrefix(real, "/usr/") {
-		// node/bin/node: show the whole installation, read-only.
-		root := filepath.Dir(filepath.Dir(real))
-		pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
+	if pr.noNPM == "" {
+		real, err := filepath.EvalSymlinks(node)
+		if err != nil {
+			return nil, err
+		}
+		pr.node = real
+		if !strings.HasPrefix(real, "/usr/") {
+			// node/bin/node: show the whole installation, read-only.
+			root := filepath.Dir(filepath.Dir(real))
+			pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
+		}
 	}
 	pr.cache = &npmCache{dir: opt.Cache, npm: npm, max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
 	if err := os.MkdirAll(opt.Cache, 0o755); err != nil {
 		return nil, fmt.Errorf("package cache: %w", err)
 	}
 	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
+	pr.oci = pr.ociOptions(opt)
 	return pr, nil
 }
 
@@ -150,39 +165,59 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 	switch {
 	case pkg.Invalid != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindInstall, Error: "registry entry: " + pkg.Invalid}
-	case pkg.RegistryType != RegistryNPM:
+	case !hasRunner(pkg.RegistryType):
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
 			Error: fmt.Sprintf("no runner for %s packages on this machine", pkg.RegistryType)}
 	case pkg.Transport != TransportStdio:
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
 			Error: fmt.Sprintf("no runner for packaged servers over %q (stdio only)", pkg.Transport)}
-	case pr.noNPM != "":
+	case pkg.RegistryType == RegistryNPM && pr.noNPM != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime, Error: pr.noNPM}
 	case pr.noSandbox != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoSandbox, Error: pr.noSandbox}
+	case pkg.RegistryType == RegistryOCI:
+		return pr.runImage(ctx, pkg)
 	}
+	return pr.runNPM(ctx, pkg)
+}
+
+// runNPM installs an npm package with npm and runs its entry point with
+// the machine's node.
+func (pr *packageRunner) runNPM(ctx context.Context, pkg *Package) Result {
 	in, err := pr.cache.acquire(ctx, pkg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
-		}
-		var ie *installError
-		if errors.As(err, &ie) {
-			return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}
-		}
-		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "package cache: " + err.Error()}
+		return acquireError(ctx, err)
 	}
 	defer pr.cache.release(in.key)
 	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
 	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
 	r := pr.p.probeCommand(ctx, func(ctx context.Context) *sandbox.Cmd { return pr.sb.Command(ctx, spec) })
+	r.Runner = &RunnerInfo{Runner: RegistryNPM, Argv: args, Resolved: pkg.Identifier + "@" + pkg.Version}
+	return needsConfig(pkg, r)
+}
+
+// needsConfig makes a server that did not start, and whose entry names
+// required variables or arguments without default, a needs_config record.
+func needsConfig(pkg *Package, r Result) Result {
 	if missing := pkg.missingConfig(); len(missing) > 0 && !r.Initialized && r.ErrorKind != "" {
 		r.Error = fmt.Sprintf("needs configuration (%s: required, no default; none is invented) and did not start without: %s: %s",
 			strings.Join(missing, ", "), r.ErrorKind, r.Error)
 		r.ErrorKind = KindNeedsConfig
 	}
 	return r
+}
+
+// acquireError is the record of a package the cache could not provide.
+func acquireError(ctx context.Context, err error) Result {
+	if ctx.Err() != nil {
+		return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
+	}
+	var ie *installError
+	if errors.As(err, &ie) {
+		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}
+	}
+	return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "package cache: " + err.Error()}
 }
 
 // pkgMount is where the installed package is seen in the sandbox.

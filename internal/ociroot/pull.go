@@ -56,12 +56,16 @@ func (o *Options) defaults() {
 		o.MaxFiles = DefaultMaxFiles
 	}
 	if o.Platform.OS == "" {
-		o.Platform = v1.Platform{OS: "linux", Architecture: runtime.GOARCH}
+		o.Platform = HostPlatform()
 	}
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
 }
+
+// HostPlatform is the platform of this machine's images: linux and its
+// architecture.
+func HostPlatform() v1.Platform { return v1.Platform{OS: "linux", Architecture: runtime.GOARCH} }
 
 // Config is what an image says of how to run it.
 type Config struct {
