@@ -90,6 +90,9 @@ func preparePackages(ctx context.Context, opt *Options, ts []target, todo []int)
 func (pr *packageRunner) close() {
 	if pr != nil {
 		pr.p.Close()
+		if pr.proxy != nil {
+			pr.proxy.Close()
+		}
 	}
 }
 
@@ -104,11 +107,12 @@ func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt Packa
 	}
 	opt.defaults()
 	p := NewProber(opt)
-	defer p.Close()
 	pr, err := newPackageRunner(ctx, p, &popt, []*Package{pkg})
 	if err != nil {
+		p.Close()
 		return "", Result{}, err
 	}
+	defer pr.close()
 	if pr.noNPM != "" {
 		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
 	}

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -18,7 +18,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
 // Defaults of the package cache.
@@ -40,7 +43,14 @@ const completeFile = ".atlas-complete"
 // and their lifecycle scripts never run (--ignore-scripts).
 type npmCache struct {
 	dir        string
-	npm        string
+	sb         *sandbox.Sandbox
+	node       string // node's path, in the sandbox as on the host
+	npmCLI     string // npm's npm-cli.js, run by node
+	mounts     []sandbox.Mount
+	hide       []string // paths an install must not run (git)
+	registry   string   // the registry npm is configured with
+	proxy      *sandbox.Proxy
+	memory     int64 // the install sandbox's memory bound
 	max        int64 // the whole cache
 	maxPackage int64 // one installed package
 	timeout    time.Duration
@@ -140,41 +150,39 @@ func readComplete(dir string) (string, error) {
 	return m.Main, nil
 }
 
-// install runs npm into a temporary folder of the cache and renames it to
-// dir once the package is known to fit and to have an entry point.
+// install runs npm in an install sandbox (sandboxStep) and renames its
+// folder to dir once the package is known to fit and to have an entry
+// point.
 func (c *npmCache) install(ctx context.Context, p *Package, dir string) (installed, error) {
-	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return installed{}, err
-	}
-	_ = os.RemoveAll(dir) // a folder without its mark is a torn install
 	tmp, err := os.MkdirTemp(c.dir, ".install-")
 	if err != nil {
 		return installed{}, err
 	}
 	defer os.RemoveAll(tmp)
-	// The folders are read by the sandbox's unprivileged user.
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	_ = os.RemoveAll(dir) // a folder without its mark is a torn install
+	if err := c.own(tmp); err != nil {
 		return installed{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.npm, "install", "--prefix", tmp, "--ignore-scripts", "--no-audit", "--no-fund",
-		"--no-save", "--no-package-lock", "--omit=dev", "--no-update-notifier", "--loglevel=error",
-		p.Identifier+"@"+p.Version)
-	// npm's own download cache lives in the temporary folder: the cache's
-	// bound covers everything the crawl puts on disk.
-	cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(tmp, ".npm"), "npm_config_update_notifier=false")
-	cmd.Dir = tmp
 	var stderr bytes.Buffer
-	cmd.Stderr = &limitedBuffer{b: &stderr, max: 4 << 10}
-	cmd.WaitDelay = 5 * time.Second
+	cmd := c.sb.Command(ctx, c.installSpec(p, tmp))
+	cmd.Cmd.Stdout = io.Discard
+	cmd.Cmd.Stderr = &limitedBuffer{b: &stderr, max: 4 << 10}
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return installed{}, &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
 		}
-		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v: %s", p.Identifier, p.Version, err, firstLines(stderr.String(), 3))}
+		msg := firstLines(stderr.String(), 3)
+		if refused := c.proxy.Refused(); len(refused) > 0 {
+			msg += fmt.Sprintf(" (refused: %s, not the npm registry)", strings.Join(refused, ", "))
+		}
+		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v: %s", p.Identifier, p.Version, err, msg)}
 	}
-	_ = os.RemoveAll(filepath.Join(tmp, ".npm"))
+	// Nothing installed keeps a set-id bit, nor is writable by others.
+	if err := stripModes(tmp); err != nil {
+		return installed{}, err
+	}
 	main, err := entryPoint(tmp, p.Identifier)
 	if err != nil {
 		return installed{}, &installError{err}
@@ -194,6 +202,79 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 		return installed{}, err
 	}
 	return installed{dir: dir, main: main}, nil
+}
+
+// npmCacheDir is npm's own download cache in the package cache, shared
+// by the installs of a crawl (npm checks every tarball's integrity).
+const npmCacheDir = ".npm"
+
+// installSpec is the install step of p: npm, with lifecycle scripts off,
+// installs into a tmpfs capped at the package bound (a tarball that
+// unpacks to more fails when it reaches it, not after), reaching only the
+// registry through the proxy (git is hidden, so a git dependency fails;
+// a URL or other host is refused by the proxy); cp then copies what it
+// installed out, without set-id bits.
+func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
+	npmArgs := []string{c.node, c.npmCLI, "install", "--prefix", "/install", "--ignore-scripts", "--no-audit", "--no-fund",
+		"--no-save", "--no-package-lock", "--omit=dev", "--no-update-notifier", "--loglevel=error", "--", p.Identifier + "@" + p.Version}
+	script := `"$@" && cp -R /install/node_modules /out/`
+	args := append([]string{"/bin/sh", "-c", script, "sh"}, npmArgs...)
+	env := []string{
+		"npm_config_registry=" + c.registry,
+		"npm_config_cache=/npm-cache",
+		"npm_config_proxy=" + c.proxy.URL(),
+		"npm_config_https_proxy=" + c.proxy.URL(),
+		"npm_config_noproxy=",
+		"npm_config_userconfig=" + sandbox.Home + "/.npmrc", // none: nothing of the host's
+		"npm_config_globalconfig=" + sandbox.Home + "/npmrc",
+		"npm_config_update_notifier=false",
+		"npm_config_fund=false",
+		"npm_config_audit=false",
+	}
+	mounts := append([]sandbox.Mount{
+		{Host: filepath.Join(c.dir, npmCacheDir), Sandbox: "/npm-cache", Writable: true},
+		{Host: out, Sandbox: "/out", Writable: true},
+	}, c.mounts...)
+	return sandbox.Spec{
+		Args: args, Env: env, Network: true, Mounts: mounts,
+		Tmpfs:  []sandbox.Tmpfs{{Path: "/install", Size: c.maxPackage}},
+		Hide:   c.hide,
+		Limits: sandbox.Limits{CPU: c.timeout, FileSize: c.maxPackage, Memory: c.memory},
+	}
+}
+
+// own makes folder dir the sandbox's: its host user writes it (root's
+// sandbox runs as another user).
+func (c *npmCache) own(dir string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	if uid := c.sb.HostUID(); uid != os.Getuid() {
+		return os.Chown(dir, uid, uid)
+	}
+	return nil
+}
+
+// stripModes clears the set-user-id, set-group-id and sticky bits and
+// the write bits of group and others of everything under dir.
+func stripModes(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		m := info.Mode()
+		if m&(fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky) != 0 || m.Perm()&0o022 != 0 {
+			return os.Chmod(p, m.Perm()&^0o022)
+		}
+		return nil
+	})
 }
 
 // entryPoint is the file node runs, relative to the install folder: the
@@ -304,6 +385,61 @@ func (c *npmCache) evict() {
 		}
 	}
 }
+
+// prepare makes the cache folder and npm's download cache in it, private
+// to the sandbox's host user, and empties npm's download cache once it
+// takes more than a quarter of the cache's bound (at the start of a
+// crawl, when no install uses it).
+func (c *npmCache) prepare() error {
+	// Folders made on the way stay closed to listing but open to pass.
+	if err := os.MkdirAll(c.dir, 0o711); err != nil {
+		return err
+	}
+	if err := reachable(c.dir, c.sb.HostUID()); err != nil {
+		return err
+	}
+	if err := c.own(c.dir); err != nil {
+		return err
+	}
+	npmDir := filepath.Join(c.dir, npmCacheDir)
+	if n, err := dirSize(npmDir); err == nil && n > c.max/4 {
+		_ = os.RemoveAll(npmDir)
+	}
+	if err := os.MkdirAll(npmDir, 0o700); err != nil {
+		return err
+	}
+	return c.own(npmDir)
+}
+
+// reachable checks that the folders above dir let uid pass: bwrap, run
+// as uid, finds the folders it shows by their paths.
+func reachable(dir string, uid int) error {
+	if uid == os.Getuid() {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		owner := int(st.Sys().(*syscall.Stat_t).Uid)
+		if st.Mode().Perm()&0o001 == 0 && owner != uid {
+			return fmt.Errorf("the sandbox runs as uid %d, which cannot pass %s (mode %v) to reach the package cache %s: give --package-cache under folders open to others (root's default, %s, is)",
+				uid, p, st.Mode().Perm(), dir, rootCache)
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// rootCache is the package cache of root: root's home is closed to the
+// user its sandboxes run as.
+const rootCache = "/var/cache/atlas-reproduce/packages"
 
 // cleanStale removes the temporary folders of installs an earlier crawl
 // did not finish: those last changed before, long enough ago that no

@@ -139,7 +139,7 @@ func TestCrawlPackages(t *testing.T) {
 		t.Fatalf("the remote and the package of one entry: %+v %+v", cands[0], cands[1])
 	}
 
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
 		Probe:    ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
 		Packages: PackageOptions{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}}}
@@ -229,6 +229,17 @@ func TestCrawlPackages(t *testing.T) {
 	if fetched.Load() != before {
 		t.Errorf("the warm crawl fetched %d tarballs again", fetched.Load()-before)
 	}
+}
+
+// cacheDir is a temporary package cache the sandbox's user can reach (a
+// test run as root makes its folders 0700).
+func cacheDir(t testing.TB) string {
+	t.Helper()
+	d := t.TempDir()
+	if err := os.Chmod(filepath.Dir(d), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
 
 // serverLine is a servers.jsonl.gz record with the names of its tools.
@@ -408,7 +419,7 @@ func TestRegistryPackages(t *testing.T) {
 // TestNPMCoordinates: only a package name and an exact version reach npm,
 // never a path, URL, git remote, tag or range.
 func TestNPMCoordinates(t *testing.T) {
-	c := &npmCache{dir: t.TempDir(), npm: "/nonexistent/npm"}
+	c := &npmCache{dir: t.TempDir()}
 	for _, tc := range []struct{ id, version string }{
 		{"../../etc", "1.0.0"}, {"file:/etc", "1.0.0"}, {"git+https://example.org/x.git", "1.0.0"},
 		{"@scope/../x", "1.0.0"}, {"x", "latest"}, {"x", "^1.0.0"}, {"x", "1.0.0 || 2"}, {"x", "1.0.0/../../y"},

@@ -39,7 +39,8 @@ type PackageOptions struct {
 	CacheMax, PackageMax int64
 	// InstallTimeout bounds one install.
 	InstallTimeout time.Duration
-	// Limits bound each sandboxed server (CPU, memory, processes, files).
+	// Limits bound each sandboxed server and install (CPU, memory of the
+	// whole sandbox, processes, files).
 	Limits sandbox.Limits
 	// Sandbox runs the servers; nil means sandbox.Find's. Without one,
 	// a crawl with a runnable package refuses to start.
@@ -54,6 +55,9 @@ func (o *PackageOptions) defaults() error {
 	defaults.Set(&o.CacheMax, DefaultPackageCacheMax)
 	defaults.Set(&o.PackageMax, DefaultPackageMax)
 	defaults.Set(&o.InstallTimeout, DefaultInstallTimeout)
+	if o.Cache == "" && os.Geteuid() == 0 {
+		o.Cache = rootCache
+	}
 	if o.Cache == "" {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -76,6 +80,7 @@ type packageRunner struct {
 	// outside /usr.
 	nodeMount []sandbox.Mount
 	limits    sandbox.Limits
+	proxy     *sandbox.Proxy
 	noNPM     string // why npm packages cannot run here, or ""
 	noSandbox string // why no sandbox runs here, or ""
 	oci       ociroot.Options
@@ -143,13 +148,61 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 			pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
 		}
 	}
-	pr.cache = &npmCache{dir: opt.Cache, npm: npm, max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
-	if err := os.MkdirAll(opt.Cache, 0o755); err != nil {
+	cli, err := filepath.EvalSymlinks(npm)
+	if err != nil {
+		return nil, err
+	}
+	mounts := pr.nodeMount
+	if i := strings.LastIndex(cli, "/node_modules/npm/"); i >= 0 && !strings.HasPrefix(cli, "/usr/") {
+		root := cli[:i+len("/node_modules/npm")]
+		mounts = append(mounts, sandbox.Mount{Host: root, Sandbox: root})
+	}
+	registry, err := npmRegistry(ctx, npm)
+	if err != nil {
+		return nil, err
+	}
+	proxy, err := sandbox.NewProxy(registry)
+	if err != nil {
+		return nil, err
+	}
+	pr.proxy = proxy
+	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, node: real, npmCLI: cli, mounts: mounts, hide: gitPaths(),
+		registry: registry, proxy: proxy, memory: opt.Limits.Memory,
+		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
+	if err := pr.cache.prepare(); err != nil {
+		proxy.Close()
 		return nil, fmt.Errorf("package cache: %w", err)
 	}
 	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
 	pr.oci = pr.ociOptions(opt)
 	return pr, nil
+}
+
+// npmRegistry is the registry npm is configured with: npm_config_registry,
+// or what npm config says (the user's .npmrc).
+func npmRegistry(ctx context.Context, npm string) (string, error) {
+	if r := os.Getenv("npm_config_registry"); r != "" {
+		return r, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, npm, "config", "get", "registry").Output()
+	if err != nil {
+		return "", fmt.Errorf("npm config get registry: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitPaths are git's programs, hidden from an install: npm would run git
+// for a git dependency.
+func gitPaths() []string {
+	var out []string
+	for _, p := range []string{"/usr/bin/git", "/usr/lib/git-core", "/usr/libexec/git-core", "/usr/local/bin/git"} {
+		if _, err := os.Stat(p); err == nil && strings.HasPrefix(p, "/usr/") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // probe installs and runs one packaged server as sandbox slot slot, and
@@ -307,7 +360,10 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 		kill()
 		<-exited
 		if cmd.MemoryExceeded() {
-			r = Result{Transport: TransportStdio, ErrorKind: KindMemory, Error: fmt.Sprintf("%v; stderr: %s", waitErr, firstLines(stderr.String(), 5))}
+			r = Result{Transport: TransportStdio, ErrorKind: KindMemory, Error: waitErr.Error()}
+			if s := strings.TrimSpace(stderr.String()); s != "" {
+				r.Error += "; stderr: " + firstLines(s, 5)
+			}
 		}
 	}()
 

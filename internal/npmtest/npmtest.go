@@ -74,6 +74,21 @@ type Package struct {
 	// package.json's lifecycle scripts.
 	Name, Version, Prelude string
 	Scripts                map[string]string
+	// Dependencies are package.json's, as written (a hostile package
+	// names git remotes, URLs, files).
+	Dependencies map[string]string
+	// Files are more files of the tarball, under package/.
+	Files []File
+}
+
+// File is one more file of a package's tarball: Body, or Size zero bytes
+// (a tarball bomb: it compresses to almost nothing).
+type File struct {
+	Name string
+	Body []byte
+	Size int64
+	Mode int64
+	Dir  bool
 }
 
 // tarball is the package's .tgz: package/package.json and
@@ -84,9 +99,9 @@ func (p Package) tarball(t testing.TB) []byte {
 		p.Scripts = map[string]string{}
 	}
 	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
-	pj, _ := json.Marshal(map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts})
+	pj, _ := json.Marshal(map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies})
 	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
+	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	tw := tar.NewWriter(gz)
 	for _, f := range []struct {
 		name string
@@ -97,6 +112,27 @@ func (p Package) tarball(t testing.TB) []byte {
 			t.Fatal(err)
 		}
 		tw.Write(f.body)
+	}
+	for _, f := range p.Files {
+		h := &tar.Header{Name: "package/" + f.Name, Mode: f.Mode, ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
+		if f.Dir {
+			h.Typeflag = tar.TypeDir
+		} else if f.Body != nil {
+			h.Size = int64(len(f.Body))
+		} else {
+			h.Size = f.Size
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if f.Body != nil {
+			tw.Write(f.Body)
+		} else if f.Size > 0 {
+			zero := make([]byte, 1<<20)
+			for n := f.Size; n > 0; n -= int64(len(zero)) {
+				tw.Write(zero[:min(n, int64(len(zero)))])
+			}
+		}
 	}
 	tw.Close()
 	gz.Close()
@@ -128,7 +164,7 @@ func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
 			packuments[p.Name] = doc
 		}
 		doc["versions"].(map[string]any)[p.Version] = map[string]any{
-			"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts,
+			"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies,
 			"dist": map[string]string{"tarball": srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
 				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
 		}
