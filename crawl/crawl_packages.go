@@ -113,7 +113,7 @@ func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt Packa
 		return "", Result{}, err
 	}
 	defer pr.close()
-	if pr.noNPM != "" {
+	if pkg.RegistryType == RegistryNPM && pr.noNPM != "" {
 		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
 	}
 	if pr.noSandbox != "" {

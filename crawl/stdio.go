@@ -136,21 +136,40 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		}
 		pr.sb = sb
 	}
+	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, memory: opt.Limits.Memory,
+		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
 	if pr.noNPM == "" {
-		real, err := filepath.EvalSymlinks(node)
-		if err != nil {
+		if err := pr.prepareNPM(ctx, npm, node); err != nil {
 			return nil, err
 		}
-		pr.node = real
-		if !strings.HasPrefix(real, "/usr/") {
-			// node/bin/node: show the whole installation, read-only.
-			root := filepath.Dir(filepath.Dir(real))
-			pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
+	}
+	if err := pr.cache.prepare(); err != nil {
+		if pr.proxy != nil {
+			pr.proxy.Close()
 		}
+		return nil, fmt.Errorf("package cache: %w", err)
+	}
+	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
+	pr.oci = pr.ociOptions(opt)
+	return pr, nil
+}
+
+// prepareNPM readies the npm runner: node and npm's folders shown in the
+// sandbox, and the proxy to the registry npm is configured with.
+func (pr *packageRunner) prepareNPM(ctx context.Context, npm, node string) error {
+	real, err := filepath.EvalSymlinks(node)
+	if err != nil {
+		return err
+	}
+	pr.node = real
+	if !strings.HasPrefix(real, "/usr/") {
+		// node/bin/node: show the whole installation, read-only.
+		root := filepath.Dir(filepath.Dir(real))
+		pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
 	}
 	cli, err := filepath.EvalSymlinks(npm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mounts := pr.nodeMount
 	if i := strings.LastIndex(cli, "/node_modules/npm/"); i >= 0 && !strings.HasPrefix(cli, "/usr/") {
@@ -159,23 +178,16 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 	}
 	registry, err := npmRegistry(ctx, npm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	proxy, err := sandbox.NewProxy(registry)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pr.proxy = proxy
-	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, node: real, npmCLI: cli, mounts: mounts, hide: gitPaths(),
-		registry: registry, proxy: proxy, memory: opt.Limits.Memory,
-		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
-	if err := pr.cache.prepare(); err != nil {
-		proxy.Close()
-		return nil, fmt.Errorf("package cache: %w", err)
-	}
-	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
-	pr.oci = pr.ociOptions(opt)
-	return pr, nil
+	c := pr.cache
+	c.node, c.npmCLI, c.mounts, c.hide, c.registry, c.proxy = real, cli, mounts, gitPaths(), registry, proxy
+	return nil
 }
 
 // npmRegistry is the registry npm is configured with: npm_config_registry,
