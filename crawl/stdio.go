@@ -84,6 +84,7 @@ type packageRunner struct {
 	noNPM     string // why npm packages cannot run here, or ""
 	noSandbox string // why no sandbox runs here, or ""
 	oci       ociroot.Options
+	pypi      *pypiRunner
 }
 
 // runnable says the package needs the sandbox: a type this crawl runs.
@@ -93,7 +94,7 @@ func runnable(p *Package) bool {
 
 // hasRunner says packages of registry type t have a runner here.
 func hasRunner(t string) bool {
-	return t == RegistryNPM || t == RegistryOCI
+	return t == RegistryNPM || t == RegistryOCI || t == RegistryPyPI
 }
 
 // newPackageRunner prepares the runner for pkgs. A machine without a
@@ -103,12 +104,15 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		return nil, err
 	}
 	pr := &packageRunner{p: p, limits: opt.Limits}
-	n, npmN := 0, 0
+	n, npmN, pypiN := 0, 0, 0
 	for _, pkg := range pkgs {
 		if runnable(pkg) {
 			n++
-			if pkg.RegistryType == RegistryNPM {
+			switch pkg.RegistryType {
+			case RegistryNPM:
 				npmN++
+			case RegistryPyPI:
+				pypiN++
 			}
 		}
 	}
@@ -143,10 +147,14 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 			return nil, err
 		}
 	}
-	if err := pr.cache.prepare(); err != nil {
-		if pr.proxy != nil {
-			pr.proxy.Close()
+	if pypiN > 0 {
+		if err := pr.preparePyPI(ctx); err != nil {
+			pr.closeProxies()
+			return nil, err
 		}
+	}
+	if err := pr.cache.prepare(); err != nil {
+		pr.closeProxies()
 		return nil, fmt.Errorf("package cache: %w", err)
 	}
 	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
@@ -242,6 +250,8 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoSandbox, Error: pr.noSandbox}
 	case pkg.RegistryType == RegistryOCI:
 		return pr.runImage(ctx, pkg)
+	case pkg.RegistryType == RegistryPyPI:
+		return pr.runPyPI(ctx, pkg)
 	}
 	return pr.runNPM(ctx, pkg)
 }
