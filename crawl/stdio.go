@@ -94,7 +94,7 @@ func runnable(p *Package) bool {
 
 // hasRunner says packages of registry type t have a runner here.
 func hasRunner(t string) bool {
-	return t == RegistryNPM || t == RegistryOCI || t == RegistryPyPI
+	return t == RegistryNPM || t == RegistryOCI || t == RegistryPyPI || t == RegistryMCPB
 }
 
 // newPackageRunner prepares the runner for pkgs. A machine without a
@@ -111,7 +111,8 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 			switch pkg.RegistryType {
 			case RegistryNPM:
 				npmN++
-			case RegistryPyPI:
+			case RegistryPyPI, RegistryMCPB:
+				// A bundle's server may be python.
 				pypiN++
 			}
 		}
@@ -252,6 +253,8 @@ func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result
 		return pr.runImage(ctx, pkg)
 	case pkg.RegistryType == RegistryPyPI:
 		return pr.runPyPI(ctx, pkg)
+	case pkg.RegistryType == RegistryMCPB:
+		return pr.runBundle(ctx, pkg)
 	}
 	return pr.runNPM(ctx, pkg)
 }
