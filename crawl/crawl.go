@@ -82,6 +82,8 @@ type Summary struct {
 	// ByProtocol counts the servers that named a protocol version, by
 	// version and generation.
 	ByProtocol map[ProtocolKey]int
+	// ByPackageType counts the servers by type and outcome.
+	ByPackageType map[PackageTypeKey]int
 }
 
 // ProtocolKey is a protocol version and the generation it was negotiated
@@ -519,6 +521,10 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 			}
 			sum.ByProtocol[ProtocolKey{v, e.Server.Generation}]++
 		}
+		if sum.ByPackageType == nil {
+			sum.ByPackageType = map[PackageTypeKey]int{}
+		}
+		sum.ByPackageType[packageTypeKey(t, &e.Server)]++
 		if e.Server.Reachable {
 			sum.Reachable++
 			sum.Tools += len(e.Tools)
@@ -571,6 +577,7 @@ func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
 	rel.Counts.ByProtocol = protocolCounts(sum.ByProtocol)
+	rel.Counts.ByPackageType = packageTypeCounts(sum.ByPackageType)
 	rf, err := release.Create(set, release.File, release.Compression{})
 	if err != nil {
 		return err

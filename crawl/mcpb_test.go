@@ -135,3 +135,8 @@ func TestCrawlBundles(t *testing.T) {
 		t.Errorf("bundles served %d times, want 3", n)
 	}
 }
+
+// httpBytes serves b at every path.
+type httpBytes []byte
+
+func (b httpBytes) ServeHTTP(w http.ResponseWriter, _ *http.Request) { w.Write(b) }
