@@ -173,6 +173,12 @@ func TestCrawlImages(t *testing.T) {
 	if images != 1 {
 		t.Errorf("%d images in the cache, want the one (pulled once, by tag and by digest)", images)
 	}
+
+	// scan oci:IMAGE@DIGEST runs the same image as the crawl.
+	id, r, err := ScanPackage(context.Background(), pinned.ID(), ProbeOptions{Timeout: crawlTimeout, AllowAddr: AnyAddr}, PackageOptions{Cache: cache})
+	if err != nil || id != pinned.ID() || !r.Reachable || len(r.Tools) != 8 {
+		t.Errorf("scan %s: %s reachable %v, %d tools, %v (%s: %s)", pinned.ID(), id, r.Reachable, len(r.Tools), err, r.ErrorKind, r.Error)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
