@@ -22,7 +22,7 @@ type bundleFile struct {
 	mode os.FileMode
 }
 
-func makeBundle(t *testing.T, files ...bundleFile) []byte {
+func makeBundle(t testing.TB, files ...bundleFile) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)

@@ -26,7 +26,7 @@ var (
 )
 
 // stdioServer builds testdata/stdioserver as a static binary, once.
-func stdioServer(t *testing.T) []byte {
+func stdioServer(t testing.TB) []byte {
 	t.Helper()
 	testenv.Need(t, "go", "builds the test's static MCP server")
 	stdioServerOnce.Do(func() {
@@ -53,7 +53,7 @@ func stdioServer(t *testing.T) []byte {
 
 // sharedCache is a package cache the sandbox's host user can reach: bwrap
 // runs as that user, and t.TempDir's folders are the test user's alone.
-func sharedCache(t *testing.T) string {
+func sharedCache(t testing.TB) string {
 	t.Helper()
 	d, err := os.MkdirTemp("", "atlas-cache-")
 	if err != nil {
@@ -68,7 +68,7 @@ func sharedCache(t *testing.T) string {
 
 // serverImage is an image whose layer holds the static server at
 // /bin/server, configured to run as root.
-func serverImage(t *testing.T, netAddr string) v1.Image {
+func serverImage(t testing.TB, netAddr string) v1.Image {
 	return ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}, Cmd: []string{"from-cmd"},
 		Env: []string{"PATH=/bin", "MODE=image", "NET_ADDR=" + netAddr}, WorkingDir: "/srv", User: "root"},
 		ocitest.Layer(t, ocitest.Entry{Name: "bin/", Type: tar.TypeDir, Mode: 0o755},
