@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -64,6 +65,10 @@ type Options struct {
 	Progress func(reachable, unreachable, total int)
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
+	// NoPackages leaves the packaged servers of the candidates out, on
+	// purpose: only remotes are crawled, and the release lists no
+	// package candidate.
+	NoPackages bool
 }
 
 // Summary counts what a crawl did.
@@ -84,6 +89,8 @@ type Summary struct {
 	ByProtocol map[ProtocolKey]int
 	// ByPackageType counts the servers by type and outcome.
 	ByPackageType map[PackageTypeKey]int
+	// PackagesLeftOut counts the package candidates NoPackages left out.
+	PackagesLeftOut int
 }
 
 // ProtocolKey is a protocol version and the generation it was negotiated
@@ -143,6 +150,10 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	leftOut := 0
+	if opt.NoPackages {
+		cands, leftOut = withoutPackages(cands)
+	}
 	ts := targets(cands)
 	if !hasPackages(ts) {
 		// release.json names the packages' concurrency only where
@@ -172,7 +183,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 
-	sum := &Summary{Candidates: len(cands), Servers: len(ts)}
+	sum := &Summary{Candidates: len(cands), Servers: len(ts), PackagesLeftOut: leftOut}
 	var todo, pkgTodo []int
 	for i, t := range ts {
 		if _, ok := j.done[t.id]; ok {
@@ -212,6 +223,9 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		opt.Logger.Info(fmt.Sprintf("crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s",
 			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
 			time.Since(start).Seconds(), opt.Out))
+		if leftOut > 0 {
+			opt.Logger.Info(fmt.Sprintf("crawl: %d package candidates left out (--no-packages)", leftOut))
+		}
 		if msg := allBlocked(ts, j); msg != "" {
 			opt.Logger.Info(msg)
 		}
@@ -231,6 +245,10 @@ func resumeHeader(j *journal, opt Options, start time.Time, src release.Source) 
 	case j.header == nil:
 		// A journal from before headers: its options are not known.
 		return start, nil
+	case len(j.done) == 0:
+		// A start that failed before probing anything never blocks a
+		// rerun: the journal begins again under this run's header.
+		return start, j.restart(h)
 	}
 	if d := h.differs(j.header); d != "" {
 		return start, fmt.Errorf("crawl: %s holds %d servers probed since %s with other %s; rerun with the same flags to resume it, or add --fresh to start over",
@@ -241,6 +259,31 @@ func resumeHeader(j *journal, opt Options, start time.Time, src release.Source) 
 		return start, fmt.Errorf("%s: started %q: %w", j.name, j.header.Started, err)
 	}
 	return t, nil
+}
+
+// withoutPackages are the candidates that name no package, and the
+// number left out.
+func withoutPackages(cands []Candidate) ([]Candidate, int) {
+	out := make([]Candidate, 0, len(cands))
+	for _, c := range cands {
+		if c.Package == nil {
+			out = append(out, c)
+		}
+	}
+	return out, len(cands) - len(out)
+}
+
+// restart empties a journal that holds a header and no probe, and writes
+// h in its place.
+func (j *journal) restart(h *runHeader) error {
+	if err := j.f.Truncate(0); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	if _, err := j.f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("%s: %w", j.name, err)
+	}
+	j.header, j.end = nil, 0
+	return j.writeHeader(h)
 }
 
 // allBlocked says so when the address policy refused every server of the

@@ -278,8 +278,9 @@ func readServers(t *testing.T, out string) map[string]serverLine {
 	return got
 }
 
-// TestCrawlPackagesWithoutSandbox: with no bwrap on PATH, a crawl with an
-// npm package refuses to start, saying what to install, and runs nothing.
+// TestCrawlPackagesWithoutSandbox: with no bwrap on PATH, a crawl still
+// crawls its remotes, and each npm package becomes a record of kind
+// no_sandbox saying what to install; --no-packages leaves them out.
 func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 	testenv.Need(t, "node", "a runtime must exist for the sandbox to be what is missing")
 	node, _ := filepath.EvalSymlinks(testenv.Need(t, "node", ""))
@@ -291,17 +292,55 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 		}
 	}
 	t.Setenv("PATH", bin)
-	cands, err := ParseCandidates(strings.NewReader("npm:tiny-good@1.0.0\npypi:tiny@1.0\n"), "list")
+	remote := streamableServer(t, genTools(2, "remote"), 2, false)
+	list := remote.URL + "\nnpm:tiny-good@1.0.0\nnpm:tiny-other@2.0.0\npypi:tiny@1.0\n"
+	cands, err := ParseCandidates(strings.NewReader(list), "list")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	_, err = Run(context.Background(), Options{CandidateList: cands, Out: out, Packages: PackageOptions{Cache: t.TempDir()}})
-	if err == nil || !strings.Contains(err.Error(), "bwrap") || !strings.Contains(err.Error(), "apt-get install") {
-		t.Fatalf("err = %v, want a refusal naming bwrap and how to install it", err)
+	opt := Options{CandidateList: cands, Out: out, AllowPrivate: true, Packages: PackageOptions{Cache: t.TempDir()}}
+	sum, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(out, release.ServersFile)); err == nil {
-		t.Error("a release was written")
+	if sum.Reachable != 1 || sum.UnreachableByKind[KindNoSandbox] != 2 || sum.UnreachableByKind[KindNoRuntime] != 1 {
+		t.Errorf("%+v; want the remote reachable, 2 no_sandbox, 1 no_runtime", sum)
+	}
+	s := readServers(t, out)["npm:tiny-good@1.0.0"]
+	if s.ErrorKind != KindNoSandbox || !strings.Contains(s.Error, "bwrap") || !strings.Contains(s.Error, "apt-get install") {
+		t.Errorf("record %s: %s; want no_sandbox naming bwrap and how to install it", s.ErrorKind, s.Error)
+	}
+
+	opt.Out, opt.NoPackages = t.TempDir(), true
+	sum, err = Run(context.Background(), opt)
+	if err != nil || sum.Servers != 1 || sum.Reachable != 1 || sum.PackagesLeftOut != 3 {
+		t.Errorf("--no-packages: %+v, %v; want the remote alone, 3 packages left out", sum, err)
+	}
+}
+
+// TestCrawlRerunAfterFailedStart: a crawl that stopped before probing
+// anything (here a package cache that cannot be made) does not block a
+// rerun with other options.
+func TestCrawlRerunAfterFailedStart(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	remote := streamableServer(t, genTools(2, "remote"), 2, false)
+	cands, err := ParseCandidates(strings.NewReader(remote.URL+"\nnpm:tiny-good@1.0.0\n"), "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	npmtest.Use(t, "http://127.0.0.1:9/")
+	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, Packages: PackageOptions{Cache: filepath.Join(notDir, "cache")}}
+	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "package cache") {
+		t.Fatalf("err %v, want the package cache's", err)
+	}
+	opt.NoPackages = true
+	if sum, err := Run(context.Background(), opt); err != nil || sum.Reachable != 1 {
+		t.Fatalf("rerun with --no-packages: %+v, %v", sum, err)
 	}
 }
 

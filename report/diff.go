@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"io"
 	"math"
 	"sort"
@@ -362,7 +363,9 @@ func mdText(s string) string {
 		return "–"
 	}
 	s = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ", "\r", " ").Replace(s)
-	return s
+	// A crafted name's control sequences would act on the terminal
+	// diff prints to.
+	return termtext.Safe(s)
 }
 
 // mdCode writes s as inline code; a backtick inside would end it, so the

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"html/template"
 )
 
@@ -20,7 +21,7 @@ func (r *Report) writeProtocolsMarkdown(b *bufio.Writer) {
 	fmt.Fprintf(b, "\n### Protocol versions\n\nServers that named a protocol version, by version and generation (stateless: `server/discover`; session: `initialize`).\n\n")
 	fmt.Fprintf(b, "| Protocol version | Generation | Servers |\n|---|---|---:|\n")
 	for _, c := range r.Release.Counts.ByProtocol {
-		fmt.Fprintf(b, "| %s | %s | %d |\n", c.ProtocolVersion, c.Generation, c.Servers)
+		fmt.Fprintf(b, "| %s | %s | %d |\n", termtext.Markdown(c.ProtocolVersion), termtext.Markdown(c.Generation), c.Servers)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"html/template"
 	"maps"
 	"slices"
@@ -19,24 +20,27 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 	}
 	p := func(format string, a ...any) { fmt.Fprintf(b, format, a...) }
 	p("\n## Crawl release\n\nThe data folder is a crawl release; its `release.json` says how it was made.\n\n")
-	p("- Crawled by %s %s", rel.Tool.Name, rel.Tool.Version)
+	// Every text of release.json is a stranger's (a crafted release
+	// can say anything): it is written as literal Markdown or code.
+	md := termtext.Markdown
+	p("- Crawled by %s %s", md(rel.Tool.Name), md(rel.Tool.Version))
 	if rel.Tool.Revision != "" {
-		p(" (revision `%s`%s)", rel.Tool.Revision, map[bool]string{true: ", modified", false: ""}[rel.Tool.Modified])
+		p(" (revision %s%s)", mdCode(rel.Tool.Revision), map[bool]string{true: ", modified", false: ""}[rel.Tool.Modified])
 	}
-	p(", from %s to %s (UTC).\n", rel.Started, rel.Finished)
+	p(", from %s to %s (UTC).\n", md(rel.Started), md(rel.Finished))
 	if c := rel.Candidates; c.Registry != "" {
-		p("- Candidates: the MCP Registry at `%s`", c.Registry)
+		p("- Candidates: the MCP Registry at %s", mdCode(c.Registry))
 		if c.UpdatedSince != "" {
-			p(", servers updated since %s", c.UpdatedSince)
+			p(", servers updated since %s", md(c.UpdatedSince))
 		}
 		p(".\n")
 	} else {
-		p("- Candidates: `%s` (SHA-256 `%s`).\n", c.File, c.SHA256)
+		p("- Candidates: %s (SHA-256 %s).\n", mdCode(c.File), mdCode(c.SHA256))
 	}
 	o := rel.Options
 	p("- Options: concurrency %d, %d per host, timeout %s, at most %s tools, %s bytes and %s pages per server, %s bytes in flight, private addresses %s.\n",
-		o.Concurrency, o.PerHost, o.Timeout, group(int64(o.MaxTools)), group(o.MaxBytes), group(int64(o.MaxPages)), group(o.MaxMemory), map[bool]string{true: "allowed", false: "refused"}[o.AllowPrivate])
-	p("- Client: protocol %s, clientInfo `%s`, capabilities `%s`.\n", rel.Client.ProtocolVersion, compactRaw(rel.Client.ClientInfo), compactRaw(rel.Client.Capabilities))
+		o.Concurrency, o.PerHost, md(o.Timeout), group(int64(o.MaxTools)), group(o.MaxBytes), group(int64(o.MaxPages)), group(o.MaxMemory), map[bool]string{true: "allowed", false: "refused"}[o.AllowPrivate])
+	p("- Client: protocol %s, clientInfo %s, capabilities %s.\n", md(rel.Client.ProtocolVersion), mdCode(compactRaw(rel.Client.ClientInfo)), mdCode(compactRaw(rel.Client.Capabilities)))
 	n := rel.Counts
 	p("- Counts: %s candidates, %s servers: %s reachable with %s tools, %s unreachable", group(int64(n.Candidates)), group(int64(n.Servers)), group(int64(n.Reachable)), group(int64(n.Tools)), group(int64(n.Unreachable)))
 	if len(n.UnreachableByKind) > 0 {
@@ -45,7 +49,7 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 			if i > 0 {
 				p(", ")
 			}
-			p("%s %s", k, group(int64(n.UnreachableByKind[k])))
+			p("%s %s", md(k), group(int64(n.UnreachableByKind[k])))
 		}
 		p(")")
 	}

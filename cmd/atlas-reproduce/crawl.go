@@ -12,6 +12,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
 // probeFlags are the per-server bounds crawl and scan share.
@@ -37,7 +38,7 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
+	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N] [--sandbox-memory BYTES] [--no-packages]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
 	fresh := fs.Bool("fresh", false, "discard the journal in --out and crawl every server again (a journal begun with other flags is not resumed)")
@@ -47,6 +48,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
 	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
+	noPackages := fs.Bool("no-packages", false, "leave the packaged servers of the candidates out, on purpose: crawl the remotes only")
 	var pf probeFlags
 	pf.register(fs)
 	var rf registryFlags
@@ -80,7 +82,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	rf.allowPrivate = *allowPrivate
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, Logger: env.logger(slog.LevelInfo)}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, NoPackages: *noPackages, Logger: env.logger(slog.LevelInfo)}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err
@@ -113,6 +115,7 @@ type packageFlags struct {
 	concurrency int
 	cache       string
 	cacheMax    int64
+	memory      int64
 }
 
 func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
@@ -121,11 +124,13 @@ func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
 	}
 	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
 	fs.Int64Var(&f.cacheMax, "package-cache-max", crawl.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
+	fs.Int64Var(&f.memory, "sandbox-memory", sandbox.DefaultMemory, "most resident memory `BYTES` of all the processes of one sandbox together (an install or a server); past it the sandbox is killed and the server recorded as memory")
 }
 
 func (f *packageFlags) options() (crawl.PackageOptions, error) {
-	if f.concurrency < 0 || f.cacheMax <= 0 {
-		return crawl.PackageOptions{}, usageError{"--package-concurrency and --package-cache-max must be positive"}
+	if f.concurrency < 0 || f.cacheMax <= 0 || f.memory <= 0 {
+		return crawl.PackageOptions{}, usageError{"--package-concurrency, --package-cache-max and --sandbox-memory must be positive"}
 	}
-	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax}, nil
+	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,
+		Limits: sandbox.Limits{Memory: f.memory}}, nil
 }

@@ -53,6 +53,7 @@ var commandList = []command{
 	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
 	{name: "reproduce", summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md", run: runReproduce},
 	{name: "run", summary: "verify, decode and classify a census; write report.json, report.md and Parquet", run: runRun},
+	{name: "sandbox", summary: "check the sandbox of packaged servers on this machine: what is missing, what it allows", run: runSandbox},
 	{name: "scan", summary: "label the tools of one live MCP server with the gg: classes, as classify does", run: runScan},
 	{name: "serve", summary: "serve classify over HTTP (POST /v1/classify, /metrics) and MCP (/mcp, or --stdio) for gateways", run: runServe},
 	{name: "synth", summary: "generate a synthetic census with its ground truth", run: runSynth},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
@@ -70,7 +71,9 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return context.Cause(ctx)
 	}
 	if !r.Reachable {
-		return errors.New(id + ": unreachable (" + r.ErrorKind + "): " + r.Error + serverSaid(r.RPCError))
+		// The server's words reach the terminal escaped: its error text
+		// may hold control sequences.
+		return errors.New(termtext.Safe(id + ": unreachable (" + r.ErrorKind + "): " + r.Error + serverSaid(r.RPCError)))
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sw := labelEmitter(*format, out)
@@ -87,7 +90,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s, %s)\n", id, len(r.Tools), r.Transport, r.ProtocolVersion, r.Generation)
+	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s, %s)\n", termtext.Safe(id), len(r.Tools), r.Transport, termtext.Safe(r.ProtocolVersion), r.Generation)
 	if err != nil || *lockPath == "" {
 		return err
 	}

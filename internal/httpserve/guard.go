@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"mime"
 	"net"
 	"net/http"
@@ -98,10 +99,5 @@ func quote(s string) string {
 	if len(s) > 200 {
 		s = s[:200] + "..."
 	}
-	return "\"" + strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
-		}
-		return r
-	}, s) + "\""
+	return "\"" + termtext.Safe(s) + "\""
 }

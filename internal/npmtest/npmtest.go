@@ -7,6 +7,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"crypto/sha1"
 	"crypto/sha512"
 	"encoding/base64"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -192,12 +194,17 @@ func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
 	return srv.URL + "/", &fetched
 }
 
-// NeedSandbox skips (fails with CI=true) without bwrap, node or npm.
+// NeedSandbox skips (fails with CI=true) without bwrap, node or npm, or
+// where the sandbox cannot work (the skip names the setting that forbids
+// unprivileged user namespaces).
 func NeedSandbox(t testing.TB) {
 	t.Helper()
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	testenv.Need(t, "node", "the runtime of the npm test servers")
 	testenv.Need(t, "npm", "the installer of the npm test servers")
+	if _, err := sandbox.Find(context.Background()); err != nil {
+		testenv.Missing(t, "no working sandbox: %v", err)
+	}
 }
 
 // Use points npm at the loopback registry and nothing else of

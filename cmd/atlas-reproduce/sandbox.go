@@ -1,0 +1,36 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
+)
+
+// runSandbox is "sandbox check": it finds the sandbox packaged servers
+// run in, and prints what is missing, or what a sandbox allows.
+func runSandbox(ctx context.Context, env *cmdEnv, args []string) error {
+	fs := newFlagSet(env, "sandbox", "sandbox check\n\n"+
+		"Checks that packaged servers can run here: bwrap, prlimit, setpriv and env on PATH,\n"+
+		"and unprivileged user namespaces allowed (bwrap makes one for each sandbox). Prints\n"+
+		"what is missing and how to allow it, or what a sandboxed program may do; exits 1\n"+
+		"when the sandbox does not work.")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "check" {
+		return usageError{"sandbox takes one argument: check"}
+	}
+	r := sandbox.Check(ctx)
+	if len(r.Problems) > 0 {
+		for _, p := range r.Problems {
+			fmt.Fprintln(env.stdout, "missing: "+p)
+		}
+		return fmt.Errorf("sandbox: no working sandbox here; packaged servers become records of kind no_sandbox (crawl) or fail (scan)")
+	}
+	fmt.Fprintln(env.stdout, "sandbox: works")
+	for _, a := range r.Allows {
+		fmt.Fprintln(env.stdout, "  "+a)
+	}
+	return nil
+}
