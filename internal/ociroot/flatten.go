@@ -216,7 +216,7 @@ func applyEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string) err
 			return root.Chmod(name, 0o755)
 		}
 		return root.Mkdir(name, 0o755)
-	case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // old archives still write TypeRegA
+	case tar.TypeReg: // the reader gives old archives' TypeRegA as TypeReg
 		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return err
