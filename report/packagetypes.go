@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"html/template"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 )
 
 // The package-type section: how many servers of a crawl release were
@@ -20,7 +22,7 @@ func (r *Report) writePackageTypesMarkdown(b *bufio.Writer) {
 	fmt.Fprintf(b, "\n### Servers by type\n\nServers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).\n\n")
 	fmt.Fprintf(b, "| Type | Outcome | Servers |\n|---|---|---:|\n")
 	for _, c := range r.Release.Counts.ByPackageType {
-		fmt.Fprintf(b, "| %s | %s | %d |\n", c.Type, c.Outcome, c.Servers)
+		fmt.Fprintf(b, "| %s | %s | %d |\n", termtext.Markdown(c.Type), termtext.Markdown(c.Outcome), c.Servers)
 	}
 }
 
