@@ -66,6 +66,9 @@ type Argument struct {
 	Value    string  `json:"value,omitempty"`
 	Default  *string `json:"default,omitempty"`
 	Required bool    `json:"required,omitempty"`
+	// Variables are the {name} placeholders of Value or Default, with
+	// their defaults (null: none, and the argument is left out).
+	Variables map[string]*string `json:"variables,omitempty"`
 }
 
 // EnvVar is an environment variable the server reads.
@@ -146,6 +149,11 @@ func (p *Package) missingConfig() []string {
 		}
 	}
 	for _, a := range p.PackageArguments {
+		for k, d := range a.Variables {
+			if d == nil && a.Required {
+				out = append(out, "{"+k+"}")
+			}
+		}
 		if a.Required && a.Value == "" && a.Default == nil {
 			name := a.Name
 			if name == "" {

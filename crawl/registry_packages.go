@@ -27,6 +27,9 @@ type registryArgument struct {
 	Value      string  `json:"value"`
 	Default    *string `json:"default"`
 	IsRequired bool    `json:"isRequired"`
+	Variables  map[string]struct {
+		Default *string `json:"default"`
+	} `json:"variables"`
 }
 
 // Reasons a package of a registry entry is left out.
@@ -61,7 +64,14 @@ func appendPackageCandidates(out []Candidate, registry string, e *registryEntry,
 func arguments(in []registryArgument) []Argument {
 	var out []Argument
 	for _, a := range in {
-		out = append(out, Argument{Type: a.Type, Name: a.Name, Value: a.Value, Default: a.Default, Required: a.IsRequired})
+		arg := Argument{Type: a.Type, Name: a.Name, Value: a.Value, Default: a.Default, Required: a.IsRequired}
+		for k, v := range a.Variables {
+			if arg.Variables == nil {
+				arg.Variables = map[string]*string{}
+			}
+			arg.Variables[k] = v.Default
+		}
+		out = append(out, arg)
 	}
 	return out
 }

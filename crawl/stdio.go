@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -311,7 +312,11 @@ func packageArgs(p *Package) []string {
 		if v == "" && a.Default != nil {
 			v = *a.Default
 		}
+		v, ok := substitute(v, a.Variables)
 		switch {
+		case !ok:
+			// A {variable} without a default: the argument is left out,
+			// as one without a value is; none is invented.
 		case a.Type == "named" && a.Name != "":
 			out = append(out, a.Name)
 			if v != "" {
@@ -322,6 +327,26 @@ func packageArgs(p *Package) []string {
 		}
 	}
 	return out
+}
+
+// argVar is a {variable} of an argument's value, as server.json writes it.
+var argVar = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+
+// substitute fills the {variables} of v with their defaults; it fails when
+// one has none.
+func substitute(v string, vars map[string]*string) (string, bool) {
+	ok := true
+	v = argVar.ReplaceAllStringFunc(v, func(m string) string {
+		d, found := vars[m[1:len(m)-1]]
+		if !found || d == nil {
+			if found {
+				ok = false
+			}
+			return m // not a variable the entry declares: literal text
+		}
+		return *d
+	})
+	return v, ok
 }
 
 // packageEnv is the server's environment: the defaults its entry
