@@ -29,3 +29,23 @@ func TestPackageArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestPyPIModule: runtime arguments that name a module with -m, positional
+// or named, choose it; anything else leaves the console script.
+func TestPyPIModule(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, tc := range []struct {
+		args []Argument
+		want string
+	}{
+		{[]Argument{{Type: "positional", Value: "-m"}, {Type: "positional", Value: "mcp_server.main"}}, "mcp_server.main"},
+		{[]Argument{{Type: "named", Name: "-m", Default: s("tiny")}}, "tiny"},
+		{[]Argument{{Type: "positional", Value: "-m"}, {Type: "positional", Value: "os; rm -rf /"}}, ""},
+		{[]Argument{{Type: "named", Name: "--from", Value: "x==1"}}, ""},
+		{nil, ""},
+	} {
+		if got := pypiModule(&Package{RuntimeArguments: tc.args}); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}

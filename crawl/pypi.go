@@ -184,7 +184,10 @@ func (pr *packageRunner) runPyPI(ctx context.Context, pkg *Package) Result {
 	defer pr.cache.release(in.key)
 	venv := path.Join(pypiMount, "venv")
 	argv := []string{path.Join(venv, "bin", "python")}
-	if strings.HasPrefix(in.main, "-m ") {
+	if mod := pypiModule(pkg); mod != "" {
+		// The entry says which module runs (runtimeHint python, -m).
+		argv = append(argv, "-m", mod)
+	} else if strings.HasPrefix(in.main, "-m ") {
 		argv = append(argv, "-m", strings.TrimPrefix(in.main, "-m "))
 	} else {
 		argv = append(argv, path.Join(venv, "bin", in.main))
@@ -299,4 +302,31 @@ func consoleScript(venv string, pkg *Package) (string, error) {
 		return "", &installError{errors.New("pip installed no distribution")}
 	}
 	return "-m " + strings.ReplaceAll(want, "-", "_"), nil
+}
+
+// pyModule is a dotted Python module name.
+var pyModule = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// pypiModule is the module an entry's runtime arguments name with -m
+// (runtimeHint python: python -m MODULE), or "".
+func pypiModule(p *Package) string {
+	var args []string
+	for _, a := range p.RuntimeArguments {
+		v := a.Value
+		if v == "" && a.Default != nil {
+			v = *a.Default
+		}
+		if a.Type == "named" && a.Name != "" {
+			args = append(args, a.Name)
+		}
+		if v != "" {
+			args = append(args, v)
+		}
+	}
+	for i, a := range args {
+		if a == "-m" && i+1 < len(args) && pyModule.MatchString(args[i+1]) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
