@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,16 +13,28 @@ import (
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 )
 
 type E = ocitest.Entry
 
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// transport is the test's own, its idle connections closed at the end,
+// so that goleak judges the pulls' goroutines alone.
+func transport(t *testing.T) http.RoundTripper {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
 // pull resolves and flattens ref into a fresh folder.
 func pull(t *testing.T, ref string, o Options) (string, *Flattened, error) {
 	t.Helper()
 	o.PlainHTTP = true
+	o.Transport = transport(t)
 	im, err := Resolve(context.Background(), ref, o)
 	if err != nil {
 		return "", nil, err
@@ -171,7 +184,7 @@ func TestPullPlatformTokenAndDigest(t *testing.T) {
 	if reg.Tokens() == 0 {
 		t.Error("no token was asked for")
 	}
-	im, err := Resolve(context.Background(), reg.Host+"/acme/multi:2.0", Options{PlainHTTP: true})
+	im, err := Resolve(context.Background(), reg.Host+"/acme/multi:2.0", Options{PlainHTTP: true, Transport: transport(t)})
 	if err != nil || im.Digest != id.String() {
 		t.Errorf("resolved %+v %v, want the index %s", im, err, id)
 	}
