@@ -26,7 +26,7 @@ func packageTargets(ts []target, todo []int) []*Package {
 }
 
 // probePackages runs the packaged servers of todo on a pool of
-// opt.Packages.Concurrency sandbox slots (each its own user id) and
+// opt.Packages.Concurrency workers (each install and run a sandbox of its own) and
 // journals each result as it arrives, as probeAll does for remotes. A
 // probe cut short by ctx is not journalled.
 func probePackages(ctx context.Context, opt Options, pr *packageRunner, ts []target, todo []int, j *journal, sum *Summary, b *tally) error {

@@ -166,6 +166,7 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var stderr bytes.Buffer
+	refusedBefore := len(c.proxy.Refused())
 	cmd := c.sb.Command(ctx, c.installSpec(p, tmp))
 	cmd.Cmd.Stdout = io.Discard
 	cmd.Cmd.Stderr = &limitedBuffer{b: &stderr, max: 4 << 10}
@@ -174,8 +175,10 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 			return installed{}, &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
 		}
 		msg := firstLines(stderr.String(), 3)
-		if refused := c.proxy.Refused(); len(refused) > 0 {
-			msg += fmt.Sprintf(" (refused: %s, not the npm registry)", strings.Join(refused, ", "))
+		if refused := c.proxy.Refused()[refusedBefore:]; len(refused) > 0 {
+			// Installs run side by side: these are the refusals while
+			// this one ran.
+			msg += fmt.Sprintf(" (the registry-only proxy refused meanwhile: %s)", strings.Join(refused, ", "))
 		}
 		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v: %s", p.Identifier, p.Version, err, msg)}
 	}
@@ -237,7 +240,10 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 	}, c.mounts...)
 	return sandbox.Spec{
 		Args: args, Env: env, Network: true, Mounts: mounts,
-		Tmpfs:  []sandbox.Tmpfs{{Path: "/install", Size: c.maxPackage}},
+		// A MiB over the bound: a package that fills the tmpfs (npm
+		// carries on past a file it could not write whole) measures over
+		// the bound, and is refused, rather than kept truncated.
+		Tmpfs:  []sandbox.Tmpfs{{Path: "/install", Size: c.maxPackage + 1<<20}},
 		Hide:   c.hide,
 		Limits: sandbox.Limits{CPU: c.timeout, FileSize: c.maxPackage, Memory: c.memory},
 	}

@@ -227,7 +227,7 @@ func gitPaths() []string {
 	return out
 }
 
-// probe installs and runs one packaged server as sandbox slot slot, and
+// probe installs and runs one packaged server for worker slot, and
 // lists its tools as Probe does a remote's. Its failures are records.
 func (pr *packageRunner) probe(ctx context.Context, slot int, pkg *Package) Result {
 	start := time.Now()

@@ -21,6 +21,13 @@ func TestScanAndCrawlPackage(t *testing.T) {
 	})
 	npmtest.Use(t, url)
 	dir := t.TempDir()
+	// Run as root, the sandbox is uid 65534, which must pass the folders
+	// above the cache (the test's are 0700).
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cache := filepath.Join(dir, "cache")
 	stdout, stderr, code := run(t, "", "scan", "--package-cache", cache, "npm:@tiny/scan@2.0.0")
 	if code != 0 {

@@ -133,12 +133,12 @@ func find(ctx context.Context) (*Sandbox, []string) {
 	s := &Sandbox{hostUID: os.Getuid()}
 	var probs []string
 	for _, t := range []struct {
-		name string
-		path *string
-	}{{"bwrap", &s.bwrap}, {"prlimit", &s.prlimit}, {"setpriv", &s.setpriv}, {"env", &s.env}} {
+		name, pkg string
+		path      *string
+	}{{"bwrap", "bubblewrap", &s.bwrap}, {"prlimit", "util-linux", &s.prlimit}, {"setpriv", "util-linux", &s.setpriv}, {"env", "coreutils", &s.env}} {
 		p, err := exec.LookPath(t.name)
 		if err != nil {
-			probs = append(probs, fmt.Sprintf("no %s on PATH (install %s)", t.name, Install))
+			probs = append(probs, fmt.Sprintf("no %s on PATH (Debian or Ubuntu: apt-get install -y %s)", t.name, t.pkg))
 			continue
 		}
 		*t.path = p
