@@ -20,7 +20,7 @@ build:
 ## results, failed tests' output, and at the end every skipped test and why.
 test: fmt-check vet staticcheck standalone
 	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/httpserve/... ./proxy/... ./publish/... ./internal/termtext/...
+	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/ociroot/... ./internal/httpserve/... ./proxy/... ./publish/... ./internal/termtext/...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -87,6 +87,8 @@ type Summary struct {
 	// ByProtocol counts the servers that named a protocol version, by
 	// version and generation.
 	ByProtocol map[ProtocolKey]int
+	// ByPackageType counts the servers by type and outcome.
+	ByPackageType map[PackageTypeKey]int
 	// PackagesLeftOut counts the package candidates NoPackages left out.
 	PackagesLeftOut int
 }
@@ -471,6 +473,7 @@ func newEntry(t *target, r *Result) *entry {
 	}}
 	if t.pkg != nil {
 		e.Server.Package = t.id
+		e.Server.Runner = r.Runner
 	}
 	e.Server.SupportedVersions = r.SupportedVersions
 	if r.Initialized || r.ProtocolVersion != "" {
@@ -561,6 +564,10 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 			}
 			sum.ByProtocol[ProtocolKey{v, e.Server.Generation}]++
 		}
+		if sum.ByPackageType == nil {
+			sum.ByPackageType = map[PackageTypeKey]int{}
+		}
+		sum.ByPackageType[packageTypeKey(t, &e.Server)]++
 		if e.Server.Reachable {
 			sum.Reachable++
 			sum.Tools += len(e.Tools)
@@ -613,6 +620,7 @@ func writeReleaseJSON(set *outset.Set, rel *release.Release, sum *Summary, files
 		rel.Counts.UnreachableByKind = sum.UnreachableByKind
 	}
 	rel.Counts.ByProtocol = protocolCounts(sum.ByProtocol)
+	rel.Counts.ByPackageType = packageTypeCounts(sum.ByPackageType)
 	rf, err := release.Create(set, release.File, release.Compression{})
 	if err != nil {
 		return err

@@ -90,9 +90,17 @@ func preparePackages(ctx context.Context, opt *Options, ts []target, todo []int)
 func (pr *packageRunner) close() {
 	if pr != nil {
 		pr.p.Close()
-		if pr.proxy != nil {
-			pr.proxy.Close()
-		}
+		pr.closeProxies()
+	}
+}
+
+// closeProxies stops the install steps' proxies.
+func (pr *packageRunner) closeProxies() {
+	if pr.proxy != nil {
+		pr.proxy.Close()
+	}
+	if pr.pypi != nil && pr.pypi.proxy != nil {
+		pr.pypi.proxy.Close()
 	}
 }
 
@@ -113,7 +121,7 @@ func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt Packa
 		return "", Result{}, err
 	}
 	defer pr.close()
-	if pr.noNPM != "" {
+	if pkg.RegistryType == RegistryNPM && pr.noNPM != "" {
 		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
 	}
 	if pr.noSandbox != "" {

@@ -49,6 +49,8 @@ type ServerRecord struct {
 	// RPCError is the JSON-RPC error the server answered it with.
 	FailedStep string    `json:"failed_step,omitempty"`
 	RPCError   *RPCError `json:"rpc_error,omitempty"`
+	// Runner, for a packaged server, says which runner ran it and what.
+	Runner *RunnerInfo `json:"runner,omitempty"`
 	// Package is the coordinate of a packaged server; URL is then empty.
 	Package string `json:"package,omitempty"`
 }

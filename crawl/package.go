@@ -45,6 +45,17 @@ type Package struct {
 	// recorded, never fetched from: packages come from the registry the
 	// package manager is configured with.
 	RegistryBaseURL string `json:"registry_base_url,omitempty"`
+	// FileSHA256 is the SHA-256 an MCPB entry gives of its bundle, hex.
+	FileSHA256 string `json:"file_sha256,omitempty"`
+	// Invalid says why the entry, as published, names no package that can
+	// be fetched (no identifier, no exact version, an identifier that is
+	// not an image reference or URL): the package is recorded with this
+	// reason rather than dropped.
+	Invalid string `json:"invalid,omitempty"`
+	// Server is the registry name of the entry an invalid package comes
+	// from: its coordinate holds it, so that two servers' broken entries
+	// stay two records.
+	Server string `json:"-"`
 }
 
 // Argument is one runtime or package argument: positional (Value) or
@@ -55,6 +66,9 @@ type Argument struct {
 	Value    string  `json:"value,omitempty"`
 	Default  *string `json:"default,omitempty"`
 	Required bool    `json:"required,omitempty"`
+	// Variables are the {name} placeholders of Value or Default, with
+	// their defaults (null: none, and the argument is left out).
+	Variables map[string]*string `json:"variables,omitempty"`
 }
 
 // EnvVar is an environment variable the server reads.
@@ -66,19 +80,42 @@ type EnvVar struct {
 }
 
 // ID is the package's census server id: type:identifier@version, e.g.
-// npm:@scope/name@1.2.3.
+// npm:@scope/name@1.2.3; for an image, oci:HOST/NAME:TAG or
+// oci:HOST/NAME@sha256:DIGEST (its reference names the version); for a
+// bundle, mcpb:URL. An invalid package's id ends in #SERVER.
 func (p *Package) ID() string {
-	return p.RegistryType + ":" + p.Identifier + "@" + p.Version
+	var id string
+	switch p.RegistryType {
+	case RegistryOCI, RegistryMCPB:
+		id = p.RegistryType + ":" + p.Identifier
+	default:
+		id = p.RegistryType + ":" + p.Identifier + "@" + p.Version
+	}
+	if p.Invalid != "" {
+		id += "#" + p.Server
+	}
+	return id
 }
 
-// ParsePackageID reads a package coordinate, type:identifier@version (the
+// ParsePackageID reads a package coordinate: type:identifier@version (the
 // version after the last @ that is not the first character of the
-// identifier, so that npm scopes read right).
+// identifier, so that npm scopes read right), oci:IMAGE with IMAGE a
+// reference with a tag or digest, or mcpb:URL.
 func ParsePackageID(s string) (*Package, error) {
 	typ, rest, ok := strings.Cut(s, ":")
 	switch {
 	case !ok || !knownRegistryType(typ):
-		return nil, fmt.Errorf("%q: not a package coordinate (want npm:NAME@VERSION; types npm, pypi, oci, nuget, mcpb)", s)
+		return nil, fmt.Errorf("%q: not a package coordinate (want npm:NAME@VERSION, pypi:NAME@VERSION, oci:IMAGE:TAG, oci:IMAGE@sha256:DIGEST or mcpb:URL)", s)
+	case typ == RegistryOCI:
+		if why := checkImageRef(rest); why != "" {
+			return nil, fmt.Errorf("%q: %s", s, why)
+		}
+		return &Package{RegistryType: typ, Identifier: rest, Transport: TransportStdio}, nil
+	case typ == RegistryMCPB:
+		if why := checkBundleURL(rest); why != "" {
+			return nil, fmt.Errorf("%q: %s", s, why)
+		}
+		return &Package{RegistryType: typ, Identifier: rest, Transport: TransportStdio}, nil
 	}
 	at := strings.LastIndex(rest, "@")
 	if at <= 0 || at == len(rest)-1 {
@@ -112,6 +149,11 @@ func (p *Package) missingConfig() []string {
 		}
 	}
 	for _, a := range p.PackageArguments {
+		for k, d := range a.Variables {
+			if d == nil && a.Required {
+				out = append(out, "{"+k+"}")
+			}
+		}
 		if a.Required && a.Value == "" && a.Default == nil {
 			name := a.Name
 			if name == "" {
@@ -133,9 +175,11 @@ func parsePackageRecord(line []byte) (*Package, error) {
 	}
 	var id struct {
 		Package string `json:"package"`
+		Name    string `json:"name"`
 	}
 	_ = json.Unmarshal(line, &id)
-	if p.RegistryType == "" && p.Identifier == "" {
+	p.Server = id.Name
+	if p.RegistryType == "" && p.Identifier == "" && p.Invalid == "" {
 		// A record with only the coordinate.
 		q, err := ParsePackageID(id.Package)
 		if err != nil {
@@ -164,7 +208,7 @@ func packageRecord(p *Package, registry, name, version string) []byte {
 	var m map[string]json.RawMessage
 	_ = json.Unmarshal(fields.Bytes(), &m)
 	for _, k := range []string{"registry_type", "identifier", "package_version", "transport", "runtime_hint",
-		"runtime_arguments", "package_arguments", "environment_variables", "registry_base_url"} {
+		"runtime_arguments", "package_arguments", "environment_variables", "registry_base_url", "file_sha256", "invalid"} {
 		v, ok := m[k]
 		if !ok {
 			continue

@@ -101,6 +101,9 @@ func TestCrawlPackages(t *testing.T) {
 	npmURL, fetched := npmtest.Registry(t, h.packages())
 	npmtest.Use(t, npmURL)
 	t.Setenv("SANDBOX_LEAK", "the crawl's own environment")
+	// The PyPI, OCI and MCPB entries fail to install from closed loopback
+	// ports: this test is about npm, and reaches nothing outside.
+	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
 	t.Setenv("API_KEY", "a secret of the user's") // never handed on
 
 	remote := streamableServer(t, genTools(3, "remote"), 2, false)
@@ -122,9 +125,9 @@ func TestCrawlPackages(t *testing.T) {
 	entries = append(entries,
 		pkgEntry("io.test/missing", nil, npmPkg("tiny-missing", "9.9.9", nil)),
 		pkgEntry("io.test/py", nil, map[string]any{"registryType": "pypi", "identifier": "tiny-py", "version": "1.0", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
-		pkgEntry("io.test/oci", nil, map[string]any{"registryType": "oci", "identifier": "docker.io/tiny/oci", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/oci", nil, map[string]any{"registryType": "oci", "identifier": "127.0.0.1:1/tiny/oci", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/nuget", nil, map[string]any{"registryType": "nuget", "identifier": "Tiny.Nuget", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
-		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": "https://example.org/tiny.mcpb", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
+		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": "http://127.0.0.1:1/tiny.mcpb", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/http-pkg", nil, npmPkg("tiny-http", "1.0.0", map[string]any{"transport": map[string]any{"type": "streamable-http", "url": "http://localhost:8080/mcp"}})),
 	)
 	reg := serve(t, &standInRegistry{entries: entries, pageSize: 5})
@@ -149,28 +152,28 @@ func TestCrawlPackages(t *testing.T) {
 	}
 	wantKinds := map[string]int{
 		KindTimeout: 1, KindTooManyBytes: 1, KindInvalidJSON: 1, KindExited: 1, KindNeedsConfig: 1,
-		KindInstall: 1, KindNoRuntime: 5,
+		KindInstall: 4, KindNoRuntime: 2,
 	}
 	if sum.Reachable != 6 || sum.Servers != 17 || !maps.Equal(sum.UnreachableByKind, wantKinds) {
 		t.Errorf("reachable %d of %d servers, unreachable by kind %v; want 6 of 17, %v", sum.Reachable, sum.Servers, sum.UnreachableByKind, wantKinds)
 	}
 	servers := readServers(t, opt.Out)
 	want := map[string][]string{
-		"npm:@tiny/good@1.0.0":       {"read_file", "run", "noop", "mode_fast", "leak_none", "argv_serve_--level_3"},
-		"npm:tiny-net@1.0.0":         {"read_file", "run", "noop", "net_ECONNREFUSED"},
-		"npm:tiny-files@1.0.0":       {"read_file", "run", "noop", "ssh_ENOENT", "homessh_ENOENT", "write_ENOENT", "pkgwrite_EROFS"},
-		"npm:tiny-child@1.0.0":       {"read_file", "run", "noop"},
-		"npm:tiny-scripts@1.0.0":     {"read_file", "run", "noop"},
-		"npm:tiny-silent@1.0.0":      nil,
-		"npm:tiny-config@1.0.0":      nil,
-		"npm:tiny-missing@9.9.9":     nil,
-		"pypi:tiny-py@1.0":           nil,
-		"npm:tiny-garbage@1.0.0":     nil,
-		"npm:tiny-flood@1.0.0":       nil,
-		"npm:tiny-crash@1.0.0":       nil,
-		"npm:tiny-http@1.0.0":        nil,
-		"nuget:Tiny.Nuget@1.0":       nil,
-		"oci:docker.io/tiny/oci@1.0": nil,
+		"npm:@tiny/good@1.0.0":         {"read_file", "run", "noop", "mode_fast", "leak_none", "argv_serve_--level_3"},
+		"npm:tiny-net@1.0.0":           {"read_file", "run", "noop", "net_ECONNREFUSED"},
+		"npm:tiny-files@1.0.0":         {"read_file", "run", "noop", "ssh_ENOENT", "homessh_ENOENT", "write_ENOENT", "pkgwrite_EROFS"},
+		"npm:tiny-child@1.0.0":         {"read_file", "run", "noop"},
+		"npm:tiny-scripts@1.0.0":       {"read_file", "run", "noop"},
+		"npm:tiny-silent@1.0.0":        nil,
+		"npm:tiny-config@1.0.0":        nil,
+		"npm:tiny-missing@9.9.9":       nil,
+		"pypi:tiny-py@1.0":             nil,
+		"npm:tiny-garbage@1.0.0":       nil,
+		"npm:tiny-flood@1.0.0":         nil,
+		"npm:tiny-crash@1.0.0":         nil,
+		"npm:tiny-http@1.0.0":          nil,
+		"nuget:Tiny.Nuget@1.0":         nil,
+		"oci:127.0.0.1:1/tiny/oci:1.0": nil,
 	}
 	for id, names := range want {
 		s, ok := servers[id]
@@ -210,7 +213,7 @@ func TestCrawlPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Verified || rep.Servers != 6 || rep.Tools != 3+6+4+7+3+3 || rep.Release == nil || rep.Release.Counts.UnreachableByKind[KindNoRuntime] != 5 {
+	if !rep.Verified || rep.Servers != 6 || rep.Tools != 3+6+4+7+3+3 || rep.Release == nil || rep.Release.Counts.UnreachableByKind[KindNoRuntime] != 2 {
 		t.Errorf("run: verified %v, %d servers, %d tools, release %+v; want 6 servers, 26 tools", rep.Verified, rep.Servers, rep.Tools, rep.Release)
 	}
 
@@ -293,7 +296,7 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 	}
 	t.Setenv("PATH", bin)
 	remote := streamableServer(t, genTools(2, "remote"), 2, false)
-	list := remote.URL + "\nnpm:tiny-good@1.0.0\nnpm:tiny-other@2.0.0\npypi:tiny@1.0\n"
+	list := remote.URL + "\nnpm:tiny-good@1.0.0\nnpm:tiny-other@2.0.0\npypi:tiny@1.0\nnuget:Tiny@1.0\n"
 	cands, err := ParseCandidates(strings.NewReader(list), "list")
 	if err != nil {
 		t.Fatal(err)
@@ -304,8 +307,8 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Reachable != 1 || sum.UnreachableByKind[KindNoSandbox] != 2 || sum.UnreachableByKind[KindNoRuntime] != 1 {
-		t.Errorf("%+v; want the remote reachable, 2 no_sandbox, 1 no_runtime", sum)
+	if sum.Reachable != 1 || sum.UnreachableByKind[KindNoSandbox] != 3 || sum.UnreachableByKind[KindNoRuntime] != 1 {
+		t.Errorf("%+v; want the remote reachable, 3 no_sandbox (npm and PyPI), 1 no_runtime (NuGet)", sum)
 	}
 	s := readServers(t, out)["npm:tiny-good@1.0.0"]
 	if s.ErrorKind != KindNoSandbox || !strings.Contains(s.Error, "bwrap") || !strings.Contains(s.Error, "apt-get install") {
@@ -314,8 +317,8 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 
 	opt.Out, opt.NoPackages = t.TempDir(), true
 	sum, err = Run(context.Background(), opt)
-	if err != nil || sum.Servers != 1 || sum.Reachable != 1 || sum.PackagesLeftOut != 3 {
-		t.Errorf("--no-packages: %+v, %v; want the remote alone, 3 packages left out", sum, err)
+	if err != nil || sum.Servers != 1 || sum.Reachable != 1 || sum.PackagesLeftOut != 4 {
+		t.Errorf("--no-packages: %+v, %v; want the remote alone, 4 packages left out", sum, err)
 	}
 }
 
@@ -410,7 +413,7 @@ func TestPackageCacheEviction(t *testing.T) {
 
 // TestRegistryPackages: every package of the latest active entry becomes a
 // candidate beside its remotes, with the entry's provenance; a duplicate
-// coordinate is kept once and an incomplete package is counted, not kept.
+// coordinate is kept once and an incomplete package is kept with why.
 func TestRegistryPackages(t *testing.T) {
 	entries := []map[string]any{
 		pkgEntry("io.test/both", []map[string]any{{"type": "streamable-http", "url": "https://example.org/mcp"}},
@@ -435,13 +438,14 @@ func TestRegistryPackages(t *testing.T) {
 		`{"url": "https://example.org/mcp", "transport": "streamable-http", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
 		`{"package": "npm:@s/both@1.2.3", "registry_type": "npm", "identifier": "@s/both", "package_version": "1.2.3", "transport": "stdio", "runtime_hint": "npx", "runtime_arguments": [{"type": "named", "name": "-y"}], "environment_variables": [{"name": "TOKEN", "required": true, "secret": true}, {"name": "MODE", "default": "x"}], "registry_base_url": "https://registry.npmjs.org", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
 		`{"package": "pypi:both-py@0.1", "registry_type": "pypi", "identifier": "both-py", "package_version": "0.1", "transport": "stdio", "runtime_hint": "uvx", "registry": "` + reg.URL + `", "name": "io.test/both", "version": "1.0.0"}`,
+		`{"package": "npm:no-version@#io.test/again", "registry_type": "npm", "identifier": "no-version", "package_version": "", "transport": "stdio", "invalid": "package without version: the entry names no exact version to install", "registry": "` + reg.URL + `", "name": "io.test/again", "version": "1.0.0"}`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("candidates\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	wantSkipped := map[string]int{skipPackageDuplicate: 1, skipPackageIncomplete: 1, skipNoRemotes: 1}
-	if st.Packages != 4 || st.Kept != 3 || !maps.Equal(st.Skipped, wantSkipped) {
-		t.Errorf("stats %+v, want 4 packages, 3 kept, skipped %v", st, wantSkipped)
+	wantSkipped := map[string]int{skipPackageDuplicate: 1, skipNoRemotes: 1}
+	if st.Packages != 4 || st.Kept != 4 || st.Invalid != 1 || !maps.Equal(st.Skipped, wantSkipped) {
+		t.Errorf("stats %+v, want 4 packages, 4 kept (1 invalid), skipped %v", st, wantSkipped)
 	}
 	// The lines read back as the same packages.
 	var b strings.Builder
@@ -449,7 +453,7 @@ func TestRegistryPackages(t *testing.T) {
 		b.WriteString(l + "\n")
 	}
 	back, err := ParseCandidates(strings.NewReader(b.String()), "candidates")
-	if err != nil || len(back) != 3 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
+	if err != nil || len(back) != 4 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
 		t.Errorf("read back: %+v, %v", back, err)
 	}
 }

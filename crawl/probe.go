@@ -173,6 +173,8 @@ type Result struct {
 	// mem holds the bytes of the answer against the budget until the
 	// result is written out.
 	mem *account
+	// Runner, for a packaged server, says which runner ran it and what.
+	Runner *RunnerInfo
 }
 
 // Release gives the bytes of the result back to the memory budget; the

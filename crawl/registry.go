@@ -85,6 +85,9 @@ type RegistryStats struct {
 	// distinct; Remotes and Packages of the latest versions looked at;
 	// Kept the candidates written.
 	Pages, Entries, Names, Remotes, Packages, Kept int
+	// Invalid counts the packages kept whose entry names nothing that
+	// can be fetched: each is a record of kind install with the reason.
+	Invalid int
 	// Skipped counts servers and remotes left out, by reason.
 	Skipped map[string]int
 }

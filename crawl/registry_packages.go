@@ -6,6 +6,7 @@ type registryPackage struct {
 	RegistryBaseURL string `json:"registryBaseUrl"`
 	Identifier      string `json:"identifier"`
 	Version         string `json:"version"`
+	FileSHA256      string `json:"fileSha256"`
 	RuntimeHint     string `json:"runtimeHint"`
 	Transport       struct {
 		Type string `json:"type"`
@@ -26,39 +27,33 @@ type registryArgument struct {
 	Value      string  `json:"value"`
 	Default    *string `json:"default"`
 	IsRequired bool    `json:"isRequired"`
+	Variables  map[string]struct {
+		Default *string `json:"default"`
+	} `json:"variables"`
 }
 
 // Reasons a package of a registry entry is left out.
 const (
-	skipPackageIncomplete = "package without registryType, identifier or version"
-	skipPackageDuplicate  = "same package as an earlier entry"
+	skipPackageDuplicate = "same package as an earlier entry"
 )
 
 // appendPackageCandidates adds the packages of entry e to out, each a
 // candidate whose server id is its coordinate (npm:NAME@VERSION), with the
 // same provenance as a remote. Every package is kept, whatever its type or
-// transport: the crawl records the ones it cannot run.
+// transport, complete or not: the crawl records the ones it cannot run,
+// and why. Only a second listing of the same coordinate is left out.
 func appendPackageCandidates(out []Candidate, registry string, e *registryEntry, seen map[string]bool, st *RegistryStats) []Candidate {
-	for _, rp := range e.Server.Packages {
+	for i := range e.Server.Packages {
 		st.Packages++
-		if rp.RegistryType == "" || rp.Identifier == "" || rp.Version == "" {
-			st.Skipped[skipPackageIncomplete]++
-			continue
-		}
-		p := &Package{RegistryType: rp.RegistryType, Identifier: rp.Identifier, Version: rp.Version,
-			Transport: rp.Transport.Type, RuntimeHint: rp.RuntimeHint, RegistryBaseURL: rp.RegistryBaseURL,
-			RuntimeArguments: arguments(rp.RuntimeArguments), PackageArguments: arguments(rp.PackageArguments)}
-		if p.Transport == "" {
-			p.Transport = TransportStdio
-		}
-		for _, v := range rp.Env {
-			p.Env = append(p.Env, EnvVar{Name: v.Name, Required: v.IsRequired, Secret: v.IsSecret, Default: v.Default})
-		}
+		p := packageOf(&e.Server.Packages[i], e.Server.Name)
 		if seen[p.ID()] {
 			st.Skipped[skipPackageDuplicate]++
 			continue
 		}
 		seen[p.ID()] = true
+		if p.Invalid != "" {
+			st.Invalid++
+		}
 		out = append(out, Candidate{Line: len(out) + 1, Package: p,
 			Record: packageRecord(p, registry, e.Server.Name, e.Server.Version)})
 		st.Kept++
@@ -69,7 +64,14 @@ func appendPackageCandidates(out []Candidate, registry string, e *registryEntry,
 func arguments(in []registryArgument) []Argument {
 	var out []Argument
 	for _, a := range in {
-		out = append(out, Argument{Type: a.Type, Name: a.Name, Value: a.Value, Default: a.Default, Required: a.IsRequired})
+		arg := Argument{Type: a.Type, Name: a.Name, Value: a.Value, Default: a.Default, Required: a.IsRequired}
+		for k, v := range a.Variables {
+			if arg.Variables == nil {
+				arg.Variables = map[string]*string{}
+			}
+			arg.Variables[k] = v.Default
+		}
+		out = append(out, arg)
 	}
 	return out
 }

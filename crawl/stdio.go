@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ociroot"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
@@ -82,24 +84,38 @@ type packageRunner struct {
 	proxy     *sandbox.Proxy
 	noNPM     string // why npm packages cannot run here, or ""
 	noSandbox string // why no sandbox runs here, or ""
+	oci       ociroot.Options
+	pypi      *pypiRunner
 }
 
 // runnable says the package needs the sandbox: a type this crawl runs.
 func runnable(p *Package) bool {
-	return p.RegistryType == RegistryNPM && p.Transport == TransportStdio
+	return hasRunner(p.RegistryType) && p.Transport == TransportStdio && p.Invalid == ""
 }
 
-// newPackageRunner prepares the runner for pkgs; it fails only when a
-// runnable package has no sandbox to run in.
+// hasRunner says packages of registry type t have a runner here.
+func hasRunner(t string) bool {
+	return t == RegistryNPM || t == RegistryOCI || t == RegistryPyPI || t == RegistryMCPB
+}
+
+// newPackageRunner prepares the runner for pkgs. A machine without a
+// runtime or a sandbox is recorded per package, not an error.
 func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs []*Package) (*packageRunner, error) {
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
 	pr := &packageRunner{p: p, limits: opt.Limits}
-	n := 0
+	n, npmN, pypiN := 0, 0, 0
 	for _, pkg := range pkgs {
 		if runnable(pkg) {
 			n++
+			switch pkg.RegistryType {
+			case RegistryNPM:
+				npmN++
+			case RegistryPyPI, RegistryMCPB:
+				// A bundle's server may be python.
+				pypiN++
+			}
 		}
 	}
 	if n == 0 {
@@ -111,7 +127,9 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		// No runtime is a fact of the machine, recorded per server as
 		// for the types with no runner: nothing would run bare.
 		pr.noNPM = "npm and node are needed to run npm packages, and this machine lacks one"
-		return pr, nil
+		if npmN == n {
+			return pr, nil
+		}
 	}
 	pr.sb = opt.Sandbox
 	if pr.sb == nil {
@@ -124,9 +142,34 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		}
 		pr.sb = sb
 	}
+	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, memory: opt.Limits.Memory,
+		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
+	if pr.noNPM == "" {
+		if err := pr.prepareNPM(ctx, npm, node); err != nil {
+			return nil, err
+		}
+	}
+	if pypiN > 0 {
+		if err := pr.preparePyPI(ctx); err != nil {
+			pr.closeProxies()
+			return nil, err
+		}
+	}
+	if err := pr.cache.prepare(); err != nil {
+		pr.closeProxies()
+		return nil, fmt.Errorf("package cache: %w", err)
+	}
+	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
+	pr.oci = pr.ociOptions(opt)
+	return pr, nil
+}
+
+// prepareNPM readies the npm runner: node and npm's folders shown in the
+// sandbox, and the proxy to the registry npm is configured with.
+func (pr *packageRunner) prepareNPM(ctx context.Context, npm, node string) error {
 	real, err := filepath.EvalSymlinks(node)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pr.node = real
 	if !strings.HasPrefix(real, "/usr/") {
@@ -136,7 +179,7 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 	}
 	cli, err := filepath.EvalSymlinks(npm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	mounts := pr.nodeMount
 	if i := strings.LastIndex(cli, "/node_modules/npm/"); i >= 0 && !strings.HasPrefix(cli, "/usr/") {
@@ -145,22 +188,16 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 	}
 	registry, err := npmRegistry(ctx, npm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	proxy, err := sandbox.NewProxy(registry)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	pr.proxy = proxy
-	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, node: real, npmCLI: cli, mounts: mounts, hide: gitPaths(),
-		registry: registry, proxy: proxy, memory: opt.Limits.Memory,
-		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
-	if err := pr.cache.prepare(); err != nil {
-		proxy.Close()
-		return nil, fmt.Errorf("package cache: %w", err)
-	}
-	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
-	return pr, nil
+	c := pr.cache
+	c.node, c.npmCLI, c.mounts, c.hide, c.registry, c.proxy = real, cli, mounts, gitPaths(), registry, proxy
+	return nil
 }
 
 // npmRegistry is the registry npm is configured with: npm_config_registry,
@@ -201,39 +238,65 @@ func (pr *packageRunner) probe(ctx context.Context, slot int, pkg *Package) Resu
 
 func (pr *packageRunner) run(ctx context.Context, slot int, pkg *Package) Result {
 	switch {
-	case pkg.RegistryType != RegistryNPM:
+	case pkg.Invalid != "":
+		return Result{Transport: pkg.Transport, ErrorKind: KindInstall, Error: "registry entry: " + pkg.Invalid}
+	case !hasRunner(pkg.RegistryType):
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
 			Error: fmt.Sprintf("no runner for %s packages on this machine", pkg.RegistryType)}
 	case pkg.Transport != TransportStdio:
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime,
 			Error: fmt.Sprintf("no runner for packaged servers over %q (stdio only)", pkg.Transport)}
-	case pr.noNPM != "":
+	case pkg.RegistryType == RegistryNPM && pr.noNPM != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoRuntime, Error: pr.noNPM}
 	case pr.noSandbox != "":
 		return Result{Transport: pkg.Transport, ErrorKind: KindNoSandbox, Error: pr.noSandbox}
+	case pkg.RegistryType == RegistryOCI:
+		return pr.runImage(ctx, pkg)
+	case pkg.RegistryType == RegistryPyPI:
+		return pr.runPyPI(ctx, pkg)
+	case pkg.RegistryType == RegistryMCPB:
+		return pr.runBundle(ctx, pkg)
 	}
+	return pr.runNPM(ctx, pkg)
+}
+
+// runNPM installs an npm package with npm and runs its entry point with
+// the machine's node.
+func (pr *packageRunner) runNPM(ctx context.Context, pkg *Package) Result {
 	in, err := pr.cache.acquire(ctx, pkg)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
-		}
-		var ie *installError
-		if errors.As(err, &ie) {
-			return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}
-		}
-		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "package cache: " + err.Error()}
+		return acquireError(ctx, err)
 	}
 	defer pr.cache.release(in.key)
 	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
 	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
 	r := pr.p.probeCommand(ctx, func(ctx context.Context) *sandbox.Cmd { return pr.sb.Command(ctx, spec) })
+	r.Runner = &RunnerInfo{Runner: RegistryNPM, Argv: args, Resolved: pkg.Identifier + "@" + pkg.Version}
+	return needsConfig(pkg, r)
+}
+
+// needsConfig makes a server that did not start, and whose entry names
+// required variables or arguments without default, a needs_config record.
+func needsConfig(pkg *Package, r Result) Result {
 	if missing := pkg.missingConfig(); len(missing) > 0 && !r.Initialized && r.ErrorKind != "" {
 		r.Error = fmt.Sprintf("needs configuration (%s: required, no default; none is invented) and did not start without: %s: %s",
 			strings.Join(missing, ", "), r.ErrorKind, r.Error)
 		r.ErrorKind = KindNeedsConfig
 	}
 	return r
+}
+
+// acquireError is the record of a package the cache could not provide.
+func acquireError(ctx context.Context, err error) Result {
+	if ctx.Err() != nil {
+		return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
+	}
+	var ie *installError
+	if errors.As(err, &ie) {
+		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}
+	}
+	return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "package cache: " + err.Error()}
 }
 
 // pkgMount is where the installed package is seen in the sandbox.
@@ -249,7 +312,11 @@ func packageArgs(p *Package) []string {
 		if v == "" && a.Default != nil {
 			v = *a.Default
 		}
+		v, ok := substitute(v, a.Variables)
 		switch {
+		case !ok:
+			// A {variable} without a default: the argument is left out,
+			// as one without a value is; none is invented.
 		case a.Type == "named" && a.Name != "":
 			out = append(out, a.Name)
 			if v != "" {
@@ -260,6 +327,26 @@ func packageArgs(p *Package) []string {
 		}
 	}
 	return out
+}
+
+// argVar is a {variable} of an argument's value, as server.json writes it.
+var argVar = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_.-]*)\}`)
+
+// substitute fills the {variables} of v with their defaults; it fails when
+// one has none.
+func substitute(v string, vars map[string]*string) (string, bool) {
+	ok := true
+	v = argVar.ReplaceAllStringFunc(v, func(m string) string {
+		d, found := vars[m[1:len(m)-1]]
+		if !found || d == nil {
+			if found {
+				ok = false
+			}
+			return m // not a variable the entry declares: literal text
+		}
+		return *d
+	})
+	return v, ok
 }
 
 // packageEnv is the server's environment: the defaults its entry

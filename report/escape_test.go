@@ -23,7 +23,8 @@ func TestMarkdownEscapesCraftedRelease(t *testing.T) {
 		Options:    release.Options{Timeout: html},
 		Client:     release.Client{ProtocolVersion: html + ctl, ClientInfo: json.RawMessage(`{"name": "<b>x</b>"}`), Capabilities: json.RawMessage(`{}`)},
 		Counts: release.Counts{UnreachableByKind: map[string]int{html: 1},
-			ByProtocol: []release.ProtocolCount{{ProtocolVersion: html + ctl, Generation: html, Servers: 1}}},
+			ByProtocol:    []release.ProtocolCount{{ProtocolVersion: html + ctl, Generation: html, Servers: 1}},
+			ByPackageType: []release.PackageTypeCount{{Type: html + ctl, Outcome: html, Servers: 1}}},
 	}
 	var b bytes.Buffer
 	if err := r.WriteMarkdown(&b); err != nil {

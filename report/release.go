@@ -55,6 +55,7 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 	}
 	p(".\n")
 	r.writeProtocolsMarkdown(b)
+	r.writePackageTypesMarkdown(b)
 }
 
 func compactRaw(raw json.RawMessage) string {
@@ -83,4 +84,4 @@ const releaseHTML = `{{with .R.Release}}<h2>Crawl release</h2>
 <tr><th>Counts</th><td>{{num .Counts.Candidates}} candidates, {{num .Counts.Servers}} servers: {{num .Counts.Reachable}} reachable with {{num .Counts.Tools}} tools, {{num .Counts.Unreachable}} unreachable{{with .Counts.KindCounts}} ({{range $i, $k := .}}{{if $i}}, {{end}}{{$k.Kind}} {{num $k.Count}}{{end}}){{end}}</td></tr>
 </tbody>
 </table>
-{{template "protocols" .}}{{end}}`
+{{template "protocols" .}}{{template "packagetypes" .}}{{end}}`

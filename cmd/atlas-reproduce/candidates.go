@@ -60,6 +60,9 @@ func (f *registryFlags) stream(ctx context.Context, w io.Writer, emit func(crawl
 		return err
 	}
 	fmt.Fprintf(w, "registry: %d pages, %d entries, %d names, %d remotes, %d packages: %d candidates\n", st.Pages, st.Entries, st.Names, st.Remotes, st.Packages, st.Kept)
+	if st.Invalid > 0 {
+		fmt.Fprintf(w, "registry: %d packages name nothing that can be fetched; each is a candidate its crawl records as install with the reason\n", st.Invalid)
+	}
 	reasons := make([]string, 0, len(st.Skipped))
 	for r := range st.Skipped {
 		reasons = append(reasons, r)

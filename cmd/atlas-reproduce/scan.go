@@ -13,9 +13,10 @@ import (
 )
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION)\n\n"+
-		"A package coordinate is installed (scripts off) and run over stdio in the sandbox the\n"+
-		"crawl uses (bubblewrap), never bare.\n"+
+	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n\n"+
+		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
+		"digest, a bundle checked) and run over stdio in the sandbox the crawl uses (bubblewrap),\n"+
+		"never bare.\n"+
 		"With --lock, the first run writes the server's tools, their definition hashes and\n"+
 		"labels to FILE; a later run compares the server with FILE, prints what changed on\n"+
 		"standard error, and exits 1 when a tool changed, appeared or vanished.")

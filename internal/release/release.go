@@ -101,6 +101,18 @@ type Counts struct {
 	// ByProtocol counts the servers that named a protocol version, by
 	// version and generation (see ProtocolCount).
 	ByProtocol []ProtocolCount `json:"by_protocol,omitempty"`
+	// ByPackageType counts the servers by what they are (a remote, or a
+	// package's registry type) and by outcome (see PackageTypeCount).
+	ByPackageType []PackageTypeCount `json:"by_package_type,omitempty"`
+}
+
+// PackageTypeCount is the number of servers of one type ("remote", or a
+// package's registry type: npm, pypi, oci, mcpb, nuget...) with one
+// outcome: "reachable", or the error_kind of the unreachable.
+type PackageTypeCount struct {
+	Type    string `json:"type"`
+	Outcome string `json:"outcome"`
+	Servers int    `json:"servers"`
 }
 
 // ProtocolCount is the number of servers at one protocol version and

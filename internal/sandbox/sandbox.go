@@ -289,7 +289,7 @@ func (s *Sandbox) args(spec Spec) ([]string, error) {
 		args = append(args, "--unshare-net")
 	}
 	if spec.RootFS != "" {
-		args = append(args, "--ro-bind", spec.RootFS, "/")
+		args = append(args, "--ro-bind", spec.RootFS, "/", "--ro-bind", "/usr", HostDir+"/usr")
 	} else {
 		args = append(args, "--ro-bind", "/usr", "/usr")
 		for _, l := range []string{"bin", "sbin", "lib", "lib64", "lib32", "libx32"} {
@@ -325,12 +325,25 @@ func (s *Sandbox) args(spec Spec) ([]string, error) {
 	args = append(args, "--chdir", spec.Dir, "--clearenv")
 	// The helpers inside run with no variable at all: env(1), the last
 	// exec before the program, sets the program's.
-	args = append(args, s.prlimit,
+	prlimit, envCmd := []string{s.prlimit}, []string{s.env}
+	if spec.RootFS != "" {
+		// The image root has no host /usr: the helpers run from HostDir.
+		var err error
+		if prlimit, err = hostHelper(s.prlimit); err != nil {
+			return nil, err
+		}
+		if envCmd, err = hostHelper(s.env); err != nil {
+			return nil, err
+		}
+	}
+	args = append(args, prlimit...)
+	args = append(args,
 		"--cpu="+strconv.FormatInt(max(int64(spec.Limits.CPU/time.Second), 1), 10),
 		"--as="+strconv.FormatInt(spec.Limits.ProcessMemory, 10),
 		"--nproc="+strconv.Itoa(spec.Limits.Procs),
 		"--fsize="+strconv.FormatInt(spec.Limits.FileSize, 10),
-		"--core=0", "--", s.env, "-i", "--")
+		"--core=0", "--")
+	args = append(append(args, envCmd...), "-i", "--")
 	env := spec.Env
 	if !hasKey(env, "PATH") {
 		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
