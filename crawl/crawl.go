@@ -64,6 +64,10 @@ type Options struct {
 	Progress func(reachable, unreachable, total int)
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
+	// Shard, when its Count is set, crawls only the servers of that shard
+	// (see ShardOf) into a partial release that Merge combines with the
+	// others.
+	Shard Shard
 }
 
 // Summary counts what a crawl did.
@@ -102,7 +106,7 @@ func targets(cands []Candidate) []target {
 	var ts []target
 	for _, c := range cands {
 		if c.Package != nil {
-			if id := c.Package.ID(); !seen[id] {
+			if id := targetID(&c); !seen[id] {
 				seen[id] = true
 				ts = append(ts, target{id: id, pkg: c.Package})
 			}
@@ -141,7 +145,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts := targets(cands)
+	ts := shardTargets(targets(cands), opt.Shard)
 	if !hasPackages(ts) {
 		// release.json names the packages' concurrency only where
 		// packages were crawled.
@@ -203,6 +207,9 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	}
 	sum.MemoryPeak = opt.Probe.Budget.Peak()
 	rel := opt.release(began, src, sum)
+	if opt.Shard.Count > 0 {
+		rel.Shard = &release.Shard{Index: opt.Shard.Index, Count: opt.Shard.Count, CandidatesSHA256: candidatesSHA256(cands), Servers: len(ts)}
+	}
 	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
+	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--shard K/N] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
 	fresh := fs.Bool("fresh", false, "discard the journal in --out and crawl every server again (a journal begun with other flags is not resumed)")
@@ -47,6 +47,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
 	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
+	shard := fs.String("shard", "", "crawl only shard `K/N` (K from 0) of the servers, chosen by the SHA-256 of each server's identity, into a partial release for merge")
 	var pf probeFlags
 	pf.register(fs)
 	var rf registryFlags
@@ -78,9 +79,15 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	var sh crawl.Shard
+	if *shard != "" {
+		if sh, err = crawl.ParseShard(*shard); err != nil {
+			return usageError{"--" + err.Error()}
+		}
+	}
 	rf.allowPrivate = *allowPrivate
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, Logger: env.logger(slog.LevelInfo)}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, Logger: env.logger(slog.LevelInfo), Shard: sh}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err

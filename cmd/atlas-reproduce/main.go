@@ -50,6 +50,7 @@ var commandList = []command{
 	{name: "diff", summary: "compare two runs (two census releases, or ours and a reference): class totals, and tool by tool", run: runDiff},
 	{name: "fetch", summary: "download Zenodo records, resumable and MD5-verified", run: runFetch},
 	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},
+	{name: "merge", summary: "combine the shards of a crawl (crawl --shard K/N) into one release, as one crawl of the whole list writes it", run: runMerge},
 	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
 	{name: "reproduce", summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md", run: runReproduce},
 	{name: "run", summary: "verify, decode and classify a census; write report.json, report.md and Parquet", run: runRun},
