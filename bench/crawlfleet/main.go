@@ -156,7 +156,9 @@ func startFleet(n, hosts int, hang float64, latMin time.Duration, alpha float64,
 		for j := range k {
 			s.AddTool(&mcp.Tool{Name: fmt.Sprintf("tool_%d", j), Description: "reads a file and returns it",
 				InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"api_key":{"type":"string"}}}`)},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
 		}
 		handlers[i] = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	}
