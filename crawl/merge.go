@@ -234,7 +234,7 @@ func openLines(dir, file string, gz bool, sums hashverify.Manifest) (*lineReader
 		return nil, fmt.Errorf("merge: %s is an incomplete shard: %w", dir, err)
 	}
 	lr := &lineReader{name: name, file: file, f: f, sums: sums}
-	lr.hr = hashverify.NewReader(bufio.NewReaderSize(f, 256<<10))
+	lr.hr = hashverify.NewReader(bufio.NewReaderSize(f, 64<<10))
 	var r io.Reader = lr.hr
 	if gz {
 		if lr.zr, err = gzip.NewReader(lr.hr); err != nil {
@@ -243,7 +243,7 @@ func openLines(dir, file string, gz bool, sums hashverify.Manifest) (*lineReader
 		}
 		r = lr.zr
 	}
-	lr.br = bufio.NewReaderSize(r, 256<<10)
+	lr.br = bufio.NewReaderSize(r, 64<<10)
 	return lr, nil
 }
 
@@ -320,12 +320,12 @@ func mergeRecords(ctx context.Context, shards []*shardIn, files []*release.Write
 		if _, err := candW.Write(cline); err != nil {
 			return nil, err
 		}
-		list, err := ParseCandidates(bytes.NewReader(cline), fmt.Sprintf("%s:%d", cands.name, line))
+		c, err := candidateRecord(cline)
 		if err != nil {
-			return nil, fmt.Errorf("merge: %w", err)
+			return nil, fmt.Errorf("merge: %s:%d: %w", cands.name, line, err)
 		}
 		sum.Candidates++
-		id := targetID(&list[0])
+		id := targetID(&c)
 		h := sha256.Sum256([]byte(id))
 		if k := [16]byte(h[:16]); seen[k] {
 			continue
@@ -430,4 +430,29 @@ func mergedRelease(shards []*shardIn, sum *Summary) *release.Release {
 		})
 	}
 	return rel
+}
+
+// candidateRecord reads one line of a release's candidates_remotes.jsonl,
+// where every candidate is a JSON object (ParseCandidates wrote bare URLs
+// and coordinates as such), as ParseCandidates reads it, without a
+// scanner's buffer per line.
+func candidateRecord(line []byte) (Candidate, error) {
+	line = bytes.TrimSpace(line)
+	var rec map[string]json.RawMessage
+	if err := json.Unmarshal(line, &rec); err != nil {
+		return Candidate{}, fmt.Errorf("not a JSON object: %w", err)
+	}
+	if _, ok := rec["package"]; ok && rec["url"] == nil {
+		pkg, err := parsePackageRecord(line)
+		if err != nil {
+			return Candidate{}, err
+		}
+		return Candidate{Package: pkg}, nil
+	}
+	var c Candidate
+	if err := json.Unmarshal(rec["url"], &c.URL); err != nil || c.URL == "" {
+		return Candidate{}, errors.New("no string \"url\" in the record")
+	}
+	c.URL = StripUserinfo(c.URL)
+	return c, nil
 }

@@ -124,16 +124,30 @@ func (p *Prober) silent(r Result) Result {
 // silent), nor after a failure of the connection, the address policy, a redirect or
 // the byte cap, which initialize would meet again.
 func (p *Prober) tryStateless(ctx context.Context, u *url.URL) (Result, int, bool) {
-	hs := p.newHTTPState(ctx, u)
+	dctx, cancel := withStepDeadline(ctx, p.discoverTimeout())
+	defer cancel()
+	// The HTTP layer of the attempt ends with the discover share when
+	// server/discover was not answered in it: the SDK's own follow-ups
+	// (a notifications/cancelled with a wait of its own) must not hold
+	// the slot longer. Once answered, the listing runs on the probe's
+	// deadline. Budget waits pause the step's deadline and the probe's.
+	hctx, hcancel := context.WithCancel(ctx)
+	defer hcancel()
+	hs := p.newHTTPState(context.WithValue(hctx, deadlineKey{}, dctx.Value(deadlineKey{})), u)
 	r := Result{Transport: TransportStreamable, mem: hs.mem}
 	capt := &capture{hs: hs, discoverOnly: true}
 	t := &mcp.StreamableClientTransport{
 		Endpoint: u.String(), HTTPClient: hs.client(), MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: p.maxEventSize(),
 	}
-	dctx, cancel := withStepDeadline(ctx, p.discoverTimeout())
-	defer cancel()
+	endWithStep := context.AfterFunc(dctx, hcancel)
 	cs, err := newClient().Connect(dctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: StatelessVersion})
+	if !endWithStep() && err == nil {
+		// Answered as the share ran out: the HTTP layer is already
+		// ended, so the attempt is too.
+		cs.Close()
+		err = context.Cause(dctx)
+	}
 	status := int(hs.initStatus.Load())
 	init := capt.initial()
 	if err != nil && !hs.answered.Load() && dctx.Err() != nil && (ctx.Err() == nil || deadlinePassed(ctx)) {
