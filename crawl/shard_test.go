@@ -106,6 +106,18 @@ func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 		}
 		checkMergedRelease(t, whole, merged, shards)
 
+		// A shard rerun in its folder resumes from its journal and probes
+		// nothing again; the folder of one shard is not resumed as another.
+		rerun := base
+		rerun.Out, rerun.Concurrency, rerun.PerHost, rerun.Shard = shards[2], 5, 1, Shard{2, 4}
+		if sum, err := Run(context.Background(), rerun); err != nil || sum.Probed != 0 || sum.Resumed == 0 {
+			t.Errorf("rerun of shard 2/4: %+v, %v; want every server resumed from the journal", sum, err)
+		}
+		rerun.Shard = Shard{1, 4}
+		if _, err := Run(context.Background(), rerun); err == nil || !strings.Contains(err.Error(), `"shard":"2/4"`) {
+			t.Errorf("shard 1/4 in the folder of shard 2/4: %v, want a refusal naming the shard", err)
+		}
+
 		// The refusals, each naming what is wrong.
 		other := writeCandidates(t, append(readLines(t, filepath.Join(whole, release.CandidatesFile)), `{"url": "`+n.hanging()+`/extra"}`))
 		otherList := crawlTo(other, 4, 2, Shard{3, 4}, 2*time.Second)
