@@ -15,12 +15,24 @@ all: build
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/atlas-reproduce
 
+RACE_PKGS     := ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/ociroot/... ./internal/httpserve/... ./proxy/... ./publish/... ./internal/termtext/...
+
 ## test: formatting, vet, staticcheck, the whole suite, then the race detector
 ## over the concurrent packages. scripts/testsummary prints the packages'
-## results, failed tests' output, and at the end every skipped test and why.
-test: fmt-check vet staticcheck standalone
-	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary
-	$(GO) test -count=1 -race -timeout 20m ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/ociroot/... ./internal/httpserve/... ./proxy/... ./publish/... ./internal/termtext/...
+## results, failed tests' output, and at the end every skipped test and why,
+## then every failed test. Each step runs even when an earlier one failed,
+## so one run reports every failure; the last line names the failed steps,
+## and the exit status is non-zero if any failed.
+test:
+	@failed=""; \
+	for step in fmt-check vet staticcheck standalone; do \
+		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
+	done; \
+	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary || failed="$$failed suite"; \
+	echo "race detector: $(RACE_PKGS)"; \
+	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS) || failed="$$failed race"; \
+	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi; \
+	echo "make test: every step passed"
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

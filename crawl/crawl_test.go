@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
@@ -125,33 +126,65 @@ func gunzipLines(t *testing.T, b []byte) []string {
 	return strings.Split(strings.TrimSuffix(string(all), "\n"), "\n")
 }
 
+// TestCrawlLayoutAndDeterminism: crawls of one fleet at concurrency 1, 3
+// and 32 give the same bytes, in the snapshot's layout. The fleet runs in a
+// testing/synctest bubble on in-memory connections, so a deadline passes
+// on the bubble's clock, never because the machine is busy: the silent
+// servers are recorded the same way in every crawl, under any load.
 func TestCrawlLayoutAndDeterminism(t *testing.T) {
-	fl := newFleet(t, 6)
-	var first map[string][]byte
-	for _, conc := range []int{1, 3, 32} {
-		out := t.TempDir()
-		sum, err := Run(context.Background(), crawlOpts(fl, out, conc))
-		if err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		n := newPipeNet(t)
+		fl := newPipeFleet(t, n, 6, 3)
+		var first map[string][]byte
+		for _, conc := range []int{1, 3, 32} {
+			out := t.TempDir()
+			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: n.probe(2 * time.Second)}
+			sum, err := Run(context.Background(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sum.Reachable != fl.reachable || sum.Servers != len(fl.order) || sum.Probed != len(fl.order)-1 {
+				t.Fatalf("concurrency %d: %+v, want %d reachable of %d servers", conc, sum, fl.reachable, len(fl.order))
+			}
+			files := readAll(t, out)
+			if first == nil {
+				first = files
+				checkLayout(t, fl, files)
+				checkSilent(t, files, 3, "no answer within 666.666666ms (during server/discover)")
+				continue
+			}
+			for n, b := range files {
+				if n == release.SumsFile {
+					// release.json names the concurrency and the times.
+					b, first[n] = withoutRelease(b), withoutRelease(first[n])
+				}
+				if !bytes.Equal(b, first[n]) {
+					t.Errorf("concurrency %d: %s differs from concurrency 1", conc, n)
+				}
+			}
+		}
+	})
+}
+
+// checkSilent holds the records of the silent servers to one fixed form.
+func checkSilent(t *testing.T, files map[string][]byte, want int, msg string) {
+	t.Helper()
+	got := 0
+	for _, l := range gunzipLines(t, files[release.ServersFile]) {
+		var rec ServerRecord
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatal(err)
 		}
-		if sum.Reachable != fl.reachable || sum.Servers != len(fl.order) || sum.Probed != len(fl.order)-1 {
-			t.Fatalf("concurrency %d: %+v, want %d reachable of %d servers", conc, sum, fl.reachable, len(fl.order))
-		}
-		files := readAll(t, out)
-		if first == nil {
-			first = files
-			checkLayout(t, fl, files)
+		if rec.ErrorKind != KindTimeout {
 			continue
 		}
-		for n, b := range files {
-			if n == release.SumsFile {
-				// release.json names the concurrency and the times.
-				b, first[n] = withoutRelease(b), withoutRelease(first[n])
-			}
-			if !bytes.Equal(b, first[n]) {
-				t.Errorf("concurrency %d: %s differs from concurrency 1", conc, n)
-			}
+		got++
+		if rec.FailedStep != methodDiscover || rec.Error != msg || rec.Transport != "" {
+			t.Errorf("a silent server is recorded as %s, want failed_step %q, error %q", l, methodDiscover, msg)
 		}
+	}
+	if got != want {
+		t.Errorf("%d timeout records, want %d", got, want)
 	}
 }
 

@@ -31,6 +31,7 @@ type httpState struct {
 	initStatus atomic.Int32 // status of the first POST (initialize)
 	getStatus  atomic.Int32 // status of the first GET (the legacy SSE stream)
 	posted     atomic.Bool
+	answered   atomic.Bool // an HTTP response (a status line at least) arrived
 	got        atomic.Bool
 	failure    atomic.Pointer[ProbeError]
 	authMeta   atomic.Pointer[string] // resource_metadata of WWW-Authenticate
@@ -117,6 +118,7 @@ func (hs *httpState) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	hs.answered.Store(true)
 	if firstPost {
 		hs.initStatus.Store(int32(resp.StatusCode))
 	}

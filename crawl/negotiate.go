@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
 	"time"
@@ -18,8 +19,8 @@ import (
 // Version negotiation, as the specification's revision 2026-07-28
 // describes it: a client asks a server at the newest revision first, by
 // server/discover, with no handshake and no session; a server that answers
-// with an error (or an HTTP error status, or not within a third of the
-// deadline) is asked again, on a fresh connection, by initialize at the
+// with an error (or an HTTP error status, or an HTTP answer without its
+// JSON-RPC answer within a third of the deadline) is asked again, on a fresh connection, by initialize at the
 // newest revision with a handshake (RequestedVersion); a server whose
 // POSTs fail with a 4xx is then tried over legacy HTTP+SSE (see
 // Prober.Probe).
@@ -94,31 +95,64 @@ var errNoInitialize = errors.New("server/discover failed")
 
 // discoverTimeout bounds the wait for server/discover: a server of an older
 // revision may never answer a method it does not know, and initialize must
-// still have time.
+// still have time. It is a share of the probe's one deadline, not a
+// deadline of its own: it stands still with it (see withStepDeadline).
 func (p *Prober) discoverTimeout() time.Duration {
 	return p.opt.Timeout / 3
+}
+
+// silent is the record of a server that sent no byte of an answer (no
+// connection, or no HTTP status line) to server/discover within
+// discoverTimeout. Initialize is not tried: a server that says nothing to
+// one request says nothing to the next, and a hang must cost one wait,
+// not two. The record is fixed, whatever the load, the concurrency, or
+// which goroutine saw the wait end: the same silence gives the same bytes.
+func (p *Prober) silent(r Result) Result {
+	r.mem.release()
+	return Result{
+		Transport: r.Transport, ErrorKind: KindTimeout, FailedStep: methodDiscover,
+		Error: fmt.Sprintf("no answer within %v (during %s)", p.discoverTimeout(), methodDiscover),
+	}
 }
 
 // tryStateless opens a stateless exchange by server/discover and lists the
 // tools. It returns the status of the discover POST, and whether the
 // server should be asked again by initialize: after an error answer, an
 // HTTP error status other than an authorization challenge, an answer that
-// is not a usable discover result, or no answer within discoverTimeout;
-// not after a failure of the connection, the address policy, a redirect or
+// is not a usable discover result, or an HTTP answer whose JSON-RPC answer
+// did not come within discoverTimeout; not after no answer at all (see
+// silent), nor after a failure of the connection, the address policy, a redirect or
 // the byte cap, which initialize would meet again.
 func (p *Prober) tryStateless(ctx context.Context, u *url.URL) (Result, int, bool) {
-	hs := p.newHTTPState(ctx, u)
+	dctx, cancel := withStepDeadline(ctx, p.discoverTimeout())
+	defer cancel()
+	// The HTTP layer of the attempt ends with the discover share when
+	// server/discover was not answered in it: the SDK's own follow-ups
+	// (a notifications/cancelled with a wait of its own) must not hold
+	// the slot longer. Once answered, the listing runs on the probe's
+	// deadline. Budget waits pause the step's deadline and the probe's.
+	hctx, hcancel := context.WithCancel(ctx)
+	defer hcancel()
+	hs := p.newHTTPState(context.WithValue(hctx, deadlineKey{}, dctx.Value(deadlineKey{})), u)
 	r := Result{Transport: TransportStreamable, mem: hs.mem}
 	capt := &capture{hs: hs, discoverOnly: true}
 	t := &mcp.StreamableClientTransport{
 		Endpoint: u.String(), HTTPClient: hs.client(), MaxRetries: -1, DisableStandaloneSSE: true,
 		MaxEventSize: p.maxEventSize(),
 	}
-	dctx, cancel := context.WithTimeout(ctx, p.discoverTimeout())
-	defer cancel()
+	endWithStep := context.AfterFunc(dctx, hcancel)
 	cs, err := newClient().Connect(dctx, &captureTransport{inner: t, capt: capt}, &mcp.ClientSessionOptions{ProtocolVersion: StatelessVersion})
+	if !endWithStep() && err == nil {
+		// Answered as the share ran out: the HTTP layer is already
+		// ended, so the attempt is too.
+		cs.Close()
+		err = context.Cause(dctx)
+	}
 	status := int(hs.initStatus.Load())
 	init := capt.initial()
+	if err != nil && !hs.answered.Load() && dctx.Err() != nil && (ctx.Err() == nil || deadlinePassed(ctx)) {
+		return p.silent(r), 0, false
+	}
 	if err != nil {
 		r = capt.keep(r)
 		if r.SupportedVersions == nil {

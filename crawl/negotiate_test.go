@@ -166,14 +166,18 @@ func TestStatelessOnlyAsItsClient(t *testing.T) {
 	}
 }
 
-// TestDiscoverUnanswered: a server of an older revision that never answers
-// server/discover is still asked by initialize, within the deadline.
+// TestDiscoverUnanswered: a server of an older revision that opens the
+// answer to server/discover (its HTTP status) but never sends the JSON-RPC
+// answer is still asked by initialize, within the deadline.
 func TestDiscoverUnanswered(t *testing.T) {
 	answer := scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`})
 	ts := serveHanging(t, func(stop <-chan struct{}) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			if strings.Contains(string(body), `"server/discover"`) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				w.(http.Flusher).Flush()
 				select {
 				case <-r.Context().Done():
 				case <-stop:

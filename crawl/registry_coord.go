@@ -79,7 +79,7 @@ func packageOf(rp *registryPackage, server string) *Package {
 		// The version is optional: the URL and the hash name the bundle.
 		if why := checkBundleURL(p.Identifier); why != "" {
 			p.Invalid = why
-		} else if p.FileSHA256 != "" && !sha256Hex.MatchString(p.FileSHA256) {
+		} else if p.FileSHA256 != "" && !sha256HexRE.MatchString(p.FileSHA256) {
 			p.Invalid = "fileSha256 is not 64 hex digits"
 		}
 	case p.Version == "":
@@ -91,4 +91,4 @@ func packageOf(rp *registryPackage, server string) *Package {
 	return p
 }
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var sha256HexRE = regexp.MustCompile(`^[0-9a-f]{64}$`)

@@ -59,7 +59,7 @@ func (opt *Options) releaseOptions() release.Options {
 		Concurrency: opt.Concurrency, PerHost: opt.PerHost, Timeout: opt.Probe.Timeout.String(),
 		MaxTools: opt.Probe.MaxTools, MaxBytes: opt.Probe.MaxBytes, MaxPages: opt.Probe.MaxPages,
 		MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
-		PackageConcurrency: opt.Packages.Concurrency,
+		PackageConcurrency: opt.Packages.Concurrency, Shard: opt.Shard.String(),
 	}
 }
 

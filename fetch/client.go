@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -227,6 +228,14 @@ func (c *client) netError(ctx, actx context.Context, err error) error {
 	var re *redirectError
 	if errors.As(err, &cv) || errors.As(err, &re) {
 		return err
+	}
+	// A name that does not resolve ("no such host") will not resolve a
+	// second later either: offline, or no DNS. Five retries would only
+	// make the user wait minutes for the same answer. A DNS timeout or a
+	// temporary failure of the resolver is retried.
+	var de *net.DNSError
+	if errors.As(err, &de) && de.IsNotFound {
+		return fmt.Errorf("%w (the name does not resolve: is this machine offline?)", err)
 	}
 	return &retryable{err: err}
 }

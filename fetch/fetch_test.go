@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -764,3 +765,36 @@ func (h messageHandler) Handle(_ context.Context, r slog.Record) error {
 func (h messageHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 
 func (h messageHandler) WithGroup(string) slog.Handler { return h }
+
+// TestUnknownHostNotRetried: a name that does not resolve fails at once,
+// saying so; a temporary failure of the resolver is retried.
+func TestUnknownHostNotRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		dnsErr  net.DNSError
+		dials   int
+		message string
+	}{
+		{"no such host", net.DNSError{Err: "no such host", Name: "zenodo.invalid", IsNotFound: true}, 1, "does not resolve"},
+		{"resolver timeout", net.DNSError{Err: "i/o timeout", Name: "zenodo.invalid", IsTimeout: true, IsTemporary: true}, 3, "giving up after 2 retries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := newFakeZenodo(t)
+			z.add("1", "f.bin", []byte("x"))
+			opts, _ := testOptions(t, z, "1")
+			opts.Retries = 2
+			dials := 0
+			tr := &http.Transport{DialContext: func(context.Context, string, string) (net.Conn, error) {
+				dials++
+				e := tc.dnsErr
+				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &e}
+			}}
+			defer tr.CloseIdleConnections()
+			opts.HTTPClient = &http.Client{Transport: tr}
+			_, err := Download(context.Background(), opts)
+			if err == nil || !strings.Contains(err.Error(), tc.message) || dials != tc.dials {
+				t.Errorf("err %v after %d dials; want one naming %q after %d", err, dials, tc.message, tc.dials)
+			}
+		})
+	}
+}

@@ -38,7 +38,7 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 }
 
 func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N] [--sandbox-memory BYTES] [--no-packages]")
+	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--shard K/N] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N] [--sandbox-memory BYTES] [--no-packages]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
 	fresh := fs.Bool("fresh", false, "discard the journal in --out and crawl every server again (a journal begun with other flags is not resumed)")
@@ -49,6 +49,7 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
 	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
 	noPackages := fs.Bool("no-packages", false, "leave the packaged servers of the candidates out, on purpose: crawl the remotes only")
+	shard := fs.String("shard", "", "crawl only shard `K/N` (K from 0) of the servers, chosen by the SHA-256 of each server's identity, into a partial release for merge")
 	var pf probeFlags
 	pf.register(fs)
 	var rf registryFlags
@@ -80,9 +81,15 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	var sh crawl.Shard
+	if *shard != "" {
+		if sh, err = crawl.ParseShard(*shard); err != nil {
+			return usageError{"--" + err.Error()}
+		}
+	}
 	rf.allowPrivate = *allowPrivate
 	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, NoPackages: *noPackages, Logger: env.logger(slog.LevelInfo)}
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, NoPackages: *noPackages, Shard: sh, Logger: env.logger(slog.LevelInfo)}
 	if rf.url != "" {
 		if _, err := rf.options(); err != nil {
 			return err

@@ -42,6 +42,10 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	_, err = fetch.Download(ctx, fo)
 	rep.close()
 	if err != nil {
+		if ctx.Err() == nil {
+			// Offline, or Zenodo down: the files may be here already.
+			fmt.Fprintf(env.stderr, "atlas-reproduce reproduce: to run offline on files already downloaded, run: atlas-reproduce run --data %s --out %s --require-reproduced (every SHA-256 is still checked against the pinned hashes)\n", ff.dest, *out)
+		}
 		return err
 	}
 	// A deposit made by publish is verified against its own SHA256SUMS

@@ -41,6 +41,40 @@ type Release struct {
 	Candidates Source `json:"candidates"`
 	// Counts are what the crawl found.
 	Counts Counts `json:"counts"`
+	// Shard says which part of the candidate list a partial release
+	// (crawl --shard K/N) holds; nil for a whole release.
+	Shard *Shard `json:"shard,omitempty"`
+	// Shards are the partial releases a merged release was made of, in
+	// shard order; nil for a release crawled whole.
+	Shards []ShardPart `json:"shards,omitempty"`
+}
+
+// Shard names one shard of one candidate list.
+type Shard struct {
+	// Index is K of K/N, from 0; Count is N.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// CandidatesSHA256 is the SHA-256 of the whole candidate list as
+	// candidates_remotes.jsonl holds it: shards of one list have the same.
+	CandidatesSHA256 string `json:"candidates_sha256"`
+	// Servers are the distinct servers of the shard.
+	Servers int `json:"servers"`
+}
+
+// ShardPart is one partial release of a merged release: its shard, the
+// SHA-256 of its release.json, when it was crawled and with what
+// scheduling (options that never change a record).
+type ShardPart struct {
+	Index         int    `json:"index"`
+	ReleaseSHA256 string `json:"release_sha256"`
+	Started       string `json:"started"`
+	Finished      string `json:"finished"`
+	Servers       int    `json:"servers"`
+	Concurrency   int    `json:"concurrency"`
+	PerHost       int    `json:"per_host"`
+	MaxMemory     int64  `json:"max_memory"`
+	// PackageConcurrency is the packaged servers run at once.
+	PackageConcurrency int `json:"package_concurrency,omitempty"`
 }
 
 // Tool names the build that crawled.
@@ -66,6 +100,8 @@ type Options struct {
 	OmitElapsed  bool   `json:"omit_elapsed"`
 	// PackageConcurrency is the packaged servers run at once.
 	PackageConcurrency int `json:"package_concurrency,omitempty"`
+	// Shard is "K/N" for a partial release (see Release.Shard).
+	Shard string `json:"shard,omitempty"`
 }
 
 // Client is the client side of initialize.

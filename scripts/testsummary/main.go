@@ -1,8 +1,10 @@
 // Command testsummary reads `go test -json` on stdin and prints what a
 // reader of `make test` needs: each package's result line, the output of
 // every failed test, and at the end every skipped test with its reason,
-// which plain `go test` does not show. It exits 1 when a test or package
-// failed, so that make stops as go test would have.
+// which plain `go test` does not show, then every failed test (and every
+// package that failed outside a test: a build error, a panic, a timeout),
+// so that the last lines say what broke. It exits 1 when a test or package
+// failed, as go test would have.
 package main
 
 import (
@@ -27,7 +29,11 @@ type event struct {
 type summary struct {
 	output  map[string][]string // package + "\x00" + test -> lines
 	skipped []string
-	failed  bool
+	// failures are the failed tests, and the packages that failed with
+	// no failed test of their own.
+	failures  []string
+	pkgFailed map[string]bool // packages with a failed test
+	failed    bool
 }
 
 func main() {
@@ -42,7 +48,7 @@ func main() {
 }
 
 func run(r io.Reader, w io.Writer) (bool, error) {
-	s := &summary{output: map[string][]string{}}
+	s := &summary{output: map[string][]string{}, pkgFailed: map[string]bool{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -51,6 +57,7 @@ func run(r io.Reader, w io.Writer) (bool, error) {
 			// A build failure is printed as text, not JSON.
 			fmt.Fprintln(w, sc.Text())
 			s.failed = true
+			s.failures = append(s.failures, "(not a test event) "+sc.Text())
 			continue
 		}
 		s.take(w, e)
@@ -70,6 +77,8 @@ func (s *summary) take(w io.Writer, e event) {
 		return
 	case "build-fail":
 		s.failed = true
+		s.failures = append(s.failures, e.Package+" (build failed)")
+		s.pkgFailed[e.Package] = true
 		return
 	case "output":
 		if e.Test == "" {
@@ -85,6 +94,10 @@ func (s *summary) take(w io.Writer, e event) {
 		s.failed = true
 		if e.Test != "" {
 			fmt.Fprint(w, strings.Join(s.output[key], ""))
+			s.failures = append(s.failures, e.Package+" "+e.Test)
+			s.pkgFailed[e.Package] = true
+		} else if !s.pkgFailed[e.Package] {
+			s.failures = append(s.failures, e.Package+" (the package failed outside any test: a panic, a timeout, TestMain)")
 		}
 		delete(s.output, key)
 	case "skip":
@@ -115,13 +128,19 @@ func reason(lines []string) string {
 }
 
 func (s *summary) report(w io.Writer) {
-	if len(s.skipped) == 0 {
-		fmt.Fprintln(w, "\nno test skipped")
+	list(w, "skipped", s.skipped)
+	list(w, "failed", s.failures)
+}
+
+// list prints the tests of one verdict, sorted, under a count.
+func list(w io.Writer, verdict string, tests []string) {
+	if len(tests) == 0 {
+		fmt.Fprintf(w, "\nno test %s\n", verdict)
 		return
 	}
-	sort.Strings(s.skipped)
-	fmt.Fprintf(w, "\n%d tests skipped:\n", len(s.skipped))
-	for _, l := range s.skipped {
+	sort.Strings(tests)
+	fmt.Fprintf(w, "\n%d tests %s:\n", len(tests), verdict)
+	for _, l := range tests {
 		fmt.Fprintln(w, "  "+l)
 	}
 }
