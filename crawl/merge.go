@@ -351,7 +351,7 @@ func mergeRecords(ctx context.Context, shards []*shardIn, files []*release.Write
 		if _, err := serversW.Write(sline); err != nil {
 			return nil, err
 		}
-		countRecord(sum, &rec)
+		countRecord(sum, &target{id: id, pkg: c.Package}, &rec)
 		if !rec.Reachable {
 			continue
 		}
@@ -389,13 +389,17 @@ func mergeRecords(ctx context.Context, shards []*shardIn, files []*release.Write
 }
 
 // countRecord adds rec to the counts as writeRelease counts it.
-func countRecord(sum *Summary, rec *ServerRecord) {
+func countRecord(sum *Summary, t *target, rec *ServerRecord) {
 	if v := rec.ProtocolVersion; v != "" {
 		if sum.ByProtocol == nil {
 			sum.ByProtocol = map[ProtocolKey]int{}
 		}
 		sum.ByProtocol[ProtocolKey{v, rec.Generation}]++
 	}
+	if sum.ByPackageType == nil {
+		sum.ByPackageType = map[PackageTypeKey]int{}
+	}
+	sum.ByPackageType[packageTypeKey(t, rec)]++
 	if rec.Reachable {
 		sum.Reachable++
 		sum.Tools += rec.ToolCount

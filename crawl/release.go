@@ -60,6 +60,7 @@ func (opt *Options) releaseOptions() release.Options {
 		MaxTools: opt.Probe.MaxTools, MaxBytes: opt.Probe.MaxBytes, MaxPages: opt.Probe.MaxPages,
 		MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
 		PackageConcurrency: opt.Packages.Concurrency, Shard: opt.Shard.String(),
+		NoPackages: opt.NoPackages, SandboxMemory: sandboxMemory(opt),
 	}
 }
 
@@ -115,4 +116,14 @@ func (c *recordConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.t.params = append(json.RawMessage(nil), req.Params...)
 	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// sandboxMemory is the sandbox's memory bound where packages are crawled
+// (their records depend on it), else 0, so that a release of remotes
+// alone says nothing of sandboxes.
+func sandboxMemory(opt *Options) int64 {
+	if opt.Packages.Concurrency == 0 {
+		return 0
+	}
+	return opt.Packages.Limits.Memory
 }

@@ -35,7 +35,7 @@ func TestShardsOfPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	crawlTo := func(sh Shard, conc int) string {
 		t.Helper()
 		opt := Options{CandidateList: cands, Source: release.Source{Registry: reg.URL}, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,

@@ -102,6 +102,11 @@ type Options struct {
 	PackageConcurrency int `json:"package_concurrency,omitempty"`
 	// Shard is "K/N" for a partial release (see Release.Shard).
 	Shard string `json:"shard,omitempty"`
+	// NoPackages says the packaged candidates were left out on purpose.
+	NoPackages bool `json:"no_packages,omitempty"`
+	// SandboxMemory is the memory bound of one package sandbox, where
+	// packages were crawled: a server past it is recorded as memory.
+	SandboxMemory int64 `json:"sandbox_memory,omitempty"`
 }
 
 // Client is the client side of initialize.
