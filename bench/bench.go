@@ -25,9 +25,9 @@ import (
 	"github.com/klauspost/pgzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
-	"github.com/atlas-reproduce/atlas-reproduce/synth"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 // referencePy is the Python reference, embedded so that the benchmark runs

@@ -20,8 +20,8 @@ import (
 	"syscall"
 )
 
-// command is one subcommand. Each lives in its own file and registers itself
-// in init, so adding one never touches this file.
+// command is one subcommand. Each lives in its own file; commandList below
+// names them all in one place.
 type command struct {
 	name    string
 	summary string
