@@ -17,6 +17,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -58,10 +59,10 @@ type Options struct {
 	// over. Without it, a crawl resumes the journal, and refuses to when
 	// the journal was begun with other options or candidates.
 	Fresh bool
-	// Progress, when not nil, is told the reachable and unreachable counts
-	// of the total servers each time a server is finished (the resumed
-	// ones first), from one goroutine.
-	Progress func(reachable, unreachable, total int)
+	// Progress, when not nil, is told the servers finished (Done) of the
+	// total, the unreachable ones among them as Failed, each time a server
+	// is finished (the resumed ones first), from one goroutine.
+	Progress progress.Func
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
 }
@@ -456,7 +457,7 @@ func newEntry(t *target, r *Result) *entry {
 
 // tally counts the finished servers for Options.Progress.
 type tally struct {
-	fn                            func(reachable, unreachable, total int)
+	fn                            progress.Func
 	reachable, unreachable, total int
 }
 
@@ -466,9 +467,7 @@ func (b *tally) add(reachable bool) {
 	} else {
 		b.unreachable++
 	}
-	if b.fn != nil {
-		b.fn(b.reachable, b.unreachable, b.total)
-	}
+	b.fn.Tell(progress.Report{Task: "crawl", Done: int64(b.reachable + b.unreachable), Total: int64(b.total), Failed: int64(b.unreachable)})
 }
 
 // writeRelease is the ordered writer: the final files from the journal, in

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -183,8 +184,8 @@ func TestDiskFull(t *testing.T) {
 // cancelOnProgress cancels a context the first time the run reports
 // progress, which happens once it has started reading: a deterministic way
 // to cancel a run in the middle.
-func cancelOnProgress(cancel context.CancelFunc) func(string, int64, int64) {
-	return func(string, int64, int64) { cancel() }
+func cancelOnProgress(cancel context.CancelFunc) progress.Func {
+	return func(progress.Report) { cancel() }
 }
 
 // TestCancelMidRun: a cancelled run stops every stage, publishes nothing,

@@ -25,6 +25,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -70,9 +71,10 @@ type Options struct {
 	// sets its figures beside that run's, class by class and tool by tool.
 	Baseline string
 	// Progress, when not nil, is told after each read how many compressed
-	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
-	// size (total), from the goroutine that reads it.
-	Progress func(file string, done, total int64)
+	// bytes of server_tools.jsonl.gz the run has read (Done) of the file's
+	// size (Total), the file's name as Task, from the goroutine that reads
+	// it.
+	Progress progress.Func
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
 	// MemoryRoom, when positive, sets a soft memory limit for the run
@@ -280,14 +282,14 @@ func (s *stream) finish() error {
 }
 
 // openStream opens f for reading; the caller must close the stream.
-// progress, when not nil, is told of every read.
-func openStream(f *source.File, progress func(file string, done, total int64)) (*stream, error) {
+// tell, when not nil, is told of every read.
+func openStream(f *source.File, tell progress.Func) (*stream, error) {
 	if f.Size == 0 {
 		return nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
 	}
 	var raw io.Reader = f
-	if progress != nil {
-		raw = &countingReader{r: f, report: func(n int64) { progress(f.Name, n, f.Size) }}
+	if tell != nil {
+		raw = &countingReader{r: f, report: func(n int64) { tell(progress.Report{Task: f.Name, Done: n, Total: f.Size}) }}
 	}
 	s := &stream{hr: hashverify.NewReader(raw)}
 	if !strings.HasSuffix(f.Name, ".gz") {
