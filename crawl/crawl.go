@@ -207,13 +207,12 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
-	if opt.Logger != nil {
-		opt.Logger.Info(fmt.Sprintf("crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s",
-			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
-			time.Since(start).Seconds(), opt.Out))
-		if msg := allBlocked(ts, j); msg != "" {
-			opt.Logger.Info(msg)
-		}
+	log := defaults.Logger(opt.Logger)
+	log.Info("crawl: finished", "candidates", sum.Candidates, "servers", sum.Servers, "resumed", sum.Resumed, "probed", sum.Probed,
+		"reachable", sum.Reachable, "unreachable", sum.Unreachable, "tools", sum.Tools,
+		"elapsed", time.Since(start).Round(100*time.Millisecond), "out", opt.Out)
+	if msg := allBlocked(ts, j); msg != "" {
+		log.Info(msg)
 	}
 	return sum, nil
 }

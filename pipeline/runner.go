@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"sort"
 	"strings"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
@@ -236,16 +238,15 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	if opt.Logger != nil {
-		el := time.Since(start)
-		verdict := "verdict " + r.Verdict
-		if r.Verdict == "" {
-			verdict = "no verdict"
-		}
-		opt.Logger.Info(fmt.Sprintf("%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); %s report, %s; outputs in %s",
-			release.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
-			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Kind, verdict, opt.Out))
+	el := time.Since(start)
+	verdict := r.Verdict
+	if verdict == "" {
+		verdict = "none"
 	}
+	defaults.Logger(opt.Logger).Info(release.ToolsFile+": run finished",
+		"tools", r.Tools, "servers", r.Servers, "elapsed", el.Round(10*time.Millisecond),
+		"json_mb", math.Round(float64(main.jsonBytes)/1e5)/10, "mb_per_s", math.Round(float64(main.jsonBytes)/1e6/el.Seconds()),
+		"workers", opt.Workers, "report", r.Kind, "verdict", verdict, "out", opt.Out)
 	return r, nil
 }
 

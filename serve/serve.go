@@ -107,9 +107,7 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.WriteTimeout, DefaultWriteTimeout)
 	defaults.Set(&c.IdleTimeout, DefaultIdleTimeout)
 	defaults.Set(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = defaults.Logger(c.Logger)
 	return c
 }
 
