@@ -95,9 +95,7 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	defaults.Set(&c.Addr, DefaultAddr)
 	defaults.Set(&c.MaxBody, DefaultMaxBody)
-	if c.MaxInFlight < c.MaxBody {
-		c.MaxInFlight = 4 * c.MaxBody
-	}
+	c.MaxInFlight = httpserve.MaxInFlight(c.MaxInFlight, c.MaxBody)
 	defaults.Set(&c.MaxTools, DefaultMaxTools)
 	defaults.Set(&c.MaxConns, DefaultMaxConns)
 	defaults.Set(&c.LingerBytes, DefaultLingerBytes)
