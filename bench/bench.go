@@ -92,9 +92,7 @@ type Row struct {
 
 // Run benchmarks each scale and returns the rows.
 func Run(ctx context.Context, opt Options) ([]Row, error) {
-	if opt.Runs <= 0 {
-		opt.Runs = 3
-	}
+	defaults.Set(&opt.Runs, 3)
 	py := filepath.Join(opt.Work, "reference.py")
 	if err := os.WriteFile(py, referencePy, 0o644); err != nil {
 		return nil, err

@@ -104,9 +104,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		opt.limit.update(0)
 		defer opt.limit.restore()
 	}
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
+	defaults.Set(&opt.Workers, runtime.GOMAXPROCS(0))
 	manifest, manifestName := opt.Manifest, opt.ManifestName
 	if manifest == nil {
 		manifest, manifestName = hashverify.Pinned(), "pinned (the spec's)"
