@@ -85,11 +85,6 @@ type Options struct {
 	// raised as they grow; the previous limit is restored at the end.
 	// Zero leaves the limit alone. DefaultMemoryRoom is the command's.
 	MemoryRoom int64
-
-	// limit is MemoryRoom's limit, held from the start of Run to its end:
-	// reading tools.parquet back (nameShared, the baseline) comes after
-	// the tables are written.
-	limit *memoryLimit
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -99,10 +94,15 @@ const maxSkippedExamples = 10
 // published under a final name.
 func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	start := time.Now()
+	// limit is MemoryRoom's limit (nil without one), held from here to the
+	// end of Run: reading tools.parquet back (nameShared, the baseline)
+	// comes after the tables are written. It is the run's own state, so it
+	// lives here and not in the caller's Options.
+	var limit *memoryLimit
 	if opt.MemoryRoom > 0 {
-		opt.limit = newMemoryLimit(opt.MemoryRoom)
-		opt.limit.update(0)
-		defer opt.limit.restore()
+		limit = newMemoryLimit(opt.MemoryRoom)
+		limit.update(0)
+		defer limit.restore()
 	}
 	defaults.Set(&opt.Workers, runtime.GOMAXPROCS(0))
 	manifest, manifestName := opt.Manifest, opt.ManifestName
@@ -164,7 +164,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		if name == release.ToolsFile {
 			g.Go(func() error {
 				var err error
-				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], source)
+				main, err = runTools(gctx, opt, limit, f, toolsF, propsF, &inputs[i], source)
 				return err
 			})
 			continue
@@ -382,7 +382,7 @@ type mainResult struct {
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
 // stage on the workers, the sink stage in order, the tables stage writing
 // the two Parquet tables beside them.
-func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta tables.KV) (*mainResult, error) {
+func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta tables.KV) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
@@ -397,7 +397,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer tables.close()
 	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
 	sink := newSinkStage(tables)
-	sink.limit = opt.limit
+	sink.limit = limit
 
 	counted := &countingReader{r: st}
 	err = linepool.Run(ctx, counted, linepool.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)
