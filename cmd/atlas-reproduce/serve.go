@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/reclaim"
 	"github.com/atlas-reproduce/atlas-reproduce/serve"
 )
 
@@ -44,9 +46,13 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		return usageError{fmt.Sprintf("--max-in-flight %d is below --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
 	}
 	setMemoryLimit(fs, *memLimit)
+	// Memory freed after a burst of large bodies goes back to the
+	// operating system at most once a second.
+	rec := reclaim.Start(time.Second)
+	defer rec.Stop()
 	s := serve.New(serve.Config{
 		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns,
-		Logger: env.logger(slog.LevelInfo),
+		Logger: env.logger(slog.LevelInfo), Reclaim: rec.Request,
 	})
 	if *stdio {
 		return s.ServeStdio(ctx, env.stdin, env.stdout)
