@@ -7,14 +7,31 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 )
 
-func runVersion(_ context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "version", "version")
-	if err := parseFlags(fs, args); err != nil {
+// versionOptions is what version's flags say: nothing yet.
+type versionOptions struct{}
+
+func runVersion(ctx context.Context, env *cmdEnv, args []string) error {
+	o, err := parseVersion(env, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{"version takes no arguments"}
+	return version(ctx, env, o)
+}
+
+// parseVersion parses version's command line.
+func parseVersion(env *cmdEnv, args []string) (versionOptions, error) {
+	fs := newFlagSet(env, "version", "version")
+	if err := parseFlags(fs, args); err != nil {
+		return versionOptions{}, err
 	}
+	if fs.NArg() > 0 {
+		return versionOptions{}, usageError{"version takes no arguments"}
+	}
+	return versionOptions{}, nil
+}
+
+// version prints the module version and VCS revision of this build.
+func version(_ context.Context, env *cmdEnv, _ versionOptions) error {
 	fmt.Fprintln(env.stdout, buildinfo.Read())
 	return nil
 }
