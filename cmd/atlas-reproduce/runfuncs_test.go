@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
+	"github.com/atlas-reproduce/atlas-reproduce/serve"
 	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
@@ -34,6 +35,10 @@ func TestRunFunctions(t *testing.T) {
 		{"synth next", func(ctx context.Context, env *cmdEnv) error {
 			return synthesise(ctx, env, synthOptions{out: next, nextOf: census, edits: 3, opt: synth.Options{Seed: 7}})
 		}, nil, []string{"synth: next release of " + census}, []string{filepath.Join(next, synth.EditsFile)}},
+		{"serve over stdio", func(ctx context.Context, env *cmdEnv) error {
+			env.stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+			return serveRun(ctx, env, serveOptions{stdio: true})
+		}, []string{`"id":1`, `"serverInfo"`}, nil, nil},
 		{"inspect", func(ctx context.Context, env *cmdEnv) error {
 			return inspect(ctx, env, inspectOptions{data: census, records: 10, top: 5})
 		}, []string{"server_tools.jsonl.gz"}, nil, nil},
@@ -89,6 +94,12 @@ func TestParseOptions(t *testing.T) {
 		{"synth next with tools", func(env *cmdEnv) (any, error) {
 			return parseSynth(env, []string{"--out", "d", "--next-of", "c", "--tools", "5"})
 		}, nil, "--tools does not apply"},
+		{"serve", func(env *cmdEnv) (any, error) {
+			return parseServe(env, []string{"--listen", "127.0.0.1:0", "--max-body", "100", "--memory-limit", "0", "--stdio"})
+		}, serveOptions{cfg: serve.Config{Addr: "127.0.0.1:0", MaxBody: 100, MaxTools: serve.DefaultMaxTools, MaxConns: serve.DefaultMaxConns}, stdio: true, memLimitGiven: true}, ""},
+		{"serve in flight below body", func(env *cmdEnv) (any, error) {
+			return parseServe(env, []string{"--max-body", "100", "--max-in-flight", "50"})
+		}, nil, "--max-in-flight 50 is below"},
 		{"synth bad shape", func(env *cmdEnv) (any, error) { return parseSynth(env, []string{"--out", "d", "--shape", "x"}) }, nil, "--shape"},
 	}
 	for _, tc := range tests {
