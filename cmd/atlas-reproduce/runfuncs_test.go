@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/serve"
 	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
@@ -18,7 +19,7 @@ import (
 // no flags parsed: each step's output is what the command line gives.
 func TestRunFunctions(t *testing.T) {
 	dir := t.TempDir()
-	census, next := filepath.Join(dir, "census"), filepath.Join(dir, "next")
+	census, next, run := filepath.Join(dir, "census"), filepath.Join(dir, "next"), filepath.Join(dir, "run")
 	tests := []struct {
 		name      string
 		run       func(ctx context.Context, env *cmdEnv) error
@@ -35,6 +36,13 @@ func TestRunFunctions(t *testing.T) {
 		{"synth next", func(ctx context.Context, env *cmdEnv) error {
 			return synthesise(ctx, env, synthOptions{out: next, nextOf: census, edits: 3, opt: synth.Options{Seed: 7}})
 		}, nil, []string{"synth: next release of " + census}, []string{filepath.Join(next, synth.EditsFile)}},
+		{"diff", func(ctx context.Context, env *cmdEnv) error {
+			// A run of the census, by the package, compared with itself.
+			if _, err := pipeline.Run(ctx, pipeline.Options{Data: census, Out: run, NoVerify: true}); err != nil {
+				return err
+			}
+			return diff(ctx, env, diffOptions{old: run, new: run, json: true, failOn: []string{"gg:command-string"}})
+		}, []string{`"unchanged": 60`, `"gg:command-string": 0`}, nil, nil},
 		{"serve over stdio", func(ctx context.Context, env *cmdEnv) error {
 			env.stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
 			return serveRun(ctx, env, serveOptions{stdio: true})
@@ -100,6 +108,10 @@ func TestParseOptions(t *testing.T) {
 		{"serve in flight below body", func(env *cmdEnv) (any, error) {
 			return parseServe(env, []string{"--max-body", "100", "--max-in-flight", "50"})
 		}, nil, "--max-in-flight 50 is below"},
+		{"diff", func(env *cmdEnv) (any, error) {
+			return parseDiff(env, []string{"--json", "--fail-on", "gg:command-string", "a", "b"})
+		}, diffOptions{old: "a", new: "b", json: true, failOn: []string{"gg:command-string"}}, ""},
+		{"diff both stdin", func(env *cmdEnv) (any, error) { return parseDiff(env, []string{"-", "-"}) }, nil, "only one of OLD and NEW"},
 		{"synth bad shape", func(env *cmdEnv) (any, error) { return parseSynth(env, []string{"--out", "d", "--shape", "x"}) }, nil, "--shape"},
 	}
 	for _, tc := range tests {
