@@ -43,6 +43,14 @@ func TestRunFunctions(t *testing.T) {
 			}
 			return diff(ctx, env, diffOptions{old: run, new: run, json: true, failOn: []string{"gg:command-string"}})
 		}, []string{`"unchanged": 60`, `"gg:command-string": 0`}, nil, nil},
+		{"classify", func(ctx context.Context, env *cmdEnv) error {
+			env.stdin = strings.NewReader(`{"name": "run", "inputSchema": {"properties": {"command": {"type": "string"}}, "required": ["command"]}}` + "\n")
+			return classifyRun(ctx, env, classifyOptions{format: "json"})
+		}, []string{`"tool": "run", "classes": ["gg:command-string"], "required_classes": ["gg:command-string"]`}, nil, nil},
+		{"classify sarif", func(ctx context.Context, env *cmdEnv) error {
+			env.stdin = strings.NewReader(`{"name": "run", "inputSchema": {"properties": {"command": {"type": "string"}}}}` + "\n")
+			return classifyRun(ctx, env, classifyOptions{format: "sarif"})
+		}, []string{`"version": "2.1.0"`, `gg:command-string`}, nil, nil},
 		{"serve over stdio", func(ctx context.Context, env *cmdEnv) error {
 			env.stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
 			return serveRun(ctx, env, serveOptions{stdio: true})
@@ -112,6 +120,11 @@ func TestParseOptions(t *testing.T) {
 			return parseDiff(env, []string{"--json", "--fail-on", "gg:command-string", "a", "b"})
 		}, diffOptions{old: "a", new: "b", json: true, failOn: []string{"gg:command-string"}}, ""},
 		{"diff both stdin", func(env *cmdEnv) (any, error) { return parseDiff(env, []string{"-", "-"}) }, nil, "only one of OLD and NEW"},
+		{"classify", func(env *cmdEnv) (any, error) { return parseClassify(env, []string{"--schema", "-", "--sensitivity"}) },
+			classifyOptions{schema: "-", format: "json", sensitivity: true}, ""},
+		{"classify sensitivity with sarif", func(env *cmdEnv) (any, error) {
+			return parseClassify(env, []string{"--format", "sarif", "--sensitivity"})
+		}, nil, "--sensitivity needs --format json"},
 		{"synth bad shape", func(env *cmdEnv) (any, error) { return parseSynth(env, []string{"--out", "d", "--shape", "x"}) }, nil, "--shape"},
 	}
 	for _, tc := range tests {
