@@ -1,7 +1,9 @@
 package archtest
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -144,4 +146,22 @@ func list(t *testing.T) listing {
 		t.Fatalf("go list lists no Parquet among report/tables' dependencies: the check reads the wrong list")
 	}
 	return l
+}
+
+// TestLayoutListsEveryPackage keeps the map true: README's Layout and
+// ARCHITECTURE.md name every package of the module.
+func TestLayoutListsEveryPackage(t *testing.T) {
+	l := list(t)
+	for _, doc := range []string{"README.md", "ARCHITECTURE.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pkg := range l.pkgs {
+			rel := strings.TrimPrefix(pkg, module+"/")
+			if !strings.Contains(string(b), "`"+rel+"`") && !strings.Contains(string(b), "`"+rel+"/`") {
+				t.Errorf("%s does not name the package %s (as `%s`)", doc, rel, rel)
+			}
+		}
+	}
 }
