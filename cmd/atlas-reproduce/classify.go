@@ -23,13 +23,7 @@ type classifyOptions struct {
 	sensitivity bool   // add the variants' classes (json only)
 }
 
-func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
-	o, err := parseClassify(env, args)
-	if err != nil {
-		return err
-	}
-	return classifyRun(ctx, env, o)
-}
+var runClassify = parsed(parseClassify, classifyRun)
 
 // parseClassify parses classify's command line.
 func parseClassify(env *cmdEnv, args []string) (classifyOptions, error) {

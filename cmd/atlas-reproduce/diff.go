@@ -19,13 +19,7 @@ type diffOptions struct {
 	failOn   []string // classes whose gain fails the diff
 }
 
-func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
-	o, err := parseDiff(env, args)
-	if err != nil {
-		return err
-	}
-	return diff(ctx, env, o)
-}
+var runDiff = parsed(parseDiff, diff)
 
 // parseDiff parses diff's command line.
 func parseDiff(env *cmdEnv, args []string) (diffOptions, error) {

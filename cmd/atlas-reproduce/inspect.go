@@ -12,13 +12,7 @@ type inspectOptions struct {
 	records, top int
 }
 
-func runInspect(ctx context.Context, env *cmdEnv, args []string) error {
-	o, err := parseInspect(env, args)
-	if err != nil {
-		return err
-	}
-	return inspect(ctx, env, o)
-}
+var runInspect = parsed(parseInspect, inspect)
 
 // parseInspect parses inspect's command line.
 func parseInspect(env *cmdEnv, args []string) (inspectOptions, error) {

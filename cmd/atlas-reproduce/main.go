@@ -40,6 +40,19 @@ type cmdEnv struct {
 	con *console
 }
 
+// parsed makes a command's run function from its two halves: parse turns
+// the command line into an options struct, run does the work from it, so
+// that tests call run without flags.
+func parsed[O any](parse func(*cmdEnv, []string) (O, error), run func(context.Context, *cmdEnv, O) error) func(context.Context, *cmdEnv, []string) error {
+	return func(ctx context.Context, env *cmdEnv, args []string) error {
+		o, err := parse(env, args)
+		if err != nil {
+			return err
+		}
+		return run(ctx, env, o)
+	}
+}
+
 // commandList declares every subcommand in one place, rather than in
 // init functions spread over the files.
 var commandList = []command{

@@ -28,13 +28,7 @@ type serveOptions struct {
 // commands, whose interrupted work is lost, a server that drained its
 // in-flight requests has finished cleanly: it returns nil, so the exit
 // status is 0. Only requests cut off by the shutdown bound make it an error.
-func runServe(ctx context.Context, env *cmdEnv, args []string) error {
-	o, err := parseServe(env, args)
-	if err != nil {
-		return err
-	}
-	return serveRun(ctx, env, o)
-}
+var runServe = parsed(parseServe, serveRun)
 
 // parseServe parses serve's command line.
 func parseServe(env *cmdEnv, args []string) (serveOptions, error) {

@@ -23,13 +23,7 @@ type synthOptions struct {
 	edits  int
 }
 
-func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
-	o, err := parseSynth(env, args)
-	if err != nil {
-		return err
-	}
-	return synthesise(ctx, env, o)
-}
+var runSynth = parsed(parseSynth, synthesise)
 
 // parseSynth parses synth's command line.
 func parseSynth(env *cmdEnv, args []string) (synthOptions, error) {

@@ -10,13 +10,7 @@ import (
 // versionOptions is what version's flags say: nothing yet.
 type versionOptions struct{}
 
-func runVersion(ctx context.Context, env *cmdEnv, args []string) error {
-	o, err := parseVersion(env, args)
-	if err != nil {
-		return err
-	}
-	return version(ctx, env, o)
-}
+var runVersion = parsed(parseVersion, version)
 
 // parseVersion parses version's command line.
 func parseVersion(env *cmdEnv, args []string) (versionOptions, error) {
