@@ -24,6 +24,7 @@ import (
 
 	"github.com/klauspost/pgzip"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -104,9 +105,7 @@ type Row struct {
 
 // Run benchmarks each scale and returns the rows.
 func Run(ctx context.Context, opt Options) ([]Row, error) {
-	if opt.Runs <= 0 {
-		opt.Runs = 3
-	}
+	defaults.Set(&opt.Runs, 3)
 	py := filepath.Join(opt.Work, "reference.py")
 	if err := os.WriteFile(py, referencePy, 0o644); err != nil {
 		return nil, err
@@ -131,7 +130,7 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 				if tail > 0 && so.Tools-tail < so.Servers-1 {
 					return nil, fmt.Errorf("bench: a heavy tail of %d tools does not fit in %d tools", tail, so.Tools)
 				}
-				logf(opt.Logger, "synthesising %d tools (%d×, largest server %d tools) in %s", so.Tools, scale, tail, data)
+				defaults.Logger(opt.Logger).Info("bench: synthesising", "tools", so.Tools, "scale", scale, "largest_server_tools", tail, "dir", data)
 				if _, err := synth.Write(ctx, data, so); err != nil {
 					return nil, err
 				}
@@ -147,12 +146,6 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 		}
 	}
 	return rows, nil
-}
-
-func logf(l *slog.Logger, format string, a ...any) {
-	if l != nil {
-		l.Info(fmt.Sprintf("bench: "+format, a...))
-	}
 }
 
 func benchScale(ctx context.Context, opt Options, data, py string, scale, tail int) (Row, error) {
@@ -175,7 +168,7 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale, tail i
 	gzipDC, _ := exec.LookPath("gzip")
 	var gunzip, gzipTimes, gzipCPU, pipeline, pipeCPU, python []time.Duration
 	for i := 0; i < opt.Runs; i++ {
-		logf(opt.Logger, "%s: run %d of %d", label, i+1, opt.Runs)
+		defaults.Logger(opt.Logger).Info("bench: "+label, "run", i+1, "of", opt.Runs)
 		row.Load.sample()
 		d, n, err := timeGunzip(tools)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -64,10 +65,10 @@ type Options struct {
 	// over. Without it, a crawl resumes the journal, and refuses to when
 	// the journal was begun with other options or candidates.
 	Fresh bool
-	// Progress, when not nil, is told the reachable and unreachable counts
-	// of the total servers each time a server is finished (the resumed
-	// ones first), from one goroutine.
-	Progress func(reachable, unreachable, total int)
+	// Progress, when not nil, is told the servers finished (Done) of the
+	// total, the unreachable ones among them as Failed, each time a server
+	// is finished (the resumed ones first), from one goroutine.
+	Progress progress.Func
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
 	// NoPackages leaves the packaged servers of the candidates out, on
@@ -231,16 +232,15 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err := writeRelease(ctx, opt, set, cands, ts, j, sum, rel); err != nil {
 		return nil, err
 	}
-	if opt.Logger != nil {
-		opt.Logger.Info(fmt.Sprintf("crawl: %d candidates, %d servers (%d resumed, %d probed): %d reachable, %d unreachable, %d tools in %.1fs; outputs in %s",
-			sum.Candidates, sum.Servers, sum.Resumed, sum.Probed, sum.Reachable, sum.Unreachable, sum.Tools,
-			time.Since(start).Seconds(), opt.Out))
-		if leftOut > 0 {
-			opt.Logger.Info(fmt.Sprintf("crawl: %d package candidates left out (--no-packages)", leftOut))
-		}
-		if msg := allBlocked(ts, j); msg != "" {
-			opt.Logger.Info(msg)
-		}
+	log := defaults.Logger(opt.Logger)
+	log.Info("crawl: finished", "candidates", sum.Candidates, "servers", sum.Servers, "resumed", sum.Resumed, "probed", sum.Probed,
+		"reachable", sum.Reachable, "unreachable", sum.Unreachable, "tools", sum.Tools,
+		"elapsed", time.Since(start).Round(100*time.Millisecond), "out", opt.Out)
+	if leftOut > 0 {
+		log.Info("crawl: package candidates left out (--no-packages)", "packages", leftOut)
+	}
+	if msg := allBlocked(ts, j); msg != "" {
+		log.Info(msg)
 	}
 	return sum, nil
 }
@@ -514,7 +514,7 @@ func newEntry(t *target, r *Result) *entry {
 
 // tally counts the finished servers for Options.Progress.
 type tally struct {
-	fn                            func(reachable, unreachable, total int)
+	fn                            progress.Func
 	reachable, unreachable, total int
 }
 
@@ -524,9 +524,7 @@ func (b *tally) add(reachable bool) {
 	} else {
 		b.unreachable++
 	}
-	if b.fn != nil {
-		b.fn(b.reachable, b.unreachable, b.total)
-	}
+	b.fn.Tell(progress.Report{Task: "crawl", Done: int64(b.reachable + b.unreachable), Total: int64(b.total), Failed: int64(b.unreachable)})
 }
 
 // writeRelease is the ordered writer: the final files from the journal, in

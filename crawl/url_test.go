@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
 
 func TestNormalise(t *testing.T) {
@@ -145,8 +147,8 @@ func TestProgress(t *testing.T) {
 	cands := writeCandidates(t, []string{good.URL, serve(t, status(500)).URL})
 	out := t.TempDir()
 	var calls []string
-	opt := Options{Candidates: cands, Out: out, Probe: fleetProbe, Progress: func(r, u, total int) {
-		calls = append(calls, fmt.Sprintf("%d reachable, %d unreachable of %d", r, u, total))
+	opt := Options{Candidates: cands, Out: out, Probe: fleetProbe, Progress: func(r progress.Report) {
+		calls = append(calls, fmt.Sprintf("%d reachable, %d unreachable of %d", r.Done-r.Failed, r.Failed, r.Total))
 	}}
 	if _, err := Run(context.Background(), opt); err != nil {
 		t.Fatal(err)

@@ -3,13 +3,14 @@ package fetch
 import (
 	"bytes"
 	"errors"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
 // script is scripts/fetch_zenodo.sh, relative to this package's directory.
@@ -257,13 +258,7 @@ func TestScriptUsage(t *testing.T) {
 // so there its absence is a failure; elsewhere the test is skipped.
 func TestShellcheck(t *testing.T) {
 	t.Parallel()
-	path, err := exec.LookPath("shellcheck")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("shellcheck is not on PATH, and CI=true requires it: %v", err)
-		}
-		t.Skip("shellcheck is not on PATH; install it (e.g. apt-get install shellcheck) to lint scripts/fetch_zenodo.sh")
-	}
+	path := testenv.Need(t, "shellcheck", "apt-get install shellcheck, to lint scripts/fetch_zenodo.sh")
 	out, err := exec.Command(path, script).CombinedOutput()
 	if err != nil {
 		t.Fatalf("shellcheck %s: %v\n%s", script, err, out)

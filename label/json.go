@@ -96,15 +96,54 @@ func appendOptString(b []byte, s *string) []byte {
 	return census.AppendJSONString(b, *s)
 }
 
-func appendStrings(b []byte, ss []string) []byte {
+func appendStrings(b []byte, ss []string) []byte { return appendList(b, ss, ", ") }
+
+// appendList appends ss as a JSON array of strings, sep between elements.
+func appendList(b []byte, ss []string, sep string) []byte {
 	b = append(b, '[')
 	for i, s := range ss {
 		if i > 0 {
-			b = append(b, ", "...)
+			b = append(b, sep...)
 		}
 		b = census.AppendJSONString(b, s)
 	}
 	return append(b, ']')
+}
+
+// AppendMeta appends t's labels as the compact JSON object (no spaces) a
+// listed tool's _meta carries them in: classes, required_classes, and per
+// property its name, where, required and classes (the non-normative
+// buckets are left out: they are not risk classes), then rules, the name
+// of the decision rules they follow, which the caller gives. label owns
+// this encoding beside classify's line (AppendJSON) so that the two agree
+// on every string's escaping.
+func (t *ToolLabels) AppendMeta(b []byte, rules string) []byte {
+	b = append(b, `{"classes":`...)
+	b = appendList(b, t.Classes, ",")
+	b = append(b, `,"required_classes":`...)
+	b = appendList(b, t.RequiredClasses, ",")
+	b = append(b, `,"properties":[`...)
+	for i := range t.Properties {
+		p := &t.Properties[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = census.AppendJSONString(b, p.Name)
+		b = append(b, `,"where":`...)
+		b = census.AppendJSONString(b, p.Where)
+		if p.Required {
+			b = append(b, `,"required":true`...)
+		} else {
+			b = append(b, `,"required":false`...)
+		}
+		b = append(b, `,"classes":`...)
+		b = appendList(b, p.Classes, ",")
+		b = append(b, '}')
+	}
+	b = append(b, `],"rules":`...)
+	b = census.AppendJSONString(b, rules)
+	return append(b, '}')
 }
 
 // SensitivityLabels is what the variants add to one tool, as the classify

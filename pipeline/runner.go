@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"sort"
 	"strings"
@@ -24,7 +25,9 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -74,9 +77,10 @@ type Options struct {
 	// synthetic census. ReleaseID also renames a release its inputs name.
 	ReleaseID, ReleaseDate string
 	// Progress, when not nil, is told after each read how many compressed
-	// bytes of server_tools.jsonl.gz the run has read (done) of the file's
-	// size (total), from the goroutine that reads it.
-	Progress func(file string, done, total int64)
+	// bytes of server_tools.jsonl.gz the run has read (Done) of the file's
+	// size (Total), the file's name as Task, from the goroutine that reads
+	// it.
+	Progress progress.Func
 	// Logger receives the one-line summary; nil discards it.
 	Logger *slog.Logger
 	// MemoryRoom, when positive, sets a soft memory limit for the run
@@ -85,11 +89,6 @@ type Options struct {
 	// raised as they grow; the previous limit is restored at the end.
 	// Zero leaves the limit alone. DefaultMemoryRoom is the command's.
 	MemoryRoom int64
-
-	// limit is MemoryRoom's limit, held from the start of Run to its end:
-	// reading tools.parquet back (nameShared, the baseline) comes after
-	// the tables are written.
-	limit *memoryLimit
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -99,14 +98,17 @@ const maxSkippedExamples = 10
 // published under a final name.
 func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	start := time.Now()
+	// limit is MemoryRoom's limit (nil without one), held from here to the
+	// end of Run: reading tools.parquet back (nameShared, the baseline)
+	// comes after the tables are written. It is the run's own state, so it
+	// lives here and not in the caller's Options.
+	var limit *memoryLimit
 	if opt.MemoryRoom > 0 {
-		opt.limit = newMemoryLimit(opt.MemoryRoom)
-		opt.limit.update(0)
-		defer opt.limit.restore()
+		limit = newMemoryLimit(opt.MemoryRoom)
+		limit.update(0)
+		defer limit.restore()
 	}
-	if opt.Workers <= 0 {
-		opt.Workers = runtime.GOMAXPROCS(0)
-	}
+	defaults.Set(&opt.Workers, runtime.GOMAXPROCS(0))
 	manifest, manifestName := opt.Manifest, opt.ManifestName
 	if manifest == nil {
 		manifest, manifestName = hashverify.Pinned(), "pinned (the spec's)"
@@ -171,7 +173,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		if name == release.ToolsFile {
 			g.Go(func() error {
 				var err error
-				main, err = runTools(gctx, opt, f, toolsF, propsF, &inputs[i], meta...)
+				main, err = runTools(gctx, opt, limit, f, toolsF, propsF, &inputs[i], meta...)
 				return err
 			})
 			continue
@@ -244,16 +246,15 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	if err := out.Commit(); err != nil {
 		return nil, err
 	}
-	if opt.Logger != nil {
-		el := time.Since(start)
-		verdict := "verdict " + r.Verdict
-		if r.Verdict == "" {
-			verdict = "no verdict"
-		}
-		opt.Logger.Info(fmt.Sprintf("%s: %d tools on %d servers in %.2fs (%.1f MB of JSON, %.0f MB/s, %d workers); %s report, %s; outputs in %s",
-			release.ToolsFile, r.Tools, r.Servers, el.Seconds(), float64(main.jsonBytes)/1e6,
-			float64(main.jsonBytes)/1e6/el.Seconds(), opt.Workers, r.Kind, verdict, opt.Out))
+	el := time.Since(start)
+	verdict := r.Verdict
+	if verdict == "" {
+		verdict = "none"
 	}
+	defaults.Logger(opt.Logger).Info(release.ToolsFile+": run finished",
+		"tools", r.Tools, "servers", r.Servers, "elapsed", el.Round(10*time.Millisecond),
+		"json_mb", math.Round(float64(main.jsonBytes)/1e5)/10, "mb_per_s", math.Round(float64(main.jsonBytes)/1e6/el.Seconds()),
+		"workers", opt.Workers, "report", r.Kind, "verdict", verdict, "out", opt.Out)
 	return r, nil
 }
 
@@ -290,14 +291,14 @@ func (s *stream) finish() error {
 }
 
 // openStream opens f for reading; the caller must close the stream.
-// progress, when not nil, is told of every read.
-func openStream(f *source.File, progress func(file string, done, total int64)) (*stream, error) {
+// tell, when not nil, is told of every read.
+func openStream(f *source.File, tell progress.Func) (*stream, error) {
 	if f.Size == 0 {
 		return nil, fmt.Errorf("%s: empty file (%s)", f.Name, f.Location)
 	}
 	var raw io.Reader = f
-	if progress != nil {
-		raw = &countingReader{r: f, report: func(n int64) { progress(f.Name, n, f.Size) }}
+	if tell != nil {
+		raw = &countingReader{r: f, report: func(n int64) { tell(progress.Report{Task: f.Name, Done: n, Total: f.Size}) }}
 	}
 	s := &stream{hr: hashverify.NewReader(raw)}
 	if !strings.HasSuffix(f.Name, ".gz") {
@@ -391,7 +392,7 @@ type mainResult struct {
 // runTools runs server_tools.jsonl.gz through the pipeline: the decode
 // stage on the workers, the sink stage in order, the tables stage writing
 // the two Parquet tables beside them.
-func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta ...tables.KV) (*mainResult, error) {
+func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.File, toolsF, propsF io.Writer, in *report.Input, meta ...tables.KV) (*mainResult, error) {
 	st, err := openStream(f, opt.Progress)
 	if err != nil {
 		return nil, err
@@ -406,7 +407,7 @@ func runTools(ctx context.Context, opt Options, f *source.File, toolsF, propsF i
 	defer tables.close()
 	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
 	sink := newSinkStage(tables)
-	sink.limit = opt.limit
+	sink.limit = limit
 
 	counted := &countingReader{r: st}
 	err = linepool.Run(ctx, counted, linepool.Config{Workers: opt.Workers, ChunkSize: opt.ChunkSize, MaxLine: opt.MaxLine}, decode.chunk, sink.chunk)

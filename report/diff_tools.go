@@ -160,13 +160,13 @@ func (d *ToolDiff) Gained(ids []string) []string {
 }
 
 // AddTools sets the tool-level comparison beside the class totals.
-func (r *DiffResult) AddTools(td *ToolDiff) {
+func (d *DiffResult) AddTools(td *ToolDiff) {
 	tc, sc := td.Tools, td.Servers
-	r.Tools.ToolCounts, r.Servers.ServerCounts = &tc, &sc
-	r.ClassesGained, r.ClassesLost = td.ClassesGained, td.ClassesLost
-	r.RequiredGained, r.RequiredLost = td.RequiredGained, td.RequiredLost
+	d.Tools.ToolCounts, d.Servers.ServerCounts = &tc, &sc
+	d.ClassesGained, d.ClassesLost = td.ClassesGained, td.ClassesLost
+	d.RequiredGained, d.RequiredLost = td.RequiredGained, td.RequiredLost
 	first := td.First
-	r.ToolChanges = &first
+	d.ToolChanges = &first
 }
 
 // writeToolsMarkdown writes the tool-level part of a diff: the counts, the

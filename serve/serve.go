@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +79,12 @@ type Config struct {
 	// Logger receives the server's notices (draining, the http.Server's
 	// errors); nil discards them.
 	Logger *slog.Logger
+	// Reclaim, when not nil, is called, and must not wait, each time the
+	// last request in flight holding a body of 1 MiB or more ends: the
+	// moment to give memory back to the operating system (the command
+	// passes an internal/reclaim Reclaimer's Request). Nil leaves freed
+	// memory to the runtime.
+	Reclaim func()
 
 	// The http.Server timeouts (see the defaults above for what each
 	// bounds).
@@ -95,9 +100,7 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	defaults.Set(&c.Addr, DefaultAddr)
 	defaults.Set(&c.MaxBody, DefaultMaxBody)
-	if c.MaxInFlight < c.MaxBody {
-		c.MaxInFlight = 4 * c.MaxBody
-	}
+	c.MaxInFlight = httpserve.MaxInFlight(c.MaxInFlight, c.MaxBody)
 	defaults.Set(&c.MaxTools, DefaultMaxTools)
 	defaults.Set(&c.MaxConns, DefaultMaxConns)
 	defaults.Set(&c.LingerBytes, DefaultLingerBytes)
@@ -107,9 +110,7 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.WriteTimeout, DefaultWriteTimeout)
 	defaults.Set(&c.IdleTimeout, DefaultIdleTimeout)
 	defaults.Set(&c.ShutdownTimeout, DefaultShutdownTimeout)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.Logger = defaults.Logger(c.Logger)
 	return c
 }
 
@@ -129,9 +130,8 @@ type Server struct {
 	handler   http.Handler
 
 	// large counts the requests in flight holding a body of reclaimAbove
-	// bytes or more; when it falls to zero, reclaim is signalled.
-	large   atomic.Int64
-	reclaim chan struct{}
+	// bytes or more; when it falls to zero, Config.Reclaim is called.
+	large atomic.Int64
 
 	// testHookWaiting, when set, is called when a request starts waiting
 	// for room among the bytes in flight; testHookConnState, on each
@@ -146,7 +146,6 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg.withDefaults()}
 	s.labellers.New = func() any { return label.NewLabeller() }
 	s.bufs.New = func() any { b := make([]byte, 0, bodyStep); return &b }
-	s.reclaim = make(chan struct{}, 1)
 	s.metrics = newMetrics()
 	s.inFlight = semaphore.NewWeighted(s.cfg.MaxInFlight)
 	s.labelling = semaphore.NewWeighted(s.cfg.MaxBody)
@@ -204,8 +203,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.cfg.OnDrain != nil {
 		hs.RegisterOnShutdown(s.cfg.OnDrain)
 	}
-	stopReclaim := s.reclaimer()
-	defer stopReclaim()
 	return httpserve.Serve(ctx, hs, ln, s.cfg.ShutdownTimeout, nil)
 }
 
@@ -228,40 +225,9 @@ const reclaimAbove = 1 << 20
 
 // largeDone notes the end of a request that held a large body.
 func (s *Server) largeDone() {
-	if s.large.Add(-1) == 0 {
-		select {
-		case s.reclaim <- struct{}{}:
-		default:
-		}
+	if s.large.Add(-1) == 0 && s.cfg.Reclaim != nil {
+		s.cfg.Reclaim()
 	}
-}
-
-// reclaimer starts the goroutine that returns memory to the operating
-// system once no large request is in flight, at most once a second, and
-// returns the function that stops it. The Go runtime gives freed memory
-// back only gradually; after a burst of large bodies the process would
-// otherwise keep its peak for minutes.
-func (s *Server) reclaimer() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-s.reclaim:
-			}
-			debug.FreeOSMemory()
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
 }
 
 func healthz(w http.ResponseWriter, _ *http.Request) {

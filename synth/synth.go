@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -81,9 +82,9 @@ type Options struct {
 	// Workers bounds the generating goroutines (0: GOMAXPROCS). It does
 	// not change the output.
 	Workers int
-	// Progress, when not nil, is called from one goroutine with the number
-	// of tools written so far, after every chunk.
-	Progress func(toolsDone int)
+	// Progress, when not nil, is told from one goroutine the tools written
+	// so far (Done) of Tools (Total), after every chunk.
+	Progress progress.Func
 }
 
 // DefaultOptions returns the census scale, the default seed and the
@@ -336,9 +337,7 @@ func generate(ctx context.Context, opt Options, workers int, perServer []int32, 
 			}
 			total.add(&out.c)
 			chunkPool.Put(out)
-			if opt.Progress != nil {
-				opt.Progress(total.tools)
-			}
+			opt.Progress.Tell(progress.Report{Task: "synth", Done: int64(total.tools), Total: int64(opt.Tools)})
 		}
 		return nil
 	})

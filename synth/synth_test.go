@@ -21,6 +21,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -456,8 +457,8 @@ func TestCancel(t *testing.T) {
 	defer cancel(nil)
 	stop := errors.New("stop here")
 	o := Options{Tools: 100000, Servers: 6000, Seed: 1, Shape: ShapeServers, Workers: 2,
-		Progress: func(done int) {
-			if done > 10000 {
+		Progress: func(r progress.Report) {
+			if r.Done > 10000 {
 				cancel(stop)
 			}
 		}}

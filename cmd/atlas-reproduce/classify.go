@@ -16,36 +16,52 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 )
 
-func runClassify(ctx context.Context, env *cmdEnv, args []string) error {
+// classifyOptions is what classify's flags say.
+type classifyOptions struct {
+	schema      string // one document's file, "-" for stdin; "" for JSON Lines on stdin
+	format      string // "json" or "sarif"
+	sensitivity bool   // add the variants' classes (json only)
+}
+
+var runClassify = parsed(parseClassify, classifyRun)
+
+// parseClassify parses classify's command line.
+func parseClassify(env *cmdEnv, args []string) (classifyOptions, error) {
 	fs := newFlagSet(env, "classify", "classify [--schema FILE|-] [--format json|sarif] [--sensitivity] < tools.jsonl")
 	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of JSON Lines on stdin; - reads that one document from stdin")
 	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0, one result per labelled property and class)")
 	sens := fs.Bool("sensitivity", false, "add to each tool's line a \"sensitivity\" key: the classes the non-normative variants camel_case, word_split and deep would add (json format only)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return classifyOptions{}, err
 	}
 	if fs.NArg() > 0 {
-		return usageError{"classify takes no arguments (input on stdin or --schema FILE)"}
+		return classifyOptions{}, usageError{"classify takes no arguments (input on stdin or --schema FILE)"}
 	}
 	if *format != "json" && *format != "sarif" {
-		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+		return classifyOptions{}, usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 	}
-	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	if *sens && *format != "json" {
-		return usageError{"--sensitivity needs --format json"}
+		return classifyOptions{}, usageError{"--sensitivity needs --format json"}
 	}
-	emit, sw := labelEmitter(*format, out)
+	return classifyOptions{schema: *schema, format: *format, sensitivity: *sens}, nil
+}
+
+// classifyRun labels the tools of stdin, or of o.schema's one document, and
+// writes their labels to stdout.
+func classifyRun(ctx context.Context, env *cmdEnv, o classifyOptions) error {
+	out := bufio.NewWriterSize(env.stdout, 1<<16)
+	emit, sw := labelEmitter(o.format, out)
 	l := label.NewLabeller()
-	if *sens {
+	if o.sensitivity {
 		l.WithSensitivity()
 	}
 	if sw != nil {
 		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
 	}
 	var err error
-	if *schema != "" {
+	if o.schema != "" {
 		var doc []byte
-		name := *schema
+		name := o.schema
 		doc, err = readSchema(ctx, env, name)
 		if name == "-" {
 			name = "stdin"

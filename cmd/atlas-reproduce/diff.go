@@ -11,7 +11,18 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/report/tooldiff"
 )
 
-func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
+// diffOptions is what diff's flags and arguments say.
+type diffOptions struct {
+	old, new string   // run folders or report.json files; one may be "-"
+	json     bool     // JSON instead of Markdown
+	out      string   // where changes.parquet goes; "" for none
+	failOn   []string // classes whose gain fails the diff
+}
+
+var runDiff = parsed(parseDiff, diff)
+
+// parseDiff parses diff's command line.
+func parseDiff(env *cmdEnv, args []string) (diffOptions, error) {
 	fs := newFlagSet(env, "diff", "diff [--json] [--out DIR] [--fail-on CLASSES] OLD NEW\n\n"+
 		"Prints, per class, bucket and tool-surface figure, both counts, both percentages and\n"+
 		"the change, as Markdown (default) or JSON. OLD and NEW are run output folders or\n"+
@@ -24,17 +35,23 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
 	var failClasses classesFlag
 	fs.Var(&failClasses, "fail-on", "exit 1 when any tool gained one of these comma-separated `CLASSES` (e.g. gg:command-string,credential-value); repeatable")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return diffOptions{}, err
 	}
 	paths := fs.Args()
 	if len(paths) != 2 {
-		return usageError{fmt.Sprintf("diff takes two runs, OLD and NEW (folders or report.json files); got %d argument(s)", len(paths))}
+		return diffOptions{}, usageError{fmt.Sprintf("diff takes two runs, OLD and NEW (folders or report.json files); got %d argument(s)", len(paths))}
 	}
 	if paths[0] == "-" && paths[1] == "-" {
-		return usageError{"only one of OLD and NEW can be standard input"}
+		return diffOptions{}, usageError{"only one of OLD and NEW can be standard input"}
 	}
+	return diffOptions{old: paths[0], new: paths[1], json: *asJSON, out: *out, failOn: failClasses}, nil
+}
+
+// diff compares the two runs o names and writes the comparison to stdout.
+func diff(ctx context.Context, env *cmdEnv, o diffOptions) error {
+	paths := [2]string{o.old, o.new}
 	tools := isDir(paths[0]) && isDir(paths[1])
-	if !tools && (*out != "" || len(failClasses) > 0) {
+	if !tools && (o.out != "" || len(o.failOn) > 0) {
 		return usageError{"--out and --fail-on compare tool by tool: OLD and NEW must both be run output folders"}
 	}
 	old, err := readReportFile(env, reportPath(paths[0]))
@@ -49,7 +66,7 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
 	d.Old.Label, d.New.Label = diffLabel(paths[0]), diffLabel(paths[1])
 	var gained []string
 	if tools {
-		td, err := tooldiff.Compare(ctx, paths[0], paths[1], tooldiff.Options{Out: *out})
+		td, err := tooldiff.Compare(ctx, paths[0], paths[1], tooldiff.Options{Out: o.out})
 		if err != nil {
 			return err
 		}
@@ -57,9 +74,9 @@ func runDiff(ctx context.Context, env *cmdEnv, args []string) error {
 			return err
 		}
 		d.AddTools(td)
-		gained = td.Gained(failClasses)
+		gained = td.Gained(o.failOn)
 	}
-	if *asJSON {
+	if o.json {
 		err = d.WriteJSON(env.stdout)
 	} else {
 		err = d.WriteMarkdown(env.stdout)

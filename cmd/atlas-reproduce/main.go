@@ -20,8 +20,8 @@ import (
 	"syscall"
 )
 
-// command is one subcommand. Each lives in its own file and registers itself
-// in init, so adding one never touches this file.
+// command is one subcommand. Each lives in its own file; commandList below
+// names them all in one place.
 type command struct {
 	name    string
 	summary string
@@ -38,6 +38,19 @@ type cmdEnv struct {
 	stderrIsTerminal bool
 	// con is stderr as the bars and the logger share it (see console).
 	con *console
+}
+
+// parsed makes a command's run function from its two halves: parse turns
+// the command line into an options struct, run does the work from it, so
+// that tests call run without flags.
+func parsed[O any](parse func(*cmdEnv, []string) (O, error), run func(context.Context, *cmdEnv, O) error) func(context.Context, *cmdEnv, []string) error {
+	return func(ctx context.Context, env *cmdEnv, args []string) error {
+		o, err := parse(env, args)
+		if err != nil {
+			return err
+		}
+		return run(ctx, env, o)
+	}
 }
 
 // commandList declares every subcommand in one place, rather than in

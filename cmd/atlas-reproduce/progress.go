@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/atlas-reproduce/atlas-reproduce/fetch"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
 
 // This file draws every progress bar of the command, and is where its log
@@ -85,7 +86,7 @@ func (env *cmdEnv) drawBars(progress bool) bool { return progress && env.stderrI
 
 // fileProgress draws a bar of bytes per file read, for pipeline.Options;
 // nil when bars are off.
-func (c *console) fileProgress(on bool) func(file string, done, total int64) {
+func (c *console) fileProgress(on bool) progress.Func {
 	if !on {
 		return nil
 	}
@@ -94,34 +95,34 @@ func (c *console) fileProgress(on bool) func(file string, done, total int64) {
 		name string
 		bar  *progressbar.ProgressBar
 	)
-	return func(file string, done, total int64) {
+	return func(r progress.Report) {
 		mu.Lock()
 		defer mu.Unlock()
-		if bar == nil || file != name {
-			name = file
-			bar = progressbar.NewOptions64(total,
+		if bar == nil || r.Task != name {
+			name = r.Task
+			bar = progressbar.NewOptions64(r.Total,
 				progressbar.OptionSetWriter(c.w),
-				progressbar.OptionSetDescription(file),
+				progressbar.OptionSetDescription(r.Task),
 				progressbar.OptionShowBytes(true),
 				progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionClearOnFinish(),
 			)
 			c.show(bar)
 		}
-		_ = bar.Set64(done)
+		_ = bar.Set64(r.Done)
 	}
 }
 
 // crawlProgress draws the servers finished with the reachable and
 // unreachable counts, for crawl.Options; nil when bars are off.
-func (c *console) crawlProgress(on bool) func(reachable, unreachable, total int) {
+func (c *console) crawlProgress(on bool) progress.Func {
 	if !on {
 		return nil
 	}
 	var bar *progressbar.ProgressBar
-	return func(reachable, unreachable, total int) {
+	return func(r progress.Report) {
 		if bar == nil {
-			bar = progressbar.NewOptions(total,
+			bar = progressbar.NewOptions64(r.Total,
 				progressbar.OptionSetWriter(c.w),
 				progressbar.OptionSetDescription("crawl"),
 				progressbar.OptionShowCount(),
@@ -131,14 +132,14 @@ func (c *console) crawlProgress(on bool) func(reachable, unreachable, total int)
 			)
 			c.show(bar)
 		}
-		bar.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", reachable, unreachable))
-		_ = bar.Set(reachable + unreachable)
+		bar.Describe(fmt.Sprintf("crawl: %d reachable, %d unreachable", r.Done-r.Failed, r.Failed))
+		_ = bar.Set64(r.Done)
 	}
 }
 
 // toolsProgress draws the tools written of total, for synth.Options; nil
 // when bars are off.
-func (c *console) toolsProgress(on bool, total int) func(done int) {
+func (c *console) toolsProgress(on bool, total int) progress.Func {
 	if !on {
 		return nil
 	}
@@ -155,7 +156,7 @@ func (c *console) toolsProgress(on bool, total int) func(done int) {
 		progressbar.OptionSetRenderBlankState(true),
 	)
 	c.show(bar)
-	return func(done int) { _ = bar.Set(done) }
+	return func(r progress.Report) { _ = bar.Set64(r.Done) }
 }
 
 // fetchReporter draws one progress bar per file on a terminal and, in every

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -43,15 +44,15 @@ func TestConsole(t *testing.T) {
 	}{
 		{"crawl", func(c *console) {
 			p := c.crawlProgress(true)
-			p(1, 0, 3)
-			p(1, 1, 3)
+			p(progress.Report{Task: "crawl", Done: 1, Total: 3})
+			p(progress.Report{Task: "crawl", Done: 2, Total: 3, Failed: 1})
 		}, []string{"crawl: 1 reachable, 1 unreachable", "2/3"}},
 		{"run", func(c *console) {
 			p := c.fileProgress(true)
-			p("server_tools.jsonl.gz", 1000, 4000)
+			p(progress.Report{Task: "server_tools.jsonl.gz", Done: 1000, Total: 4000})
 		}, []string{"server_tools.jsonl.gz", "25%"}},
 		{"synth", func(c *console) {
-			c.toolsProgress(true, 10)(4)
+			c.toolsProgress(true, 10)(progress.Report{Task: "synth", Done: 4, Total: 10})
 		}, []string{"synth", "/10", "tools"}}, // throttled: the blank state shows
 	} {
 		t.Run(tc.name, func(t *testing.T) {

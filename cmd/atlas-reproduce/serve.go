@@ -8,15 +8,30 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/reclaim"
 	"github.com/atlas-reproduce/atlas-reproduce/serve"
 )
+
+// serveOptions is what serve's flags say.
+type serveOptions struct {
+	cfg   serve.Config // without Logger and Reclaim, which serveRun sets
+	stdio bool
+	// memLimit is the soft memory limit to set (0: none); memLimitGiven,
+	// whether --memory-limit was given, which overrides GOMEMLIMIT.
+	memLimit      int64
+	memLimitGiven bool
+}
 
 // runServe serves until SIGINT or SIGTERM cancels ctx. Unlike the batch
 // commands, whose interrupted work is lost, a server that drained its
 // in-flight requests has finished cleanly: it returns nil, so the exit
 // status is 0. Only requests cut off by the shutdown bound make it an error.
-func runServe(ctx context.Context, env *cmdEnv, args []string) error {
+var runServe = parsed(parseServe, serveRun)
+
+// parseServe parses serve's command line.
+func parseServe(env *cmdEnv, args []string) (serveOptions, error) {
 	fs := newFlagSet(env, "serve", "serve [--listen ADDR] [--max-body BYTES] [--max-tools N] [--max-in-flight BYTES] [--max-conns N] [--memory-limit BYTES] [--stdio]")
 	listen := fs.String("listen", serve.DefaultAddr, "`address` to listen on (port 0 picks a free one; the bound address is printed on stderr)")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`; a larger one is answered 413")
@@ -26,10 +41,10 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	stdio := fs.Bool("stdio", false, "serve the MCP server over stdin and stdout instead of HTTP")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return serveOptions{}, err
 	}
 	if fs.NArg() > 0 {
-		return usageError{"serve takes no arguments"}
+		return serveOptions{}, usageError{"serve takes no arguments"}
 	}
 	for _, f := range []struct {
 		name string
@@ -37,18 +52,30 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 		zero bool // 0 allowed: the default
 	}{{"max-body", *maxBody, false}, {"max-tools", int64(*maxTools), false}, {"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}} {
 		if f.v < 0 || (f.v == 0 && !f.zero) {
-			return usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
+			return serveOptions{}, usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
 		}
 	}
 	if *maxInFlight != 0 && *maxInFlight < *maxBody {
-		return usageError{fmt.Sprintf("--max-in-flight %d is below --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
+		return serveOptions{}, usageError{fmt.Sprintf("--max-in-flight %d is below --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
 	}
-	setMemoryLimit(fs, *memLimit)
-	s := serve.New(serve.Config{
-		Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns,
-		Logger: env.logger(slog.LevelInfo),
-	})
-	if *stdio {
+	return serveOptions{
+		cfg:      serve.Config{Addr: *listen, MaxBody: *maxBody, MaxTools: *maxTools, MaxInFlight: *maxInFlight, MaxConns: *maxConns},
+		stdio:    *stdio,
+		memLimit: *memLimit, memLimitGiven: flagSet(fs, "memory-limit"),
+	}, nil
+}
+
+// serveRun serves o's server until ctx is cancelled.
+func serveRun(ctx context.Context, env *cmdEnv, o serveOptions) error {
+	applyMemoryLimit(o.memLimitGiven, o.memLimit)
+	// Memory freed after a burst of large bodies goes back to the
+	// operating system at most once a second.
+	rec := reclaim.Start(time.Second)
+	defer rec.Stop()
+	cfg := o.cfg
+	cfg.Logger, cfg.Reclaim = env.logger(slog.LevelInfo), rec.Request
+	s := serve.New(cfg)
+	if o.stdio {
 		return s.ServeStdio(ctx, env.stdin, env.stdout)
 	}
 	return s.Run(ctx, func(a net.Addr) {
@@ -64,8 +91,12 @@ func runServe(ctx context.Context, env *cmdEnv, args []string) error {
 const defaultServeMemoryLimit = 256 << 20
 
 func setMemoryLimit(fs *flag.FlagSet, limit int64) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "memory-limit" })
+	applyMemoryLimit(flagSet(fs, "memory-limit"), limit)
+}
+
+// applyMemoryLimit sets the soft memory limit, unless it is 0, or GOMEMLIMIT
+// is set and --memory-limit was not given.
+func applyMemoryLimit(given bool, limit int64) {
 	if limit == 0 || (!given && os.Getenv("GOMEMLIMIT") != "") {
 		return
 	}

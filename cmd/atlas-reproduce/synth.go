@@ -12,7 +12,21 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
-func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
+// synthOptions is what synth's flags say.
+type synthOptions struct {
+	out      string
+	opt      synth.Options // the census to write, without Progress
+	progress bool          // draw a bar when stderr is a terminal
+	// nextOf, when set, asks instead for a next release of the synthetic
+	// census in that folder, with edits edits, seeded by opt.Seed.
+	nextOf string
+	edits  int
+}
+
+var runSynth = parsed(parseSynth, synthesise)
+
+// parseSynth parses synth's command line.
+func parseSynth(env *cmdEnv, args []string) (synthOptions, error) {
 	def := synth.DefaultOptions()
 	fs := newFlagSet(env, "synth", "synth --out DIR [flags]\n\n"+
 		"With --next-of DIR, writes instead a next release of the census in DIR (see --edits).\n"+
@@ -32,50 +46,61 @@ func runSynth(ctx context.Context, env *cmdEnv, args []string) error {
 	nextOf := fs.String("next-of", "", "instead of a new census, write into --out a next release of the synthetic census in `DIR`: --edits seeded edits (tools added, removed, changed, and changed to gain gg:credential-value), listed in "+synth.EditsFile+", so that diff can be tried at once")
 	edits := fs.Int("edits", 20, "with --next-of, the number of edits (at most one per server)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return synthOptions{}, err
 	}
+	o := synthOptions{out: *out, progress: *progress, nextOf: *nextOf, edits: *edits}
 	if *nextOf != "" {
-		return runSynthNext(ctx, env, fs, *nextOf, *out, *edits, *seed)
+		o.opt.Seed = *seed
+		return o, checkSynthNext(fs, o)
 	}
 	if !flagSet(fs, "servers") && flagSet(fs, "tools") {
 		*servers = scaledServers(*tools)
 	}
 	switch {
 	case fs.NArg() > 0:
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	case *out == "":
-		return usageError{"--out is required"}
+		return o, usageError{"--out is required"}
 	case *shape != synth.ShapeServers && *shape != synth.ShapeTools:
-		return usageError{fmt.Sprintf("--shape must be %s or %s, not %q", synth.ShapeServers, synth.ShapeTools, *shape)}
+		return o, usageError{fmt.Sprintf("--shape must be %s or %s, not %q", synth.ShapeServers, synth.ShapeTools, *shape)}
 	case *servers < 1:
-		return usageError{"--servers must be at least 1"}
+		return o, usageError{"--servers must be at least 1"}
 	case *tools < *servers:
-		return usageError{fmt.Sprintf("--tools (%d) must be at least --servers (%d): every server has a tool", *tools, *servers)}
+		return o, usageError{fmt.Sprintf("--tools (%d) must be at least --servers (%d): every server has a tool", *tools, *servers)}
 	case *workers < 0:
-		return usageError{"--workers must not be negative"}
+		return o, usageError{"--workers must not be negative"}
 	case *maxServerTools < 0:
-		return usageError{"--max-server-tools must not be negative"}
+		return o, usageError{"--max-server-tools must not be negative"}
 	case *maxServerTools > 0 && *tools-*maxServerTools < *servers-1:
-		return usageError{fmt.Sprintf("--max-server-tools %d leaves too few of --tools %d for the other %d servers", *maxServerTools, *tools, *servers-1)}
+		return o, usageError{fmt.Sprintf("--max-server-tools %d leaves too few of --tools %d for the other %d servers", *maxServerTools, *tools, *servers-1)}
 	}
-	opt := synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools, Dense: *dense}
+	o.opt = synth.Options{Tools: *tools, Servers: *servers, Seed: *seed, Shape: *shape, Workers: *workers, MaxServerTools: *maxServerTools, Dense: *dense}
+	return o, nil
+}
+
+// synthesise writes the synthetic census o asks for, or its next release.
+func synthesise(ctx context.Context, env *cmdEnv, o synthOptions) error {
+	if o.nextOf != "" {
+		return synthNext(ctx, env, o)
+	}
+	opt := o.opt
 	con := env.console()
-	opt.Progress = con.toolsProgress(env.drawBars(*progress), opt.Tools)
+	opt.Progress = con.toolsProgress(env.drawBars(o.progress), opt.Tools)
 	start := time.Now()
-	truth, err := synth.Write(ctx, *out, opt)
+	truth, err := synth.Write(ctx, o.out, opt)
 	con.end(err == nil)
 	if err != nil {
 		return err
 	}
 	var size int64
 	for _, name := range []string{release.ToolsFile, release.ServersFile, release.CandidatesFile} {
-		if fi, err := os.Stat(filepath.Join(*out, name)); err == nil {
+		if fi, err := os.Stat(filepath.Join(o.out, name)); err == nil {
 			size += fi.Size()
 		}
 	}
 	fmt.Fprintf(env.stderr, "synth: %d tools on %d servers (shape %s, seed %d) in %s, %s written, truth in %s, %.1fs\n",
-		truth.Tools, truth.Servers, opt.Shape, opt.Seed, *out, synthSize(size),
-		filepath.Join(*out, synth.TruthFile), time.Since(start).Seconds())
+		truth.Tools, truth.Servers, opt.Shape, opt.Seed, o.out, synthSize(size),
+		filepath.Join(o.out, synth.TruthFile), time.Since(start).Seconds())
 	return nil
 }
 
@@ -99,8 +124,8 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// runSynthNext is synth --next-of: a next release of a synthetic census.
-func runSynthNext(ctx context.Context, env *cmdEnv, fs *flag.FlagSet, from, out string, edits int, seed uint64) error {
+// checkSynthNext holds synth --next-of's command line to what applies.
+func checkSynthNext(fs *flag.FlagSet, o synthOptions) error {
 	for _, f := range []string{"tools", "servers", "shape", "max-server-tools", "dense", "workers"} {
 		if flagSet(fs, f) {
 			return usageError{fmt.Sprintf("--next-of edits an existing census; --%s does not apply", f)}
@@ -109,11 +134,17 @@ func runSynthNext(ctx context.Context, env *cmdEnv, fs *flag.FlagSet, from, out 
 	switch {
 	case fs.NArg() > 0:
 		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	case out == "":
+	case o.out == "":
 		return usageError{"--out is required"}
-	case edits < 1:
+	case o.edits < 1:
 		return usageError{"--edits must be at least 1"}
 	}
+	return nil
+}
+
+// synthNext is synth --next-of: a next release of a synthetic census.
+func synthNext(ctx context.Context, env *cmdEnv, o synthOptions) error {
+	from, out, edits, seed := o.nextOf, o.out, o.edits, o.opt.Seed
 	made, err := synth.Next(ctx, from, out, edits, seed)
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package defaults
 
 import (
+	"bytes"
+	"log/slog"
 	"testing"
 	"time"
 )
@@ -33,4 +35,30 @@ func TestSet(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestLogger(t *testing.T) {
+	var buf bytes.Buffer
+	given := slog.New(slog.NewTextHandler(&buf, nil))
+	tests := []struct {
+		name    string
+		in      *slog.Logger
+		written bool
+	}{
+		{"nil discards", nil, false},
+		{"a logger is kept", given, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			buf.Reset()
+			l := Logger(tc.in)
+			if l == nil {
+				t.Fatal("Logger returned nil")
+			}
+			l.Info("hello")
+			if got := buf.Len() > 0; got != tc.written {
+				t.Errorf("written = %v, want %v", got, tc.written)
+			}
+		})
+	}
 }

@@ -13,8 +13,10 @@ import (
 	"testing"
 )
 
-// Missing ends a test that needs a tool the machine lacks: a skip that
-// says so, or a failure when CI=true, since .ci/run installs every tool.
+// Missing ends a test that needs something the machine lacks (a tool, a
+// privilege): a skip that says so, or a failure when CI=true, since .ci/run
+// installs every tool and runs as root. It is the one skip-or-fail of the
+// tests; Need and Node end through it.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)

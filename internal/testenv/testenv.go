@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -114,17 +113,17 @@ func NoDeps(t *testing.T, pkg string, modules []string, control string) {
 }
 
 // Need returns the path of the tool name, for a test that cannot run
-// without it: a missing tool skips the test, saying so, unless CI=true,
-// where it fails it. why says what the tool is for and how to install it.
+// without it, or ends the test by Missing. why says what the tool is for
+// and how to install it.
 func Need(t testing.TB, name, why string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err == nil {
 		return p
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not on PATH (%s); with CI=true a missing tool is a failure", name, why)
+	if why != "" {
+		Missing(t, "%s is not on PATH (%s)", name, why)
 	}
-	t.Skipf("%s is not on PATH (%s); skipped (with CI=true this fails)", name, why)
+	Missing(t, "%s is not on PATH", name)
 	return ""
 }

@@ -148,3 +148,35 @@ func (m *byteMap) trim(max int) {
 		m.spare = nil
 	}
 }
+
+// lastWins puts e into the run of *arena from start on, the entries of one
+// JSON object so far, where a key given twice keeps its first place and its
+// last value (Python's dict, which the reference follows): an entry whose
+// key is already in the run replaces it (key is e's own), another is appended and indexed.
+// hashed says whether idx indexes the run; lastWins returns whether it does
+// now.
+func lastWins[E any, S interface {
+	~[]E
+	keySource
+}](arena *S, idx *byteMap, start int, hashed bool, key []byte, e E) bool {
+	s := *arena
+	if hashed {
+		if i, ok := bmGet(idx, key, s); ok {
+			s[i] = e
+			return true
+		}
+	} else {
+		for i := start; i < len(s); i++ {
+			if string(s.keyAt(i)) == string(key) {
+				s[i] = e
+				return false
+			}
+		}
+	}
+	s = append(s, e)
+	*arena = s
+	if hashed || len(s)-start > linearMax { // the common short run stays a scan, without a call
+		return indexAppended(idx, s, start, hashed)
+	}
+	return false
+}

@@ -657,36 +657,13 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 		if err != nil {
 			return p, err
 		}
-		if i := d.findProp(start, name, hashed); i >= 0 {
-			d.out[i].Description = desc
-		} else {
-			d.out = append(d.out, Property{Name: name, Description: desc, Where: where, DefKey: defKey})
-			if hashed || len(d.out)-start > linearMax { // the common short run stays a scan, without a call
-				hashed = indexAppended(&d.propIdx, propNames(d.out), start, hashed)
-			}
-		}
+		hashed = lastWins((*propNames)(&d.out), &d.propIdx, start, hashed, name,
+			Property{Name: name, Description: desc, Where: where, DefKey: defKey})
 		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
 	return p, nil
-}
-
-// findProp returns the index in out of the property called name among those
-// from start on, or -1.
-func (d *Decoder) findProp(start int, name []byte, hashed bool) int {
-	if hashed {
-		if i, ok := bmGet(&d.propIdx, name, propNames(d.out)); ok {
-			return i
-		}
-		return -1
-	}
-	for i := start; i < len(d.out); i++ {
-		if string(d.out[i].Name) == string(name) {
-			return i
-		}
-	}
-	return -1
 }
 
 // propValue parses a property's schema object for its last "description".
@@ -776,37 +753,13 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 		if err != nil {
 			return p, err
 		}
-		if i := d.findDef(start, key, hashed); i >= 0 {
-			d.defs[i] = e
-		} else {
-			d.defs = append(d.defs, e)
-			if hashed || len(d.defs)-start > linearMax {
-				hashed = indexAppended(&d.defIdx, defKeys(d.defs), start, hashed)
-			}
-		}
+		hashed = lastWins((*defKeys)(&d.defs), &d.defIdx, start, hashed, key, e)
 		if p, done, err = d.lx.ObjNext(p); err != nil {
 			return p, err
 		}
 	}
 	*s = span{kMatch, start, len(d.defs)}
 	return p, nil
-}
-
-// findDef returns the index in defs of the entry called key among those from
-// start on, or -1.
-func (d *Decoder) findDef(start int, key []byte, hashed bool) int {
-	if hashed {
-		if i, ok := bmGet(&d.defIdx, key, defKeys(d.defs)); ok {
-			return i
-		}
-		return -1
-	}
-	for i := start; i < len(d.defs); i++ {
-		if string(d.defs[i].key) == string(key) {
-			return i
-		}
-	}
-	return -1
 }
 
 // defEntry parses one object under definitions or $defs for its last

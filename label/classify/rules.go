@@ -127,11 +127,11 @@ func RuleOf(b Set) Rule {
 	return Rule{}
 }
 
-// ID returns the identifier of b, a single label ("gg:command-string"),
-// or "" for any other b.
-func (b Set) ID() string {
+// ID returns the identifier of s, a single label ("gg:command-string"),
+// or "" for any other s.
+func (s Set) ID() string {
 	for i := range rules {
-		if rules[i].Bit == b {
+		if rules[i].Bit == s {
 			return rules[i].ID
 		}
 	}

@@ -28,6 +28,6 @@ func TestTablesMatchPython(t *testing.T) {
 	// The header names the CPython patch version; the tables are what count.
 	strip := func(b []byte) []byte { return b[bytes.IndexByte(b, '\n'):] }
 	if !bytes.Equal(strip(out), strip(committed)) {
-		t.Fatalf("unicode_tables.go differs from what this machine's CPython gives; run go generate ./classify and review the diff")
+		t.Fatalf("unicode_tables.go differs from what this machine's CPython gives; run go generate ./label/classify and review the diff")
 	}
 }

@@ -1,4 +1,4 @@
-// Package pipeline runs a line-oriented job over a stream: it cuts the
+// Package linepool runs a line-oriented job over a stream: it cuts the
 // stream into chunks of whole lines, hands them to a pool of workers, and
 // passes the workers' results to a sink in input order.
 //
