@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,15 +13,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
 // Deposit is a deposit made by Write as found in a folder (a fetched
@@ -272,30 +267,30 @@ func (e *ClassesError) Error() string {
 // on either side is a difference too. The differences come back as a
 // *ClassesError; an unreadable file is another error.
 func CheckClasses(path string, rep *report.Report) error {
-	rows, err := readClasses(path)
+	rows, err := tables.ReadClasses(path)
 	if err != nil {
 		return err
 	}
 	var diffs []string
 	seen := map[string]bool{}
 	for _, r := range rows {
-		seen[r.label] = true
-		if r.normative {
-			c, ok := rep.Classes[r.label]
+		seen[r.Label] = true
+		if r.Normative {
+			c, ok := rep.Classes[r.Label]
 			switch {
 			case !ok:
-				diffs = append(diffs, fmt.Sprintf("classes.parquet has class %s, report.json has not", r.label))
-			case c.Tools != r.tools || !r.hasRequired || c.Required != r.required:
-				diffs = append(diffs, fmt.Sprintf("classes.parquet says %s %d/%d required, report.json %d/%d", r.label, r.tools, r.required, c.Tools, c.Required))
+				diffs = append(diffs, fmt.Sprintf("classes.parquet has class %s, report.json has not", r.Label))
+			case c.Tools != r.Tools || !r.HasRequired || c.Required != r.Required:
+				diffs = append(diffs, fmt.Sprintf("classes.parquet says %s %d/%d required, report.json %d/%d", r.Label, r.Tools, r.Required, c.Tools, c.Required))
 			}
 			continue
 		}
-		b, ok := rep.Buckets[r.label]
+		b, ok := rep.Buckets[r.Label]
 		switch {
 		case !ok:
-			diffs = append(diffs, fmt.Sprintf("classes.parquet has bucket %s, report.json has not", r.label))
-		case b.Tools != r.tools:
-			diffs = append(diffs, fmt.Sprintf("classes.parquet says %s %d, report.json %d", r.label, r.tools, b.Tools))
+			diffs = append(diffs, fmt.Sprintf("classes.parquet has bucket %s, report.json has not", r.Label))
+		case b.Tools != r.Tools:
+			diffs = append(diffs, fmt.Sprintf("classes.parquet says %s %d, report.json %d", r.Label, r.Tools, b.Tools))
 		}
 	}
 	for _, k := range append(slices.Sorted(maps.Keys(rep.Classes)), slices.Sorted(maps.Keys(rep.Buckets))...) {
@@ -307,67 +302,6 @@ func CheckClasses(path string, rep *report.Report) error {
 		return &ClassesError{File: path, Differences: diffs}
 	}
 	return nil
-}
-
-type classRow struct {
-	label                  string
-	normative, hasRequired bool
-	tools, required        int64
-}
-
-// readClasses reads the rows of a classes.parquet (a dozen rows).
-func readClasses(path string) ([]classRow, error) {
-	f, err := openreg.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
-	if n := pf.NumRows(); n > 1000 {
-		return nil, fmt.Errorf("%s: %d rows: not a classes.parquet", path, n)
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	names := []string{"label", "normative", "tools", "required"}
-	idx := make([]int, len(names))
-	sc := pf.MetaData().Schema
-	for i, n := range names {
-		if idx[i] = sc.ColumnIndexByName(n); idx[i] < 0 {
-			return nil, fmt.Errorf("%s: no %s column: not a classes.parquet", path, n)
-		}
-	}
-	rr, err := fr.GetRecordReader(context.Background(), idx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer rr.Release()
-	var out []classRow
-	for {
-		rec, err := rr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		label, ok1 := rec.Column(0).(*array.String)
-		norm, ok2 := rec.Column(1).(*array.Boolean)
-		tools, ok3 := rec.Column(2).(*array.Int64)
-		req, ok4 := rec.Column(3).(*array.Int64)
-		if !ok1 || !ok2 || !ok3 || !ok4 {
-			return nil, fmt.Errorf("%s: columns of unexpected types: not a classes.parquet", path)
-		}
-		for i := range int(rec.NumRows()) {
-			out = append(out, classRow{label: label.Value(i), normative: norm.Value(i), tools: tools.Value(i), hasRequired: !req.IsNull(i), required: req.Value(i)})
-		}
-	}
-	return out, nil
 }
 
 // VerdictFile is where WriteVerdict puts a run's verdict against a
