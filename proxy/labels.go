@@ -11,7 +11,6 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
-	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // labelEntry is what the proxy keeps of one labelled tool definition.
@@ -216,42 +215,8 @@ func entryOf(t *label.ToolLabels) *labelEntry {
 	if t.Tool != nil {
 		ent.name = *t.Tool
 	}
-	b := make([]byte, 0, 96+64*len(t.Properties))
-	b = append(b, `{"classes":`...)
-	b = appendStrings(b, t.Classes)
-	b = append(b, `,"required_classes":`...)
-	b = appendStrings(b, t.RequiredClasses)
-	b = append(b, `,"properties":[`...)
-	for i := range t.Properties {
-		p := &t.Properties[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":`...)
-		b = census.AppendJSONString(b, p.Name)
-		b = append(b, `,"where":`...)
-		b = census.AppendJSONString(b, p.Where)
-		if p.Required {
-			b = append(b, `,"required":true`...)
-		} else {
-			b = append(b, `,"required":false`...)
-		}
-		b = append(b, `,"classes":`...)
-		b = appendStrings(b, p.Classes)
-		b = append(b, '}')
-	}
-	b = append(b, `],"rules":"`+Rules+`"}`...)
-	ent.meta = b
+	// label owns the encoding, so _meta and classify agree on every
+	// string's escaping.
+	ent.meta = t.AppendMeta(make([]byte, 0, 96+64*len(t.Properties)), Rules)
 	return ent
-}
-
-func appendStrings(b []byte, ss []string) []byte {
-	b = append(b, '[')
-	for i, s := range ss {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = census.AppendJSONString(b, s)
-	}
-	return append(b, ']')
 }

@@ -104,14 +104,18 @@ type Config struct {
 	// Logger receives the policy's decisions and upstream failures; nil
 	// discards them.
 	Logger *slog.Logger
+	// Reclaim, when not nil, is called, and must not wait, after a
+	// message of several megabytes has been relayed, so that the command
+	// can give freed memory back to the operating system (the proxy
+	// command passes an internal/reclaim Reclaimer's Request). Nil leaves
+	// freed memory to the Go runtime.
+	Reclaim func()
 }
 
 func (c Config) withDefaults() Config {
 	defaults.Set(&c.Addr, DefaultAddr)
 	defaults.Set(&c.MaxBody, DefaultMaxBody)
-	if c.MaxInFlight <= c.MaxBody {
-		c.MaxInFlight = 4*c.MaxBody + 4
-	}
+	c.MaxInFlight = httpserve.MaxInFlight(c.MaxInFlight, c.MaxBody+1)
 	defaults.Set(&c.MaxConns, DefaultMaxConns)
 	if len(c.Upstream.Command) > 0 {
 		defaults.Set(&c.MaxSessions, DefaultMaxCommandSessions)

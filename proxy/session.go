@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -485,8 +484,8 @@ func (s *session) serverToClient(ctx context.Context) error {
 		}
 		large := messageSize(msg) >= reclaimAbove
 		err = s.writeDown(ctx, msg)
-		if large {
-			reclaim()
+		if large && s.p.cfg.Reclaim != nil {
+			s.p.cfg.Reclaim()
 		}
 		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && errors.Is(err, errQueued) {
 			s.bound(ctx, req)
@@ -772,21 +771,6 @@ func (s *session) check(req *jsonrpc.Request) *jsonrpc.Response {
 	return errorResponse(req.ID, CodeDenied, fmt.Sprintf("tool %q refused by the atlas-reproduce proxy policy: %s", name, why), data)
 }
 
-// reclaimAbove is the message size from which relaying it may give memory
-// back to the operating system.
+// reclaimAbove is the message size from which relaying it asks the
+// command to give memory back to the operating system (Config.Reclaim).
 const reclaimAbove = 4 << 20
-
-// lastReclaim is when reclaim last ran, in unix nanoseconds.
-var lastReclaim atomic.Int64
-
-// reclaim returns freed memory to the operating system, at most once a
-// second: the Go runtime gives it back only gradually, and after a message
-// of tens of megabytes the process would keep its peak for minutes.
-func reclaim() {
-	now := time.Now().UnixNano()
-	last := lastReclaim.Load()
-	if now-last < int64(time.Second) || !lastReclaim.CompareAndSwap(last, now) {
-		return
-	}
-	debug.FreeOSMemory()
-}

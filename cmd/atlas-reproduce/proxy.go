@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/reclaim"
 	"github.com/atlas-reproduce/atlas-reproduce/proxy"
 )
 
@@ -87,6 +89,8 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	if *quiet {
 		level = slog.LevelWarn
 	}
+	rec := reclaim.Start(time.Second)
+	defer rec.Stop()
 	p, err := proxy.New(proxy.Config{
 		Upstream:    up,
 		Policy:      proxy.Policy{Hide: hide, Deny: deny, AllowTools: allow},
@@ -97,6 +101,7 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		MaxSessions: *maxSessions,
 		CacheSize:   *cacheSize,
 		Logger:      env.logger(level),
+		Reclaim:     rec.Request,
 	})
 	if err != nil {
 		return usageError{err.Error()}
