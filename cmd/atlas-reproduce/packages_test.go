@@ -20,6 +20,9 @@ func TestScanAndCrawlPackage(t *testing.T) {
 		{Name: "tiny-exit", Version: "1.0.0", Prelude: "process.exit(2);"},
 	})
 	npmtest.Use(t, url)
+	// PyPI has a runner: its index is a closed loopback port, so the
+	// scan fails at install and reaches nothing outside.
+	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
 	dir := t.TempDir()
 	// Run as root, the sandbox is uid 65534, which must pass the folders
 	// above the cache (the test's are 0700).
@@ -42,7 +45,8 @@ func TestScanAndCrawlPackage(t *testing.T) {
 		msg    string
 	}{
 		{"npm:tiny-exit@1.0.0", exitFailure, "unreachable (exited)"},
-		{"pypi:tiny@1.0", exitFailure, "unreachable (no_runtime)"},
+		{"pypi:tiny@1.0", exitFailure, "unreachable (install)"},
+		{"nuget:Tiny@1.0", exitFailure, "unreachable (no_runtime)"},
 		{"npm:tiny-exit", exitUsage, "exact version"},
 	} {
 		_, stderr, code := run(t, "", "scan", "--package-cache", cache, c.target)
@@ -52,7 +56,7 @@ func TestScanAndCrawlPackage(t *testing.T) {
 	}
 
 	cands := filepath.Join(dir, "candidates.txt")
-	if err := os.WriteFile(cands, []byte("npm:@tiny/scan@2.0.0\nnpm:tiny-exit@1.0.0\noci:tiny/x@1\n"), 0o644); err != nil {
+	if err := os.WriteFile(cands, []byte("npm:@tiny/scan@2.0.0\nnpm:tiny-exit@1.0.0\nnuget:Tiny@1.0\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	release := filepath.Join(dir, "release")
