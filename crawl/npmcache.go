@@ -100,34 +100,7 @@ func (c *npmCache) acquire(ctx context.Context, p *Package) (installed, error) {
 	if !npmVersion.MatchString(p.Version) {
 		return installed{}, &installError{fmt.Errorf("%q is not an exact npm version", p.Version)}
 	}
-	key := c.key(p)
-	c.mu.Lock()
-	if c.flight == nil {
-		c.flight, c.inUse = map[string]*sync.Mutex{}, map[string]int{}
-	}
-	fl := c.flight[key]
-	if fl == nil {
-		fl = &sync.Mutex{}
-		c.flight[key] = fl
-	}
-	c.inUse[key]++
-	c.mu.Unlock()
-	fl.Lock()
-	defer fl.Unlock()
-	dir := filepath.Join(c.dir, key)
-	if main, err := readComplete(dir); err == nil {
-		now := time.Now()
-		_ = os.Chtimes(filepath.Join(dir, completeFile), now, now)
-		return installed{key: key, dir: dir, main: main, cached: true}, nil
-	}
-	in, err := c.install(ctx, p, dir)
-	if err != nil {
-		c.release(key)
-		return installed{}, err
-	}
-	in.key = key
-	c.evict()
-	return in, nil
+	return c.hold(c.key(p), func(dir string) (installed, error) { return c.install(ctx, p, dir) })
 }
 
 func (c *npmCache) release(key string) {

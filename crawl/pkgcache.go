@@ -16,6 +16,13 @@ import (
 // shares the cache and its least-recently-used bound this way; fill
 // returns the entry point, relative to the folder, that the mark records.
 func (c *npmCache) acquireDir(ctx context.Context, key string, fill func(ctx context.Context, tmp string) (string, error)) (installed, error) {
+	return c.hold(key, func(dir string) (installed, error) { return c.fillDir(ctx, dir, fill) })
+}
+
+// hold holds the cache folder key until release, one filler at a time
+// for each key: found complete (its mark touched, for the LRU), or made
+// by fill, after which the cache is brought back within its bound.
+func (c *npmCache) hold(key string, fill func(dir string) (installed, error)) (installed, error) {
 	c.mu.Lock()
 	if c.flight == nil {
 		c.flight, c.inUse = map[string]*sync.Mutex{}, map[string]int{}
@@ -35,7 +42,7 @@ func (c *npmCache) acquireDir(ctx context.Context, key string, fill func(ctx con
 		_ = os.Chtimes(filepath.Join(dir, completeFile), now, now)
 		return installed{key: key, dir: dir, main: main, cached: true}, nil
 	}
-	in, err := c.fillDir(ctx, dir, fill)
+	in, err := fill(dir)
 	if err != nil {
 		c.release(key)
 		return installed{}, err
