@@ -3,6 +3,7 @@ package crawl
 import (
 	"archive/tar"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -37,10 +38,12 @@ func stdioServer(t testing.TB) []byte {
 		}
 		defer os.RemoveAll(dir)
 		bin := filepath.Join(dir, "server")
-		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, "./testdata/stdioserver")
+		// -buildvcs=false: a test run by a user other than the clone's
+		// owner cannot ask git for the revision (git refuses the folder).
+		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./testdata/stdioserver")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			stdioServerErr = &exec.ExitError{Stderr: out}
+			stdioServerErr = fmt.Errorf("go build ./testdata/stdioserver: %v\n%s", err, out)
 			return
 		}
 		stdioServerBin, stdioServerErr = os.ReadFile(bin)
