@@ -55,6 +55,15 @@ func (l *Labeller) WithDefinitionHash(def func(t *census.Tool) [32]byte) *Labell
 	return l
 }
 
+// RememberTools makes the Labeller's decoder remember tool texts
+// (census.Decoder.RememberTools), so that a per-tool computation keyed by
+// Tool.Text, such as a definition hash by toolid.Hasher, is done once per
+// distinct text of a long stream.
+func (l *Labeller) RememberTools() *Labeller {
+	l.dec.RememberTools()
+	return l
+}
+
 // appendProperties is the per-tool kernel: it appends the labels of each
 // of t's properties to dst, in order, and returns them with the tool's
 // labels (the union) and its required classes (the classes of its required

@@ -92,9 +92,11 @@ type decodeWorker struct {
 	sensCounts aggregate.Sensitivity
 	// hasher gives each tool its definition and schema hashes.
 	hasher toolid.Hasher
-	// memo remembers what each tool text gave; scratch holds a tool's
-	// property classes when it did not.
-	memo    toolMemo
+	// results keeps what each tool text the decoder remembers gave, their
+	// property classes carved from kept; scratch holds a tool's property
+	// classes when its text is not remembered.
+	results census.TextResults[textResult]
+	kept    []classify.Set
 	scratch []classify.Set
 
 	// The chunk and the record being decoded.
@@ -106,7 +108,9 @@ type decodeWorker struct {
 func newDecodeStage(file string, skipBad, noSens bool, workers int, pool *rowsPool) *decodeStage {
 	s := &decodeStage{file: file, skipBad: skipBad, noSens: noSens, hasher: aggregate.NewHasher(), pool: pool}
 	for range workers {
-		s.workers = append(s.workers, &decodeWorker{dec: census.NewDecoder(), counters: aggregate.New()})
+		dec := census.NewDecoder()
+		dec.RememberTools()
+		s.workers = append(s.workers, &decodeWorker{dec: dec, counters: aggregate.New()})
 	}
 	return s
 }
@@ -161,18 +165,21 @@ func (s *decodeStage) record(ws *decodeWorker, line int64, text []byte) error {
 
 // tool classifies one tool of rec, counts it, and appends its rows: one to
 // the tools table, one per property to the properties table. What the
-// tool's text gives (classes, variants, surface, hashes) comes from the
-// worker's memo when the same text was seen before.
+// tool's text gives (classes, variants, surface, hashes) is computed once
+// per text the decoder remembers.
 func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows := ws.rows
 	ordinal := int64(rows.tools.Len())
 	props := &rows.props
-	res, labels, key, remember := ws.memo.lookup(t)
-	if res == nil {
+	var res *toolResult
+	var labels []classify.Set
+	if kept, ok := ws.results.Get(t); ok {
+		res, labels = &kept.res, kept.labels
+	} else {
 		ws.scratch = ws.scratch[:0]
 		r := ws.classify(t, noSens)
-		if remember {
-			ws.memo.add(t, key, r, ws.scratch)
+		if t.Text != (census.TextID{}) {
+			ws.results.Put(t, textResult{r, ws.keep(ws.scratch)})
 		}
 		res, labels = &r, ws.scratch
 	}
@@ -211,6 +218,20 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows.hasServer = append(rows.hasServer, rec.HasServerID)
 	rows.surface = append(rows.surface, res.surface)
 }
+
+// keep copies a remembered tool's property classes into kept, in chunks
+// that the values of TextResults hold on to until it forgets them.
+func (ws *decodeWorker) keep(labels []classify.Set) []classify.Set {
+	if cap(ws.kept)-len(ws.kept) < len(labels) {
+		ws.kept = make([]classify.Set, 0, max(keptChunk, len(labels)))
+	}
+	a := len(ws.kept)
+	ws.kept = append(ws.kept, labels...)
+	return ws.kept[a:len(ws.kept):len(ws.kept)]
+}
+
+// keptChunk is how many property classes one chunk of kept holds.
+const keptChunk = 4096
 
 // classify computes what t's text gives, and appends its properties'
 // classes to ws.scratch.

@@ -9,7 +9,7 @@ import (
 )
 
 // memoLines are records whose tools repeat, differ by a byte, or move
-// their schema: the cases where a memo could give a wrong result.
+// their schema: the cases where remembering could give a wrong result.
 var memoLines = []string{
 	`{"server_id":"a","tools":[{"name":"run","description":"Run a shell command","inputSchema":{"type":"object","properties":{"command":{"type":"string","description":"shell command"},"apiKey":{"type":"string"}},"required":["command"]}}]}`,
 	// The same tool on another server: a hit.
@@ -23,19 +23,21 @@ var memoLines = []string{
 	`{"server_id":"f","tools":[{"name":"noop"},{"name":"noop"}]}`,
 	`{"server_id":"g","tools":[{"name":"noop","input_schema":{"properties":{"password":{"type":"string"}}}}]}`,
 	`{"server_id":"h","tools":[{"name":"run","description":"Run a shell command","inputSchema":{"type":"object","properties":{"command":{"type":"string","description":"shell command"},"apiKey":{"type":"string"}},"required":["command"]}}]}`,
+	// A tool of "tool", whose text is remembered at another depth.
+	`{"server_id":"i","tool":{"name":"noop"}}`,
 }
 
-// TestToolMemoSameRows holds a worker that remembers tools to the rows and
-// counts of one that never does, over repeated and nearly repeated tools,
-// with and without the sensitivity variants; and checks that the memo was
-// used (it holds each distinct text once).
+// TestToolMemoSameRows holds a worker whose decoder remembers tools to the
+// rows and counts of one whose decoder does not, over repeated and nearly
+// repeated tools, with and without the sensitivity variants; and checks
+// that the worker computed each remembered text once.
 func TestToolMemoSameRows(t *testing.T) {
 	for _, noSens := range []bool{false, true} {
 		t.Run(fmt.Sprint("noSens=", noSens), func(t *testing.T) {
 			pool := &rowsPool{}
 			s := newDecodeStage("x.jsonl", false, noSens, 2, pool)
 			memo, plain := s.workers[0], s.workers[1]
-			plain.memo.rest = 1 << 60 // never remembers
+			plain.dec = census.NewDecoder()
 			memo.rows, plain.rows = pool.get(), pool.get()
 			for rounds := range 3 {
 				for i, l := range memoLines {
@@ -56,60 +58,16 @@ func TestToolMemoSameRows(t *testing.T) {
 			if !reflect.DeepEqual(memo.counters, plain.counters) || memo.sensCounts != plain.sensCounts {
 				t.Errorf("counts differ:\nmemo  %+v %+v\nplain %+v %+v", memo.counters, memo.sensCounts, plain.counters, plain.sensCounts)
 			}
-			// Distinct tool texts: run (required command), run (required
-			// apiKey), fetchUrl, the flat fetchUrl record, noop, noop
-			// with input_schema.
-			if got := len(memo.memo.entries); got != 6 {
-				t.Errorf("memo holds %d tools, want 6", got)
+			// Remembered texts: run (required command), run (required
+			// apiKey), fetchUrl, noop, noop with input_schema, and noop
+			// as "tool". A flat record is not remembered: its text holds
+			// its server id.
+			if got := memo.results.Len(); got != 6 {
+				t.Errorf("the worker kept the results of %d tool texts, want 6", got)
 			}
-			if len(plain.memo.entries) != 0 {
-				t.Errorf("resting memo holds %d tools", len(plain.memo.entries))
+			if got := plain.results.Len(); got != 0 {
+				t.Errorf("the worker whose decoder does not remember kept %d results", got)
 			}
 		})
-	}
-}
-
-// TestToolMemoRests checks that a memo of distinct tools rests after a
-// window of few hits, for a rest that doubles with each such window, and
-// remembers again after it.
-func TestToolMemoRests(t *testing.T) {
-	var m toolMemo
-	dec := census.NewDecoder()
-	var rests []int
-	i := 0
-	step := func() {
-		t.Helper()
-		rec, err := dec.Decode([]byte(fmt.Sprintf(`{"server_id":"s","tools":[{"name":"t%d"}]}`, i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tl := &rec.Tools[0]
-		wasResting := m.rest > 0
-		res, _, key, remember := m.lookup(tl)
-		if res != nil {
-			t.Fatalf("tool %d: a hit on distinct tools", i)
-		}
-		if remember {
-			m.add(tl, key, toolResult{}, nil)
-		}
-		if !wasResting && m.rest > 0 {
-			rests = append(rests, m.rest)
-			if len(m.entries) != 0 {
-				t.Errorf("tool %d: a resting memo holds %d tools", i, len(m.entries))
-			}
-		}
-		i++
-	}
-	for (len(rests) < 2 || m.rest > 0) && i < 1<<20 {
-		step()
-	}
-	if want := []int{memoRest, 2 * memoRest}; !reflect.DeepEqual(rests, want) {
-		t.Errorf("rests %v, want %v", rests, want)
-	}
-	for range 10 {
-		step()
-	}
-	if len(m.entries) != 10 {
-		t.Errorf("after its rests the memo holds %d of 10 tools", len(m.entries))
 	}
 }

@@ -56,7 +56,9 @@ func classifyRun(ctx context.Context, env *cmdEnv, o classifyOptions) error {
 		l.WithSensitivity()
 	}
 	if sw != nil {
-		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
+		// SARIF fingerprints; a census serves each definition many
+		// times, hashed once per text.
+		l.WithDefinitionHash(definitionHash()).RememberTools()
 	}
 	var err error
 	if o.schema != "" {

@@ -154,6 +154,9 @@ type Tool struct {
 	// so that a reader of a multi-line document can say on which line the
 	// tool stands.
 	Offset int
+	// Text names Raw among the tool texts a remembering decoder holds
+	// (Decoder.RememberTools), for TextResults; zero when it holds none.
+	Text TextID
 }
 
 // Record is one decoded line.

@@ -61,6 +61,8 @@ type Decoder struct {
 
 	propIdx byteMap // property names of a large properties object; large required lists
 	defIdx  byteMap // keys of a large definitions / $defs object
+
+	memo toolMemo // tool texts seen, when remembering
 }
 
 // NewDecoder returns a Decoder with empty arenas, the same as new(Decoder).
@@ -161,6 +163,9 @@ func (d *Decoder) reset(line []byte) {
 	d.defs = retain(d.defs, retainItems)
 	d.propIdx.trim(retainItems)
 	d.defIdx.trim(retainItems)
+	if d.memo.full {
+		d.memo.clear()
+	}
 }
 
 // retain empties an arena for the next line, dropping it when it has grown
@@ -398,8 +403,18 @@ func (d *Decoder) toolList(p, depth int) (int, int, error) {
 	return p, bad, nil
 }
 
-// tool parses a tool object and appends it to the tools arena.
+// tool parses a tool object and appends it to the tools arena; a
+// remembering decoder takes a tool it has seen before from memory.
 func (d *Decoder) tool(p, depth int) (int, error) {
+	var key uint64
+	var remember bool
+	if d.memo.on {
+		var e *memoTool
+		var idx int
+		if e, idx, key, remember = d.memo.lookup(d.lx.data, p, depth); e != nil {
+			return d.recall(e, idx, p), nil
+		}
+	}
 	own := depth + 1
 	var t toolAcc
 	start := p
@@ -418,6 +433,9 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 	}
 	t.raw, t.offset = d.lx.data[start:p:p], start
 	d.tools = append(d.tools, d.finishTool(&t))
+	if remember {
+		d.memo.add(&d.tools[len(d.tools)-1], key, depth)
+	}
 	return p, nil
 }
 

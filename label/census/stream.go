@@ -96,6 +96,9 @@ func (d *Decoder) Next() (*Tool, error) {
 	}
 	// The previous tool's properties and strings are no longer needed.
 	d.out, d.buf, d.tools = d.out[:0], d.buf[:st.bufMark], d.tools[:0]
+	if d.memo.full {
+		d.memo.clear()
+	}
 	// The first pass validated the line: what the tool's walk skips needs
 	// only its end found, not every byte checked again.
 	d.lx.validated = true

@@ -32,7 +32,7 @@ func streamDecode(d *Decoder, line []byte, twoPass bool) (*Record, error) {
 		if t == nil {
 			break
 		}
-		c := Tool{Name: bytes.Clone(t.Name), HasName: t.HasName, Description: bytes.Clone(t.Description), HasDescription: t.HasDescription, Schema: bytes.Clone(t.Schema), Raw: bytes.Clone(t.Raw)}
+		c := Tool{Name: bytes.Clone(t.Name), HasName: t.HasName, Description: bytes.Clone(t.Description), HasDescription: t.HasDescription, Schema: bytes.Clone(t.Schema), Raw: bytes.Clone(t.Raw), Offset: t.Offset, Text: t.Text}
 		for _, p := range t.Properties {
 			p.Name, p.Description, p.DefKey = bytes.Clone(p.Name), bytes.Clone(p.Description), bytes.Clone(p.DefKey)
 			c.Properties = append(c.Properties, p)
