@@ -14,12 +14,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"io"
 	"sync"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/freelist"
+	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
 // Config sizes the linepool. Zero values take the defaults.
@@ -128,7 +130,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	// tokens bounds the chunks alive between the reader and the sink; the
 	// reorder buffer can therefore never hold more than InFlight results.
 	tokens := make(chan struct{}, cfg.InFlight)
-	pool := &sync.Pool{New: func() any { b := make([]byte, 0, cfg.ChunkSize); return &b }}
+	pool := newBufPool(cfg)
 
 	g.Go(func() error {
 		defer close(chunks)
@@ -194,10 +196,18 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	return err
 }
 
+// bufPool holds the chunk buffers not in use, as many as can be in
+// flight.
+type bufPool = freelist.List[*[]byte]
+
+func newBufPool(cfg Config) *bufPool {
+	return freelist.New(cfg.InFlight, func() *[]byte { b := make([]byte, 0, cfg.ChunkSize); return &b })
+}
+
 // release returns a chunk's buffer to the pool, or frees it at once when a
 // long line needed one of its own: keeping such buffers would let one long
 // line raise the memory of the whole rest of the run.
-func release(pool *sync.Pool, cfg Config, c *Chunk) {
+func release(pool *bufPool, cfg Config, c *Chunk) {
 	if c.big {
 		freeBig(*c.buf)
 	} else if c.buf != nil && cap(*c.buf) <= 2*cfg.ChunkSize {
@@ -255,7 +265,7 @@ func freeBig(b []byte) {
 type splitter struct {
 	r      io.Reader
 	cfg    Config
-	pool   *sync.Pool
+	pool   *bufPool
 	offset int64 // stream offset of the next chunk
 	line   int64 // number of the next chunk's first line
 	eof    bool
@@ -263,7 +273,7 @@ type splitter struct {
 
 // split reads r into chunks that end at a newline, carrying the tail of each
 // read into the next chunk.
-func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens chan struct{}, out chan<- *Chunk) error {
+func split(ctx context.Context, r io.Reader, cfg Config, pool *bufPool, tokens chan struct{}, out chan<- *Chunk) error {
 	s := &splitter{r: r, cfg: cfg, pool: pool, line: 1}
 	var (
 		seq   int64
@@ -275,7 +285,7 @@ func split(ctx context.Context, r io.Reader, cfg Config, pool *sync.Pool, tokens
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		bp, big := pool.Get().(*[]byte), false
+		bp, big := pool.Get(), false
 		buf, err := s.fill(ctx, append((*bp)[:0], carry...), 0, false)
 		if err != nil {
 			return err
