@@ -15,7 +15,7 @@ all: build
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/atlas-reproduce
 
-RACE_PKGS     := ./pipeline/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/ociroot/... ./internal/httpserve/... ./proxy/... ./publish/... ./internal/termtext/...
+RACE_PKGS     := ./pipeline/... ./internal/freelist/... ./aggregate/... ./internal/outset/... ./serve/... ./crawl/... ./synth/... ./fetch/... ./internal/sandbox/... ./internal/ociroot/... ./internal/httpserve/... ./proxy/... ./publish/... ./internal/termtext/...
 
 ## test: formatting, vet, staticcheck, the whole suite, then the race detector
 ## over the concurrent packages. scripts/testsummary prints the packages'

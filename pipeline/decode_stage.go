@@ -2,11 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
-	"sync"
 	"sync/atomic"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/freelist"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
@@ -14,6 +13,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
+	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
 // chunkRows are what the decode stage makes of one chunk: its tools.parquet
@@ -42,15 +42,15 @@ func (r *chunkRows) reset() {
 }
 
 // rowsPool recycles chunkRows between the decode stage and the table
-// writers.
-type rowsPool struct{ p sync.Pool }
+// writers, as many as can be in flight (a few per worker); kept across
+// collections, their columns are not grown afresh chunk after chunk.
+type rowsPool struct{ l *freelist.List[*chunkRows] }
 
-func (p *rowsPool) get() *chunkRows {
-	if r, ok := p.p.Get().(*chunkRows); ok {
-		return r
-	}
-	return new(chunkRows)
+func newRowsPool(workers int) *rowsPool {
+	return &rowsPool{freelist.New(4*workers+4, func() *chunkRows { return new(chunkRows) })}
 }
+
+func (p *rowsPool) get() *chunkRows { return p.l.Get() }
 
 // maxPooledProps bounds the rows a recycled chunkRows may have held: the
 // rows of a giant record (tens of thousands of tools) are left to the
@@ -62,7 +62,7 @@ const maxPooledProps = 64 << 10
 func (p *rowsPool) done(r *chunkRows) {
 	if r.pending.Add(-1) == 0 && r.props.Len() <= maxPooledProps {
 		r.reset()
-		p.p.Put(r)
+		p.l.Put(r)
 	}
 }
 

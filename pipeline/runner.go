@@ -306,14 +306,19 @@ func openStream(f *source.File, tell progress.Func) (*stream, error) {
 		return s, nil
 	}
 	// pgzip decompresses on its own goroutine and reads ahead, so the
-	// worker pool never waits on the inflater for long.
-	zr, err := pgzip.NewReaderN(s.hr, 1<<20, 4)
+	// worker pool never waits on the inflater for long. Given a reader
+	// that is not buffered, it reads the file 4 KiB at a time: one system
+	// call, and one hashing of a short buffer, every 4 KiB.
+	zr, err := pgzip.NewReaderN(bufio.NewReaderSize(s.hr, gzipReadSize), 1<<20, 4)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a gzip stream: %w", f.Name, err)
 	}
 	s.Reader, s.zr = zr, zr
 	return s, nil
 }
+
+// gzipReadSize is how much of a compressed file one read takes.
+const gzipReadSize = 256 << 10
 
 // countRecords hashes a side file and counts its non-blank lines.
 func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.Input) error {
@@ -399,7 +404,7 @@ func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.Fi
 	}
 	defer st.close()
 	hr := st.hr
-	pool := &rowsPool{}
+	pool := newRowsPool(opt.Workers)
 	tables, err := startTables(ctx, toolsF, propsF, pool, meta...)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ var memoLines = []string{
 func TestToolMemoSameRows(t *testing.T) {
 	for _, noSens := range []bool{false, true} {
 		t.Run(fmt.Sprint("noSens=", noSens), func(t *testing.T) {
-			pool := &rowsPool{}
+			pool := newRowsPool(2)
 			s := newDecodeStage("x.jsonl", false, noSens, 2, pool)
 			memo, plain := s.workers[0], s.workers[1]
 			plain.dec = census.NewDecoder()

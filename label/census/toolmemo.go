@@ -3,7 +3,6 @@ package census
 import (
 	"bytes"
 	"hash/maphash"
-	"slices"
 	"sync/atomic"
 	"unsafe"
 )
@@ -213,9 +212,9 @@ func (m *toolMemo) add(t *Tool, key uint64, depth int) {
 	if m.gen == 0 {
 		m.gen = memoGens.Add(1)
 	}
-	m.text = grow(m.text, 2*len(raw))
-	m.props = grow(m.props, len(t.Properties))
-	m.entries = grow(m.entries, 1)
+	m.text = grow(m.text, 2*len(raw), memoBytes)
+	m.props = grow(m.props, len(t.Properties), memoProps)
+	m.entries = grow(m.entries, 1, memoEntries)
 	e := memoTool{
 		next: m.index[key], off: uint32(len(m.text)), n: uint32(len(raw)), depth: int32(depth),
 		hasName: t.HasName, hasDesc: t.HasDescription, schemaOff: -1,
@@ -238,14 +237,20 @@ func (m *toolMemo) add(t *Tool, key uint64, depth int) {
 	t.Text = TextID{m.gen, uint32(len(m.entries))}
 }
 
-// grow makes room for n more elements by doubling: append's own growth of
-// a large slice (by a quarter) would copy, and fault in, about five times
-// the memory the slice ends with.
-func grow[S ~[]E, E any](s S, n int) S {
+// grow makes room for n more elements by doubling, up to limit elements
+// unless more are needed: append's own growth of a large slice (by a
+// quarter) would copy, and fault in, about five times the memory the slice
+// ends with, and slices.Grow writes zeroes over all the new room. The room
+// of a new array is left as the allocator gives it: fresh memory is not
+// touched until it is filled.
+func grow[S ~[]E, E any](s S, n, limit int) S {
 	if cap(s)-len(s) >= n {
 		return s
 	}
-	return slices.Grow(s, max(n, cap(s), 1024))
+	c := max(len(s)+n, min(max(2*cap(s), 1024), limit))
+	ns := make(S, len(s), c)
+	copy(ns, s)
+	return ns
 }
 
 // keep remembers s, a string decoded from raw.
@@ -368,7 +373,7 @@ func (r *TextResults[T]) Put(t *Tool, v T) {
 	}
 	i := int(id.n - 1)
 	if len(r.vals) <= i {
-		r.vals, r.have = grow(r.vals, i+1-len(r.vals)), grow(r.have, i+1-len(r.have))
+		r.vals, r.have = grow(r.vals, i+1-len(r.vals), memoEntries), grow(r.have, i+1-len(r.have), memoEntries)
 		r.vals, r.have = r.vals[:i+1], r.have[:i+1]
 	}
 	r.vals[i], r.have[i] = v, true
