@@ -39,8 +39,9 @@ var referencePy []byte
 
 // Options configure a benchmark.
 type Options struct {
-	// Data is a census folder; empty means synthesise one per scale.
-	Data string
+	// Data are census folders, each timed once at scale 1, in order;
+	// none means synthesise one per scale.
+	Data []string
 	// Tools is the 1× size of a synthesised census.
 	Tools int
 	// Scales multiply Tools (synthesised censuses only).
@@ -110,35 +111,30 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 	if err := os.WriteFile(py, referencePy, 0o644); err != nil {
 		return nil, err
 	}
-	scales := opt.Scales
-	if opt.Data != "" {
-		scales = []int{1}
-	}
 	var rows []Row
-	for _, scale := range scales {
+	for _, data := range opt.Data {
+		row, err := benchScale(ctx, opt, data, py, 1, 0)
+		if err != nil {
+			return nil, err
+		}
+		row.Name = filepath.Base(filepath.Clean(data))
+		rows = append(rows, row)
+	}
+	if len(opt.Data) > 0 {
+		return rows, nil
+	}
+	for _, scale := range opt.Scales {
 		tails := []int{0}
-		if opt.MaxServerTools > 0 && opt.Data == "" {
+		if opt.MaxServerTools > 0 {
 			tails = append(tails, opt.MaxServerTools*scale)
 		}
 		for _, tail := range tails {
-			data := opt.Data
-			if data == "" {
-				data = filepath.Join(opt.Work, fmt.Sprintf("census-%dx", scale))
-				so := synth.DefaultOptions()
-				so.Tools, so.Servers = opt.Tools*scale, max(opt.Tools*scale*13089/229539, 1)
-				so.MaxServerTools = tail
-				if tail > 0 && so.Tools-tail < so.Servers-1 {
-					return nil, fmt.Errorf("bench: a heavy tail of %d tools does not fit in %d tools", tail, so.Tools)
-				}
-				defaults.Logger(opt.Logger).Info("bench: synthesising", "tools", so.Tools, "scale", scale, "largest_server_tools", tail, "dir", data)
-				if _, err := synth.Write(ctx, data, so); err != nil {
-					return nil, err
-				}
+			data, err := synthesise(ctx, opt, scale, tail)
+			if err != nil {
+				return nil, err
 			}
 			row, err := benchScale(ctx, opt, data, py, scale, tail)
-			if data != opt.Data {
-				os.RemoveAll(data)
-			}
+			os.RemoveAll(data)
 			if err != nil {
 				return nil, err
 			}
@@ -146,6 +142,23 @@ func Run(ctx context.Context, opt Options) ([]Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// synthesise writes the synthetic census of scale, with a heavy tail of
+// tail tools when positive, in the work folder.
+func synthesise(ctx context.Context, opt Options, scale, tail int) (string, error) {
+	data := filepath.Join(opt.Work, fmt.Sprintf("census-%dx", scale))
+	so := synth.DefaultOptions()
+	so.Tools, so.Servers = opt.Tools*scale, max(opt.Tools*scale*13089/229539, 1)
+	so.MaxServerTools = tail
+	if tail > 0 && so.Tools-tail < so.Servers-1 {
+		return "", fmt.Errorf("bench: a heavy tail of %d tools does not fit in %d tools", tail, so.Tools)
+	}
+	defaults.Logger(opt.Logger).Info("bench: synthesising", "tools", so.Tools, "scale", scale, "largest_server_tools", tail, "dir", data)
+	if _, err := synth.Write(ctx, data, so); err != nil {
+		return "", err
+	}
+	return data, nil
 }
 
 func benchScale(ctx context.Context, opt Options, data, py string, scale, tail int) (Row, error) {
@@ -162,9 +175,6 @@ func benchScale(ctx context.Context, opt Options, data, py string, scale, tail i
 	row.GzBytes = fi.Size()
 	sums := filepath.Join(data, release.SumsFile)
 
-	if opt.Data != "" {
-		row.Name = filepath.Base(filepath.Clean(data))
-	}
 	gzipDC, _ := exec.LookPath("gzip")
 	var gunzip, gzipTimes, gzipCPU, pipeline, pipeCPU, python []time.Duration
 	for i := 0; i < opt.Runs; i++ {

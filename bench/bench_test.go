@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
 
 // TestRunSmallScales runs the whole benchmark at two tiny scales, Python
@@ -64,5 +65,46 @@ func TestReferenceEmbedded(t *testing.T) {
 	onDisk, err := os.ReadFile("reference.py")
 	if err != nil || !bytes.Equal(onDisk, referencePy) || !bytes.Contains(referencePy, []byte("PARAM_CLASSES")) {
 		t.Fatal("the embedded reference is not bench/reference.py")
+	}
+}
+
+// TestRunGivenFolders times two given censuses of different sizes into one
+// headline, in the order given, and leaves the folders in place.
+func TestRunGivenFolders(t *testing.T) {
+	work := t.TempDir()
+	bin := filepath.Join(work, "atlas-reproduce")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/atlas-reproduce").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var dirs []string
+	for _, c := range []struct {
+		name  string
+		tools int
+	}{{"small", 700}, {"larger", 1900}} {
+		so := synth.DefaultOptions()
+		so.Tools, so.Servers = c.tools, 40
+		dir := filepath.Join(work, c.name)
+		if _, err := synth.Write(context.Background(), dir, so); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	rows, err := Run(context.Background(), Options{Data: dirs, Scales: []int{1, 4}, MaxServerTools: 100, Runs: 1, Binary: bin, Work: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Name != "small" || rows[1].Name != "larger" || rows[0].Tools != 700 || rows[1].Tools != 1900 {
+		t.Fatalf("rows %+v, want small (700 tools) then larger (1900), the scales ignored", rows)
+	}
+	var b bytes.Buffer
+	WriteHeadline(&b, rows)
+	h := b.String()
+	if i, j := strings.Index(h, "| small | 700 |"), strings.Index(h, "| larger | 1900 |"); i < 0 || j < i {
+		t.Errorf("headline:\n%s", h)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "SHA256SUMS")); err != nil {
+			t.Errorf("a given census was touched: %v", err)
+		}
 	}
 }

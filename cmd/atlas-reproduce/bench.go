@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -24,8 +25,15 @@ func parseInts(s string) ([]int, error) {
 }
 
 func runBench(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "bench", "bench [--data PATH | --tools N --scales 1,4,10 --max-server-tools N] [--runs N] [--python-scales 1]")
-	data := fs.String("data", "", "census folder to time (default: synthesise one per scale)")
+	fs := newFlagSet(env, "bench", "bench [--data PATH [--data PATH ...] | --tools N --scales 1,4,10 --max-server-tools N] [--runs N] [--python-scales 1]")
+	var data []string
+	fs.Func("data", "census folder to time; repeat it for one table of several (default: synthesise one per scale)", func(s string) error {
+		if s == "" {
+			return errors.New("empty path")
+		}
+		data = append(data, s)
+		return nil
+	})
 	tools := fs.Int("tools", 229539, "tools in the 1× synthetic census")
 	scales := fs.String("scales", "1,4,10", "comma-separated multiples of --tools to time")
 	pyScales := fs.String("python-scales", "1", "scales at which to time the Python reference (empty: none)")
@@ -59,7 +67,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	}
 	defer os.RemoveAll(work)
 	rows, err := bench.Run(ctx, bench.Options{
-		Data: *data, Tools: *tools, Scales: sc, MaxServerTools: *maxServerTools, PythonScales: ps, Runs: *runs,
+		Data: data, Tools: *tools, Scales: sc, MaxServerTools: *maxServerTools, PythonScales: ps, Runs: *runs,
 		Binary: self, Workers: *workers, Work: work, Logger: env.logger(slog.LevelInfo),
 	})
 	if err != nil {
