@@ -1,8 +1,10 @@
 package tables
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"math/rand/v2"
 )
 
 // strDict numbers a row group's distinct strings in the order they first
@@ -13,6 +15,7 @@ import (
 // match of the hash's tag, one comparison.
 type strDict struct {
 	seed  maphash.Seed
+	key   uint64 // mixed into hash's short-value hash, random per table
 	dict  []byte
 	ends  []int32 // ends[0] == 0; value id ends at ends[id+1]
 	slots []dictSlot
@@ -30,7 +33,7 @@ type dictSlot struct {
 // reset empties the dictionary, keeping its memory.
 func (d *strDict) reset() {
 	if d.slots == nil {
-		d.seed = maphash.MakeSeed()
+		d.seed, d.key = maphash.MakeSeed(), rand.Uint64()|1
 		d.slots = make([]dictSlot, 1024)
 	}
 	clear(d.slots)
@@ -42,7 +45,7 @@ func (d *strDict) len() int { return len(d.ends) - 1 }
 
 // id returns val's id, adding val when it is new.
 func (d *strDict) id(val []byte) int32 {
-	h := maphash.Bytes(d.seed, val)
+	h := d.hash(val)
 	tag := uint32(h >> 32)
 	mask := uint64(len(d.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
@@ -79,4 +82,26 @@ func (d *strDict) grow() {
 		}
 		d.slots[i] = dictSlot{tag: uint32(h >> 32), id: int32(id) + 1}
 	}
+}
+
+// hash hashes val: the values of a string column are mostly short (tool
+// and property names), and a value of at most 16 bytes is two overlapping
+// words folded by one 128-bit multiply, far cheaper than a call to
+// maphash; a longer one goes to maphash. The key is random, so that no
+// census can be made to pile its values into one run of slots.
+func (d *strDict) hash(val []byte) uint64 {
+	n := len(val)
+	var a, b uint64
+	switch {
+	case n > 16:
+		return maphash.Bytes(d.seed, val)
+	case n >= 8:
+		a, b = binary.LittleEndian.Uint64(val), binary.LittleEndian.Uint64(val[n-8:])
+	case n >= 4:
+		a, b = uint64(binary.LittleEndian.Uint32(val)), uint64(binary.LittleEndian.Uint32(val[n-4:]))
+	case n > 0:
+		a, b = uint64(val[0])<<16|uint64(val[n/2])<<8|uint64(val[n-1]), 0
+	}
+	hi, lo := bits.Mul64(a^d.key, b^uint64(n)^0x9e3779b97f4a7c15)
+	return hi ^ lo
 }
