@@ -2,6 +2,7 @@ package tables
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -94,6 +95,12 @@ func (c *StringColumn) start(row int) int32 {
 		return 0
 	}
 	return c.ends[row-1]
+}
+
+// grow makes room for n more rows (their offsets and null flags; the
+// bytes grow as they come).
+func (c *StringColumn) grow(n int) {
+	c.ends, c.null = slices.Grow(c.ends, n), slices.Grow(c.null, n)
 }
 
 // appendRows appends rows [from, to) of src.
@@ -351,7 +358,7 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 		},
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
 			hashes, ok := get(b)
-			s.fixed, s.defs = s.fixed[:0], s.defs[:0]
+			s.fixed, s.defs = slices.Grow(s.fixed[:0], len(hashes)), slices.Grow(s.defs[:0], len(hashes))
 			for i := range hashes {
 				if nullable && !ok[i] {
 					s.defs = append(s.defs, 0)
@@ -390,7 +397,7 @@ func boolGroup[B any](names []string, bits []classify.Set, sets func(*B) []class
 	for i, name := range names {
 		bit := bits[i]
 		cols = append(cols, boolColumn(name, func(b *B, s *scratch) []bool {
-			s.bools = s.bools[:0]
+			s.bools = slices.Grow(s.bools[:0], len(sets(b)))
 			for _, set := range sets(b) {
 				s.bools = append(s.bools, set&bit != 0)
 			}
