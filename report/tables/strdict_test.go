@@ -137,3 +137,33 @@ func BenchmarkDictionaryIndices(b *testing.B) {
 		})
 	}
 }
+
+// FuzzDictionaryIndices holds the dictionary to the map's numbering on any
+// values: data split at each 0xff byte, a value starting with 0xfe a null.
+func FuzzDictionaryIndices(f *testing.F) {
+	f.Add([]byte("a\xffb\xffa\xff\xfe\xff\xffabcdefgh\xffabcdefgh"))
+	f.Add([]byte("0123456789abcdef\xff0123456789abcdeg\xff0123456789abcdef0"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c StringColumn
+		for _, v := range bytes.Split(data, []byte{0xff}) {
+			if len(v) > 0 && v[0] == 0xfe {
+				c.AppendNullable(nil, false)
+				continue
+			}
+			c.Append(v)
+		}
+		v := stringRows{c: &c}
+		var d strDict
+		var idx []int32
+		nulls := dictionaryIndices(v, &d, &idx)
+		wantDict, wantIdx, wantNulls := mapIndices(v)
+		if nulls != wantNulls || d.len() != len(wantDict) || !slices.Equal(idx, wantIdx) {
+			t.Fatalf("%q: %d nulls, %d values, indices %v; the map: %d, %d, %v", data, nulls, d.len(), idx, wantNulls, len(wantDict), wantIdx)
+		}
+		for id, want := range wantDict {
+			if got := string(d.dict[d.ends[id]:d.ends[id+1]]); got != want {
+				t.Fatalf("%q: value %d is %q, want %q", data, id, got, want)
+			}
+		}
+	})
+}
