@@ -2,10 +2,16 @@ package sensitivity_test
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
 )
 
@@ -35,5 +41,91 @@ func BenchmarkDeep(b *testing.B) {
 		for _, s := range schemas {
 			w.Labels(s)
 		}
+	}
+}
+
+// benchTool is a decoded tool and the classes of its normative properties,
+// what the run hands Analyzer.Tool.
+type benchTool struct {
+	t    *census.Tool
+	base classify.Set
+}
+
+// benchTools decodes the lines of data, each with a decoder of its own so
+// that the tools stay valid, and returns them with their normative labels
+// and the bytes of their tool objects.
+func benchTools(b *testing.B, data []byte) ([]benchTool, int64) {
+	b.Helper()
+	var tools []benchTool
+	var size int64
+	for line := range bytes.Lines(data) {
+		if census.IsBlank(line) {
+			continue
+		}
+		rec, err := census.NewDecoder().Decode(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range rec.Tools {
+			t := &rec.Tools[i]
+			var base classify.Set
+			for _, p := range t.Properties {
+				base |= classify.PropertyBytes(p.Name, p.Description)
+			}
+			tools = append(tools, benchTool{t, base})
+			size += int64(len(t.Raw))
+		}
+	}
+	return tools, size
+}
+
+// benchCensusPrefix is how much of ATLAS_BENCH_DIR's census
+// BenchmarkAnalyzerTool reads: enough lines for a profile, little memory.
+const benchCensusPrefix = 16 << 20
+
+// BenchmarkAnalyzerTool runs the three variants over every tool of the
+// real corpus, as the run does once per distinct tool text, and over the
+// first 16 MB of the census in ATLAS_BENCH_DIR when that is set (the dense
+// census of BENCH.md: every definition distinct).
+func BenchmarkAnalyzerTool(b *testing.B) {
+	inputs := []struct {
+		name string
+		data func(b *testing.B) []byte
+	}{
+		{"real", func(b *testing.B) []byte { return realcorpus.MustRead(b) }},
+		{"census", func(b *testing.B) []byte {
+			dir := os.Getenv("ATLAS_BENCH_DIR")
+			if dir == "" {
+				b.Skip("ATLAS_BENCH_DIR is not set: no census to read")
+			}
+			f, err := os.Open(filepath.Join(dir, "server_tools.jsonl.gz"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			zr, err := gzip.NewReader(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err := io.ReadAll(io.LimitReader(zr, benchCensusPrefix))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return data[:bytes.LastIndexByte(data, '\n')+1]
+		}},
+	}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) {
+			tools, size := benchTools(b, in.data(b))
+			var a sensitivity.Analyzer
+			b.SetBytes(size)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				for _, t := range tools {
+					a.Tool(t.t, t.base)
+				}
+			}
+		})
 	}
 }

@@ -60,8 +60,19 @@ func (a Added) Any() bool {
 // Analyzer computes Added for tools. It reuses its memory from tool to tool;
 // give each goroutine its own. The zero value is ready to use.
 type Analyzer struct {
-	buf  []byte
-	deep Deep
+	buf   []byte
+	deep  Deep
+	names nameCache
+	// slots, when not zero, is the number of slots of the name cache
+	// (tests make it small to make names collide).
+	slots int
+}
+
+func (a *Analyzer) cacheSlots() int {
+	if a.slots != 0 {
+		return a.slots
+	}
+	return nameCacheSlots
 }
 
 // Tool returns what the variants add to t, whose normative properties carry
@@ -75,21 +86,12 @@ func (a *Analyzer) Tool(t *census.Tool, base classify.Set) Added {
 		if !needsRewrite(p.Name) {
 			continue
 		}
-		a.buf = CamelCase(a.buf[:0], p.Name)
-		if len(a.buf) != len(p.Name) { // a boundary was found
-			l := classify.PropertyBytes(a.buf, nil)
-			ad.CamelCase |= l
-			if p.Required {
-				ad.CamelCaseRequired |= l
-			}
-		}
-		a.buf = WordSplit(a.buf[:0], p.Name)
-		if string(a.buf) != string(p.Name) {
-			l := classify.PropertyBytes(a.buf, nil)
-			ad.WordSplit |= l
-			if p.Required {
-				ad.WordSplitRequired |= l
-			}
+		camel, word := a.names.rewrites(&a.buf, p.Name, a.cacheSlots())
+		ad.CamelCase |= camel
+		ad.WordSplit |= word
+		if p.Required {
+			ad.CamelCaseRequired |= camel
+			ad.WordSplitRequired |= word
 		}
 	}
 	ad.CamelCase &^= base

@@ -1,6 +1,10 @@
 package tables
 
-import "github.com/atlas-reproduce/atlas-reproduce/label/classify"
+import (
+	"slices"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+)
 
 // ToolsBatch is a run of tools.parquet rows, column by column. The ordinal
 // column is not held: it is the row's position in the file.
@@ -61,6 +65,18 @@ func (b *ToolsBatch) Reset() {
 	b.NameOrdinal = b.NameOrdinal[:0]
 }
 
+// grow makes room for n more rows in every column but the strings' bytes
+// and the server ids (one value per run of rows).
+func (b *ToolsBatch) grow(n int) {
+	b.serverRef = slices.Grow(b.serverRef, n)
+	b.Name.grow(n)
+	b.Line, b.Properties = slices.Grow(b.Line, n), slices.Grow(b.Properties, n)
+	b.Labels, b.Required = slices.Grow(b.Labels, n), slices.Grow(b.Required, n)
+	b.CamelCase, b.WordSplit, b.Deep = slices.Grow(b.CamelCase, n), slices.Grow(b.WordSplit, n), slices.Grow(b.Deep, n)
+	b.Definition, b.Schema, b.HasSchema = slices.Grow(b.Definition, n), slices.Grow(b.Schema, n), slices.Grow(b.HasSchema, n)
+	b.NameOrdinal = slices.Grow(b.NameOrdinal, n)
+}
+
 func (b *ToolsBatch) appendRows(src *ToolsBatch, from, to int) {
 	for _, r := range src.serverRef[from:to] {
 		b.appendServerRef(src, int(r))
@@ -118,6 +134,15 @@ func (b *PropertiesBatch) Reset() {
 		c.Reset()
 	}
 	b.ToolOrdinal, b.Required, b.Labels, b.toolRef = b.ToolOrdinal[:0], b.Required[:0], b.Labels[:0], b.toolRef[:0]
+}
+
+// grow makes room for n more rows in every column but the strings' bytes
+// (server ids and tool names have a value per tool, not per row).
+func (b *PropertiesBatch) grow(n int) {
+	b.Name.grow(n)
+	b.Where.grow(n)
+	b.ToolOrdinal, b.Required, b.Labels = slices.Grow(b.ToolOrdinal, n), slices.Grow(b.Required, n), slices.Grow(b.Labels, n)
+	b.toolRef = slices.Grow(b.toolRef, n)
 }
 
 // appendRows appends rows [from, to) of a chunk's batch src, taking the

@@ -2,6 +2,7 @@ package tables
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -96,6 +97,12 @@ func (c *StringColumn) start(row int) int32 {
 	return c.ends[row-1]
 }
 
+// grow makes room for n more rows (their offsets and null flags; the
+// bytes grow as they come).
+func (c *StringColumn) grow(n int) {
+	c.ends, c.null = slices.Grow(c.ends, n), slices.Grow(c.null, n)
+}
+
 // appendRows appends rows [from, to) of src.
 func (c *StringColumn) appendRows(src *StringColumn, from, to int) {
 	lo, hi := src.start(from), src.start(to)
@@ -120,16 +127,14 @@ type column[B any] struct {
 // scratch is the memory the column writes reuse from one row group to the
 // next.
 type scratch struct {
-	ids      map[string]int32
-	dict     []byte
-	dictEnds []int32
-	idx      []int32
-	valid    []byte
-	values   []parquet.ByteArray
-	defs     []int16
-	bools    []bool
-	ints     []int64
-	fixed    []parquet.FixedLenByteArray
+	dict   strDict
+	idx    []int32
+	valid  []byte
+	values []parquet.ByteArray
+	defs   []int16
+	bools  []bool
+	ints   []int64
+	fixed  []parquet.FixedLenByteArray
 }
 
 func must(n schema.Node, err error) schema.Node {
@@ -201,9 +206,8 @@ type dictionaryEncoder interface {
 
 // writeStrings writes a row group's strings. The column writer's own
 // dictionary encoder would hash every value; here the dictionary is built
-// once per row group with a Go map consulted only where a value differs
-// from the previous row's (server ids and tool names come in long runs),
-// and the writer receives the dictionary and the indices.
+// once per row group (dictionaryIndices), and the writer receives the
+// dictionary and the indices.
 func writeStrings(cw *file.ByteArrayColumnChunkWriter, v stringRows, defs []int16, s *scratch) error {
 	c, rows := v.c, v.len()
 	enc, ok := cw.CurrentEncoder().(dictionaryEncoder)
@@ -218,38 +222,9 @@ func writeStrings(cw *file.ByteArrayColumnChunkWriter, v stringRows, defs []int1
 		_, err := cw.WriteBatch(s.values, defs, nil)
 		return err
 	}
-	if s.ids == nil {
-		s.ids = make(map[string]int32)
-	}
-	clear(s.ids)
-	s.dict, s.dictEnds, s.idx = s.dict[:0], append(s.dictEnds[:0], 0), s.idx[:0]
-	var prev []byte
-	id, prevEntry, nulls := int32(-1), -1, 0
-	for i := range rows {
-		e := v.ref(i)
-		if c.null[e] {
-			s.idx = append(s.idx, 0)
-			nulls++
-			continue
-		}
-		if e != prevEntry {
-			val := v.value(e)
-			if id < 0 || !bytes.Equal(val, prev) {
-				var seen bool
-				if id, seen = s.ids[string(val)]; !seen {
-					id = int32(len(s.dictEnds) - 1)
-					s.ids[string(val)] = id
-					s.dict = append(s.dict, val...)
-					s.dictEnds = append(s.dictEnds, int32(len(s.dict)))
-				}
-				prev = val
-			}
-			prevEntry = e
-		}
-		s.idx = append(s.idx, id)
-	}
-	dict := array.NewStringData(array.NewData(arrow.BinaryTypes.String, len(s.dictEnds)-1,
-		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.dictEnds)), memory.NewBufferBytes(s.dict)}, nil, 0, 0))
+	nulls := dictionaryIndices(v, &s.dict, &s.idx)
+	dict := array.NewStringData(array.NewData(arrow.BinaryTypes.String, s.dict.len(),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.dict.ends)), memory.NewBufferBytes(s.dict.dict)}, nil, 0, 0))
 	defer dict.Release()
 	if err := enc.PutDictionary(dict); err != nil {
 		return err
@@ -270,6 +245,37 @@ func writeStrings(cw *file.ByteArrayColumnChunkWriter, v stringRows, defs []int1
 		[]*memory.Buffer{valid, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.idx))}, nil, nulls, 0))
 	defer idx.Release()
 	return cw.WriteDictIndices(idx, defs, nil)
+}
+
+// dictionaryIndices numbers the distinct values of rows v in d, in the
+// order they first come, and sets idx to each row's value id (0 for a
+// null row). A value is looked up only where it differs from the previous
+// row's: server ids and tool names come in long runs. It returns the
+// number of null rows.
+func dictionaryIndices(v stringRows, d *strDict, idx *[]int32) (nulls int) {
+	c := v.c
+	d.reset()
+	*idx = (*idx)[:0]
+	var prev []byte
+	id, prevEntry := int32(-1), -1
+	for i := range v.len() {
+		e := v.ref(i)
+		if c.null[e] {
+			*idx = append(*idx, 0)
+			nulls++
+			continue
+		}
+		if e != prevEntry {
+			val := v.value(e)
+			if id < 0 || !bytes.Equal(val, prev) {
+				id = d.id(val)
+				prev = val
+			}
+			prevEntry = e
+		}
+		*idx = append(*idx, id)
+	}
+	return nulls
 }
 
 // int64Column is an integer column in DELTA_BINARY_PACKED: ordinals and
@@ -352,7 +358,7 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 		},
 		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
 			hashes, ok := get(b)
-			s.fixed, s.defs = s.fixed[:0], s.defs[:0]
+			s.fixed, s.defs = slices.Grow(s.fixed[:0], len(hashes)), slices.Grow(s.defs[:0], len(hashes))
 			for i := range hashes {
 				if nullable && !ok[i] {
 					s.defs = append(s.defs, 0)
@@ -391,7 +397,7 @@ func boolGroup[B any](names []string, bits []classify.Set, sets func(*B) []class
 	for i, name := range names {
 		bit := bits[i]
 		cols = append(cols, boolColumn(name, func(b *B, s *scratch) []bool {
-			s.bools = s.bools[:0]
+			s.bools = slices.Grow(s.bools[:0], len(sets(b)))
 			for _, set := range sets(b) {
 				s.bools = append(s.bools, set&bit != 0)
 			}

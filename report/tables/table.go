@@ -35,6 +35,9 @@ type rowGroup[B any] interface {
 	Reset()
 }
 
+// grower is a row group batch that can make room for n rows at once.
+type grower interface{ grow(n int) }
+
 // table is one Parquet file written row group by row group, every column
 // of a full row group in one call. Every table of the project goes through
 // it: the schema is a list of columns over the row group's batch type B.
@@ -91,6 +94,12 @@ func newTable[B any, PB rowGroup[B]](name string, w io.Writer, groupRows int, co
 // row group it fills.
 func (t *table[B, PB]) append(n int, copyRows func(buf *B, from, to int)) error {
 	buf := PB(&t.buf)
+	if g, ok := any(buf).(grower); ok && t.written == 0 && buf.Len() == 0 && n > 0 {
+		// The first rows: room for a whole row group at once, rather
+		// than doubling each column up to it. Row groups after the
+		// first reuse the room.
+		g.grow(t.groupRows)
+	}
 	for from := 0; from < n; {
 		to := min(n, from+t.groupRows-buf.Len())
 		copyRows(&t.buf, from, to)

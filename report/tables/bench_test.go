@@ -1,0 +1,133 @@
+package tables
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
+)
+
+// benchChunks fills the batches of rows in chunks of 2,000 tools, as the
+// run's workers hand them to the writers.
+func benchChunks(r *tableRows) (tools []*ToolsBatch, props []*PropertiesBatch) {
+	const chunk = 2000
+	for first := 0; first < len(r.tools); first += chunk {
+		tb, pb := &ToolsBatch{}, &PropertiesBatch{}
+		for i, v := range r.tools[first:min(len(r.tools), first+chunk)] {
+			tb.AppendServerID(bytesOf(v.server), v.server != nil)
+			tb.Name.AppendNullable(bytesOf(v.name), v.name != nil)
+			tb.Line = append(tb.Line, v.line)
+			tb.Properties = append(tb.Properties, v.count)
+			tb.Labels = append(tb.Labels, v.labels)
+			tb.Required = append(tb.Required, v.required)
+			tb.CamelCase = append(tb.CamelCase, v.added[0])
+			tb.WordSplit = append(tb.WordSplit, v.added[1])
+			tb.Deep = append(tb.Deep, v.added[2])
+			tb.Definition = append(tb.Definition, v.def)
+			tb.Schema = append(tb.Schema, v.schema)
+			tb.HasSchema = append(tb.HasSchema, v.hasSchema)
+			tb.NameOrdinal = append(tb.NameOrdinal, int64((first+i)%3))
+			for _, p := range r.props[v.firstProp:v.lastProp] {
+				pb.ToolOrdinal = append(pb.ToolOrdinal, int64(i))
+				pb.Name.Append([]byte(p.name))
+				pb.Where.Append([]byte(p.where))
+				pb.Required = append(pb.Required, p.required)
+				pb.Labels = append(pb.Labels, p.labels)
+			}
+		}
+		tools, props = append(tools, tb), append(props, pb)
+	}
+	return tools, props
+}
+
+// censusRows makes rows shaped like the real-schema census's: servers of
+// a few to a few hundred tools, tool and property names drawn with a long
+// tail (a few names very common, tens of thousands seen once or twice),
+// seven properties a tool on average, sparse labels, definitions that
+// repeat across servers.
+func censusRows(rng *rand.Rand, tools int) *tableRows {
+	r := &tableRows{}
+	zipf := func(n uint64) *rand.Zipf { return rand.NewZipf(rng, 1.1, 4, n) }
+	toolNames, propNames, defs := zipf(60_000), zipf(40_000), zipf(uint64(tools/20))
+	var server *string
+	left := 0
+	for i := range tools {
+		if left == 0 {
+			s := fmt.Sprintf("https://mcp-%d.example.com/sse", i)
+			server, left = &s, 1+rng.IntN(60)
+		}
+		left--
+		name := fmt.Sprintf("tool_%d", toolNames.Uint64())
+		t := toolValues{server: server, name: &name, line: int64(i + 1), hasSchema: true}
+		d := defs.Uint64()
+		t.def, t.schema = Hash{byte(d), byte(d >> 8), byte(d >> 16), 1}, Hash{byte(d), byte(d >> 8), byte(d >> 16), 2}
+		t.firstProp = len(r.props)
+		for range rng.IntN(15) {
+			p := propValues{name: fmt.Sprintf("param%d", propNames.Uint64()), where: "properties", required: rng.IntN(3) == 0}
+			if rng.IntN(8) == 0 {
+				p.labels = classify.Set(1) << rng.IntN(7)
+			}
+			if rng.IntN(30) == 0 {
+				p.where = "$defs/Item"
+			}
+			t.labels |= p.labels
+			r.props = append(r.props, p)
+		}
+		t.lastProp = len(r.props)
+		t.count = int32(t.lastProp - t.firstProp)
+		r.tools = append(r.tools, t)
+	}
+	return r
+}
+
+// BenchmarkWriters writes tools.parquet and properties.parquet from ready
+// batches: the writers' own cost, column building, encoding and
+// compression. "gen" is the round-trip test's 200,000 random tools;
+// "census" 200,000 tools shaped like the real-schema census (about 1.4
+// million properties).
+func BenchmarkWriters(b *testing.B) {
+	b.Run("gen", func(b *testing.B) { benchWriters(b, genRows(rand.New(rand.NewPCG(5, 6)), 200_000)) })
+	b.Run("census", func(b *testing.B) { benchWriters(b, censusRows(rand.New(rand.NewPCG(7, 8)), 200_000)) })
+}
+
+func benchWriters(b *testing.B, rows *tableRows) {
+	tools, props := benchChunks(rows)
+	b.Run("tools", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w, err := NewToolsWriter(io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, tb := range tools {
+				if err := w.Append(tb); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("properties", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w, err := NewPropertiesWriter(io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			first := int64(0)
+			for i, pb := range props {
+				if err := w.Append(pb, tools[i], first); err != nil {
+					b.Fatal(err)
+				}
+				first += int64(tools[i].Len())
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
