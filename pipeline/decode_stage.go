@@ -42,12 +42,12 @@ func (r *chunkRows) reset() {
 }
 
 // rowsPool recycles chunkRows between the decode stage and the table
-// writers, as many as can be in flight (a few per worker); kept across
+// writers, as many as the linepool has chunks in flight; kept across
 // collections, their columns are not grown afresh chunk after chunk.
 type rowsPool struct{ l *freelist.List[*chunkRows] }
 
 func newRowsPool(workers int) *rowsPool {
-	return &rowsPool{freelist.New(4*workers+4, func() *chunkRows { return new(chunkRows) })}
+	return &rowsPool{freelist.New(2*workers+2, func() *chunkRows { return new(chunkRows) })}
 }
 
 func (p *rowsPool) get() *chunkRows { return p.l.Get() }

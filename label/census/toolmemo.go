@@ -277,11 +277,18 @@ func (m *toolMemo) str(s memoStr, raw []byte) []byte {
 	return nil
 }
 
-// clear forgets every tool, keeping the buffers (the arenas' retain
-// bounds do not apply: the memory's own bounds are lower).
+// clear forgets every tool. A full memory keeps its buffers for the
+// tools to come (the arenas' retain bounds do not apply: the memory's own
+// bounds are lower); a resting one gives them back, since a census whose
+// tools do not repeat would only carry them, through its largest record
+// too.
 func (m *toolMemo) clear() {
-	clear(m.index)
-	m.entries, m.text, m.props = m.entries[:0], m.text[:0], m.props[:0]
+	if m.rest > 0 {
+		m.index, m.entries, m.text, m.props = nil, nil, nil, nil
+	} else {
+		clear(m.index)
+		m.entries, m.text, m.props = m.entries[:0], m.text[:0], m.props[:0]
+	}
 	m.gen, m.full = 0, false
 }
 
