@@ -222,6 +222,23 @@ func (c *canonicalizer) tapeKey(p int, it *canonItem) (int, bool) {
 	if p >= len(data) || data[p] != '"' {
 		return p, false
 	}
+	if p+9 <= len(data) {
+		// Most keys are short: a closing quote within the eight bytes
+		// after the opening one, the first special byte among them,
+		// ends a key without escapes, and they are its prefix.
+		w := binary.LittleEndian.Uint64(data[p+1:])
+		if m := specialMask(w); m != 0 {
+			if i := bits.TrailingZeros64(m) >> 3; data[p+1+i] == '"' {
+				it.ka, it.kb = int32(p+1), int32(p+1+i)
+				it.kp = bits.ReverseBytes64(w) &^ (math.MaxUint64 >> (8 * i))
+				v := skipWS(data, p+2+i)
+				if v >= len(data) || data[v] != ':' {
+					return v, false
+				}
+				return skipWS(data, v+1), true
+			}
+		}
+	}
 	end, esc, ok := tapeString(data, p)
 	if !ok {
 		return p, false
