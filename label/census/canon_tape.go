@@ -388,17 +388,20 @@ func tapeNumber(data []byte, p int) (int, canonKind, bool) {
 }
 
 // compareKeys orders two members' keys as compareUTF16 does, from their
-// prefixes when those first differ in an ASCII byte.
+// prefixes when these differ and are ASCII, where byte order is unit
+// order; it is small enough to be inlined in the sort.
 func (c *canonicalizer) compareKeys(x, y *canonItem) int {
-	if d := x.kp ^ y.kp; d != 0 {
-		s := 56 - bits.LeadingZeros64(d)&^7 // the first differing byte
-		if byte(x.kp>>s)|byte(y.kp>>s) < utf8.RuneSelf {
-			if x.kp < y.kp {
-				return -1
-			}
-			return 1
+	if a, b := x.kp, y.kp; a != b && (a|b)&0x8080808080808080 == 0 {
+		if a < b {
+			return -1
 		}
+		return 1
 	}
+	return c.compareKeyText(x, y)
+}
+
+// compareKeyText is compareKeys from the keys themselves.
+func (c *canonicalizer) compareKeyText(x, y *canonItem) int {
 	return compareUTF16(c.key(x), c.key(y))
 }
 
@@ -468,34 +471,37 @@ func (c *canonicalizer) emitScalar(dst []byte, it *canonItem) []byte {
 // inputSchema and input_schema are written.
 func (c *canonicalizer) emitContainer(dst []byte, it *canonItem, tool bool) []byte {
 	data, done := c.lx.data, c.done
-	obj := it.kind == kindObject
-	if obj {
-		dst = append(dst, '{')
-	} else {
+	if it.kind == kindArray {
 		dst = append(dst, '[')
-		tool = false
+		for i := it.a; i < it.b; i++ {
+			if i > it.a {
+				dst = append(dst, ',')
+			}
+			if m := &done[i]; m.kind == kindRaw {
+				dst = append(dst, data[m.a:m.b]...)
+			} else {
+				dst = c.emitValue(dst, m)
+			}
+		}
+		return append(dst, ']')
 	}
+	dst = append(dst, '{')
 	for i := it.a; i < it.b; i++ {
 		if i > it.a {
 			dst = append(dst, ',')
 		}
 		m := &done[i]
-		if obj {
-			if m.kesc {
-				dst = c.appendDecoded(dst, c.keys[m.ka:m.kb])
-			} else {
-				dst = append(dst, data[m.ka-1:m.kb+1]...) // with its quotes
-			}
-			dst = append(dst, ':')
+		if m.kesc {
+			dst = c.appendDecoded(dst, c.keys[m.ka:m.kb])
+		} else {
+			dst = append(dst, data[m.ka-1:m.kb+1]...) // with its quotes
 		}
+		dst = append(dst, ':')
 		at := len(dst)
-		switch m.kind {
-		case kindRaw:
+		if m.kind == kindRaw {
 			dst = append(dst, data[m.a:m.b]...)
-		case kindObject, kindArray:
-			dst = c.emitContainer(dst, m, false)
-		default:
-			dst = c.emitScalar(dst, m)
+		} else {
+			dst = c.emitValue(dst, m)
 		}
 		if tool {
 			switch string(c.key(m)) {
@@ -506,10 +512,16 @@ func (c *canonicalizer) emitContainer(dst []byte, it *canonItem, tool bool) []by
 			}
 		}
 	}
-	if obj {
-		return append(dst, '}')
+	return append(dst, '}')
+}
+
+// emitValue writes an item of the tape that is not raw text, which
+// emitContainer copies itself.
+func (c *canonicalizer) emitValue(dst []byte, m *canonItem) []byte {
+	if m.kind == kindObject || m.kind == kindArray {
+		return c.emitContainer(dst, m, false)
 	}
-	return append(dst, ']')
+	return c.emitScalar(dst, m)
 }
 
 // appendEscapedCanonical writes the canonical form of the content of a
