@@ -9,20 +9,21 @@ import (
 )
 
 // The canonicaliser's fast path reads the text once into a tape of items
-// (each token's place in the text; each object's members put in canonical
-// order as it closes, which moves only their items) and then writes the
-// canonical form from the tape in one pass: a string or number is read
-// once and copied once. The general path (object and order) writes each
-// object's members in text order and, when they are out of canonical
-// order, moves the object's whole text through tmp and back, so that the
-// text of a value nested n objects deep is copied up to 2n more times;
-// census tools are out of order at most levels ("name" before
+// (each token's place in the text; each object's members put in
+// canonical order as it closes, which moves only their items) and then
+// writes the canonical form from the tape in one pass: a string or number
+// is read once and copied once. The general path (object and order)
+// writes each object's members in text order and, when they are out of
+// canonical order, moves the object's whole text through tmp and back, so
+// that the text of a value nested n objects deep is copied up to 2n more
+// times; census tools are out of order at most levels ("name" before
 // "description", "type" before "description").
 //
-// The tape reads the text with the same Lexer calls in the same order as
-// the general path, so that both fail on the same byte with the same
-// message; and since it writes nothing until the whole text has been read,
-// dst is untouched by a failure.
+// The fast path only has to know valid text when it sees it: at the first
+// byte it does not expect it gives up, having written nothing, and the
+// general path, which stays for that, reads the text again and fails with
+// CPython's message at CPython's offset. TestCanonicalPaths and
+// FuzzCanonicalPaths hold the two paths to the same output.
 
 // canonItem is a value of the tape and, for a member of an object, its
 // key. Positions are int32 to keep items small (the tape takes texts
@@ -62,9 +63,11 @@ type canonFrame struct {
 	ordered bool // the members so far have ascending keys
 }
 
-// tapeLimit is the longest text the tape takes; a longer one (no tool is
-// that long) takes the general path.
-const tapeLimit = math.MaxInt32
+// tapeLimit is the longest text the tape takes; a longer one (hardly any
+// tool is that long) takes the general path. The tape holds 32 bytes an
+// item, up to one item for every two bytes of text ([1,1,1,...]): the
+// limit bounds it at 4 MiB, and keeps positions well within int32.
+const tapeLimit = 256 << 10
 
 // tape is top for the fast path. It reports false, having written
 // nothing, for text it leaves to the general path: any text CPython would

@@ -323,3 +323,20 @@ func TestAppendCanonicalToolExtra(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalLong: a text past tapeLimit takes the general path, with
+// the same result.
+func TestCanonicalLong(t *testing.T) {
+	long := []byte(`{"b":"` + strings.Repeat("x", tapeLimit) + `","a":[1,2.50]}`)
+	if tookFast(long) {
+		t.Error("the fast path took a text past tapeLimit")
+	}
+	got, err := AppendCanonical(nil, long)
+	want := `{"a":[1,2.5],"b":"` + strings.Repeat("x", tapeLimit) + `"}`
+	if err != nil || string(got) != want {
+		t.Errorf("got %.40q..., %v", got, err)
+	}
+	if !tookFast([]byte(`{"b":"` + strings.Repeat("x", tapeLimit-30) + `","a":[1,2.50]}`)) {
+		t.Error("the fast path left a short text to the general path")
+	}
+}

@@ -60,6 +60,7 @@ func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
 	return out, a, b, err
 }
 
+// tool is AppendCanonicalTool with c.
 func (c *canonicalizer) tool(dst, raw []byte) (out []byte, a, b int, err error) {
 	c.findSchema, c.schemaA, c.schemaB, c.aliasA, c.aliasB = true, 0, 0, 0, 0
 	out, err = c.run(dst, raw)
@@ -79,20 +80,21 @@ func (c *canonicalizer) tool(dst, raw []byte) (out []byte, a, b int, err error) 
 // canonicalizer holds the scratch memory of AppendCanonical.
 type canonicalizer struct {
 	lx   Lexer
-	mems []canonMem // members of the open objects, innermost last
-	tmp  []byte     // an object's members while they are put in order
-	str  []byte     // a decoded string being escaped
-	keys []byte     // decoded keys of the open objects
-	ord  []canonMem // one object's members in canonical order
+	mems []canonMem            // members of the open objects, innermost last
+	tmp  []byte                // an object's members while they are put in order
+	str  []byte                // a decoded string being escaped
+	keys []byte                // decoded keys of the open objects (the fast path: of all)
+	ord  []canonMem            // one object's members in canonical order
+	num  [32]byte              // a formatted number
+	pbuf [keptDigits + 16]byte // a number literal brought to a short form
 	// The tape of the fast path (canon_tape.go): the items of the open
-	// containers, innermost last, and those of the closed ones.
+	// containers, innermost last, and of the closed ones; the open
+	// containers.
 	stack, done []canonItem
 	frames      []canonFrame
 	// general turns the fast path off, for tests that hold the two
 	// paths to each other.
 	general bool
-	num     [32]byte              // a formatted number
-	pbuf    [keptDigits + 16]byte // a number literal brought to a short form
 	// With findSchema, the top-level object's inputSchema and
 	// input_schema values are noted as ranges of the output.
 	findSchema                       bool
@@ -128,6 +130,7 @@ func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 		if out, ok := c.tape(dst); ok {
 			return out, nil
 		}
+		c.keys = c.keys[:0]
 	}
 	out, err := c.top(dst)
 	if err != nil {
