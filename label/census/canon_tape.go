@@ -83,8 +83,9 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 	if n > tapeLimit {
 		return dst, false
 	}
+	// Local slices, kept in registers (a deferred save would pin them
+	// to memory); the grown ones are kept on success, for the next text.
 	stack, done, frames := c.stack[:0], c.done[:0], c.frames[:0]
-	defer func() { c.stack, c.done, c.frames = stack, done, frames }()
 	stack = append(stack, canonItem{}) // the top-level value's
 	var ok bool
 	p := skipWS(data, 0)
@@ -171,7 +172,7 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 				if skipWS(data, p) != n {
 					return dst, false
 				}
-				c.stack, c.done = stack, done // emit reads them
+				c.stack, c.done, c.frames = stack, done, frames // emit reads the first two
 				if top := &stack[0]; top.kind == kindObject || top.kind == kindArray {
 					return c.emitContainer(slices.Grow(dst, n), top, c.findSchema), true
 				}
