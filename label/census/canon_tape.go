@@ -69,6 +69,11 @@ type canonFrame struct {
 // limit bounds it at 4 MiB, and keeps positions well within int32.
 const tapeLimit = 256 << 10
 
+// tapeRetainItems is the most items of tape a pooled canonicalizer keeps
+// between texts (128 KiB): a tool has a few hundred, and a rare giant one
+// should not leave each pooled canonicalizer holding megabytes.
+const tapeRetainItems = 1 << 12
+
 // tape is top for the fast path. It reports false, having written
 // nothing, for text it leaves to the general path: any text CPython would
 // reject (the general path finds the error Python reports) and the valid

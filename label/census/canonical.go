@@ -116,9 +116,9 @@ func (c *canonicalizer) release() {
 	c.keys = retain(c.keys, retainBytes)
 	c.mems = retain(c.mems, retainItems)
 	c.ord = retain(c.ord, retainItems)
-	c.stack = retain(c.stack, retainItems)
-	c.done = retain(c.done, retainItems)
-	c.frames = retain(c.frames, retainItems)
+	c.stack = retain(c.stack, tapeRetainItems)
+	c.done = retain(c.done, tapeRetainItems)
+	c.frames = retain(c.frames, tapeRetainItems)
 	canonPool.Put(c)
 }
 
