@@ -26,11 +26,11 @@ import (
 // FuzzCanonicalPaths hold the two paths to the same output.
 
 // canonItem is a value of the tape and, for a member of an object, its
-// key. Positions are int32 to keep items small (the tape takes texts
-// under tapeLimit).
+// key. Positions are int32 to keep items small (the tape takes texts up
+// to tapeLimit).
 type canonItem struct {
 	// kp is the decoded key's first 8 bytes, big-endian, zero-padded: two
-	// keys whose prefixes first differ in an ASCII byte are ordered by it.
+	// keys whose prefixes differ and are ASCII are ordered by them.
 	kp uint64
 	// ka, kb: the member's decoded key, data[ka:kb] (the text between
 	// the quotes) or, with kesc, keys[ka:kb].
