@@ -487,7 +487,7 @@ func (c *canonicalizer) emitContainer(dst []byte, it *canonItem, tool bool) []by
 				dst = append(dst, ',')
 			}
 			if m := &done[i]; m.kind == kindRaw {
-				dst = append(dst, data[m.a:m.b]...)
+				dst = appendShort(dst, data, m.a, m.b)
 			} else {
 				dst = c.emitValue(dst, m)
 			}
@@ -503,12 +503,12 @@ func (c *canonicalizer) emitContainer(dst []byte, it *canonItem, tool bool) []by
 		if m.kesc {
 			dst = c.appendDecoded(dst, c.keys[m.ka:m.kb])
 		} else {
-			dst = append(dst, data[m.ka-1:m.kb+1]...) // with its quotes
+			dst = appendShort(dst, data, m.ka-1, m.kb+1) // with its quotes
 		}
 		dst = append(dst, ':')
 		at := len(dst)
 		if m.kind == kindRaw {
-			dst = append(dst, data[m.a:m.b]...)
+			dst = appendShort(dst, data, m.a, m.b)
 		} else {
 			dst = c.emitValue(dst, m)
 		}
@@ -522,6 +522,18 @@ func (c *canonicalizer) emitContainer(dst []byte, it *canonItem, tool bool) []by
 		}
 	}
 	return append(dst, '}')
+}
+
+// appendShort appends data[a:b] to dst, in one sixteen-byte move, without
+// a call, when it is that short and both sides have the room (past dst's
+// length, in its capacity, the move's tail is overwritten later).
+func appendShort(dst, data []byte, a, b int32) []byte {
+	w, l := len(dst), int(b-a)
+	if l <= 16 && int(a)+16 <= len(data) && w+16 <= cap(dst) {
+		*(*[16]byte)(dst[w : w+16]) = *(*[16]byte)(data[a : a+16])
+		return dst[:w+l]
+	}
+	return append(dst, data[a:b]...)
 }
 
 // emitValue writes an item of the tape that is not raw text, which

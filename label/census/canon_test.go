@@ -340,3 +340,22 @@ func TestCanonicalLong(t *testing.T) {
 		t.Error("the fast path left a short text to the general path")
 	}
 }
+
+// TestAppendShort holds appendShort to append at the edges of its move:
+// ranges of 0 to 20 bytes, near the end of data, into buffers with and
+// without sixteen bytes of room.
+func TestAppendShort(t *testing.T) {
+	data := []byte("0123456789abcdefghijklmnopqrstuv")
+	for a := 0; a <= len(data); a++ {
+		for b := a; b <= len(data) && b-a <= 20; b++ {
+			for _, room := range []int{0, 1, 15, 16, 40} {
+				dst := make([]byte, 3, 3+(b-a)+room)
+				copy(dst, "pre")
+				got := appendShort(dst, data, int32(a), int32(b))
+				if want := "pre" + string(data[a:b]); string(got) != want {
+					t.Fatalf("[%d:%d] room %d: %q, want %q", a, b, room, got, want)
+				}
+			}
+		}
+	}
+}
