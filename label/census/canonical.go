@@ -55,16 +55,24 @@ var canonPool = sync.Pool{New: func() any { return new(canonicalizer) }}
 // output afterwards means skipping through the canonical text.
 func AppendCanonicalTool(dst, raw []byte) (out []byte, a, b int, err error) {
 	c := canonPool.Get().(*canonicalizer)
+	out, a, b, err = c.tool(dst, raw)
+	c.release()
+	return out, a, b, err
+}
+
+// tool is AppendCanonicalTool with c.
+func (c *canonicalizer) tool(dst, raw []byte) (out []byte, a, b int, err error) {
 	c.findSchema, c.schemaA, c.schemaB, c.aliasA, c.aliasB = true, 0, 0, 0, 0
 	out, err = c.run(dst, raw)
+	c.findSchema = false
+	if err != nil {
+		// The ranges may have been noted before the error was found
+		// (in text after the value), in output now taken back.
+		return out, 0, 0, err
+	}
 	a, b = c.schemaA, c.schemaB
 	if a == b || string(out[a:b]) == "null" {
 		a, b = c.aliasA, c.aliasB
-	}
-	c.findSchema = false
-	c.release()
-	if err != nil {
-		return out, 0, 0, err
 	}
 	return out, a, b, nil
 }
@@ -75,10 +83,18 @@ type canonicalizer struct {
 	mems []canonMem            // members of the open objects, innermost last
 	tmp  []byte                // an object's members while they are put in order
 	str  []byte                // a decoded string being escaped
-	keys []byte                // decoded keys of the open objects
+	keys []byte                // decoded keys of the open objects (the fast path: of all)
 	ord  []canonMem            // one object's members in canonical order
 	num  [32]byte              // a formatted number
 	pbuf [keptDigits + 16]byte // a number literal brought to a short form
+	// The tape of the fast path (canon_tape.go): the items of the open
+	// containers, innermost last, and of the closed ones; the open
+	// containers.
+	stack, done []canonItem
+	frames      []canonFrame
+	// general turns the fast path off, for tests that hold the two
+	// paths to each other.
+	general bool
 	// With findSchema, the top-level object's inputSchema and
 	// input_schema values are noted as ranges of the output.
 	findSchema                       bool
@@ -100,6 +116,9 @@ func (c *canonicalizer) release() {
 	c.keys = retain(c.keys, retainBytes)
 	c.mems = retain(c.mems, retainItems)
 	c.ord = retain(c.ord, retainItems)
+	c.stack = retain(c.stack, tapeRetainItems)
+	c.done = retain(c.done, tapeRetainItems)
+	c.frames = retain(c.frames, tapeRetainItems)
 	canonPool.Put(c)
 }
 
@@ -107,6 +126,12 @@ func (c *canonicalizer) run(dst, raw []byte) ([]byte, error) {
 	c.lx.data = raw
 	c.mems, c.keys = c.mems[:0], c.keys[:0]
 	base := len(dst)
+	if !c.general {
+		if out, ok := c.tape(dst); ok {
+			return out, nil
+		}
+		c.keys = c.keys[:0]
+	}
 	out, err := c.top(dst)
 	if err != nil {
 		// Python decodes the text before json sees it: invalid UTF-8

@@ -1,0 +1,97 @@
+package census
+
+import (
+	"testing"
+	"time"
+)
+
+// BenchmarkCanonicalTool runs AppendCanonicalTool, as the definition hash
+// does, over the tools of generated census lines: every definition
+// distinct, keys in the order servers write them (rarely canonical), the
+// layout of Python's json.dumps. Bytes are the tools' raw text.
+func BenchmarkCanonicalTool(b *testing.B) {
+	var raws [][]byte
+	var size int64
+	d := NewDecoder()
+	for _, line := range censusLines(300) {
+		rec, err := d.Decode(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range rec.Tools {
+			raws = append(raws, append([]byte(nil), t.Raw...))
+			size += int64(len(t.Raw))
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	var buf []byte
+	for b.Loop() {
+		for _, r := range raws {
+			var err error
+			if buf, _, _, err = AppendCanonicalTool(buf[:0], r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkCanonicalPaths interleaves the general path and the fast path
+// of AppendCanonicalTool pass by pass, so that a busy machine slows both
+// alike, and reports each one's throughput and the ratio, of the sums and
+// of the quickest passes.
+func BenchmarkCanonicalPaths(b *testing.B) {
+	for _, name := range []string{"real", "census"} {
+		raws, size := benchTools(b, benchInputs(b)[name])
+		b.Run(name, func(b *testing.B) {
+			var general, fast time.Duration
+			var buf []byte
+			pass := func(gen bool) time.Duration {
+				t0 := time.Now()
+				for _, r := range raws {
+					c := canonPool.Get().(*canonicalizer)
+					c.general = gen
+					c.findSchema, c.schemaA, c.schemaB, c.aliasA, c.aliasB = true, 0, 0, 0, 0
+					var err error
+					if buf, err = c.run(buf[:0], r); err != nil {
+						b.Fatal(err)
+					}
+					c.general, c.findSchema = false, false
+					c.release()
+				}
+				return time.Since(t0)
+			}
+			minGeneral, minFast := time.Duration(1<<62), time.Duration(1<<62)
+			for b.Loop() {
+				g, f := pass(true), pass(false)
+				general += g
+				fast += f
+				minGeneral, minFast = min(minGeneral, g), min(minFast, f)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(size)*n/general.Seconds()/1e6, "general-MB/s")
+			b.ReportMetric(float64(size)*n/fast.Seconds()/1e6, "fast-MB/s")
+			b.ReportMetric(general.Seconds()/fast.Seconds(), "x-general")
+			// The quickest passes are those least disturbed by other work.
+			b.ReportMetric(minGeneral.Seconds()/minFast.Seconds(), "x-general-min")
+		})
+	}
+}
+
+// benchTools is the raw text of every tool of lines.
+func benchTools(b *testing.B, lines [][]byte) ([][]byte, int64) {
+	var raws [][]byte
+	var size int64
+	d := NewDecoder()
+	for _, line := range lines {
+		rec, err := d.Decode(line)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range rec.Tools {
+			raws = append(raws, append([]byte(nil), t.Raw...))
+			size += int64(len(t.Raw))
+		}
+	}
+	return raws, size
+}
