@@ -44,9 +44,8 @@ import (
 // middle of a line: the tools of the line being decoded may alias it.
 // Where tools do not repeat, remembering is pure cost, so a window of
 // memoWindow lookups with fewer than one hit in memoMinHitRate, once
-// memoWarm tools are held (or right after a rest), rests it for a number
-// of tools that doubles with each such window in a row (memoRest up to
-// memoMaxRest).
+// memoWarm tools are held, rests it for a number of tools that doubles
+// with each such window in a row (memoRest up to memoMaxRest).
 
 // The memory's bounds, per Decoder. 4 MiB of text holds the distinct
 // definitions of the real-schema census with room.
@@ -151,10 +150,7 @@ func (m *toolMemo) lookup(data []byte, p, depth int) (e *memoTool, idx int, key 
 		few := m.hits*memoMinHitRate < m.lookups
 		m.lookups, m.hits = 0, 0
 		switch {
-		case few && (len(m.entries) >= memoWarm || m.nextRest > 0):
-			// Cold, any memory misses: it is judged once it holds
-			// memoWarm tools, or at once after a rest, whose memory
-			// was given back.
+		case few && len(m.entries) >= memoWarm:
 			if m.nextRest == 0 {
 				m.nextRest = memoRest
 			}

@@ -236,9 +236,7 @@ func TestRememberRests(t *testing.T) {
 		t.Fatalf("%d of %d distinct tools went unremembered, want the memory to rest for %d", rested, n, memoRest)
 	}
 	before := r.shared
-	// A window that straddles the distinct tools and the repeats may
-	// rest the memory once more, for twice as long.
-	for i := range 2*memoRest + 4*memoWindow {
+	for i := range 3 * memoWindow {
 		if _, err := r.decode(t, line(i%10)); err != nil {
 			t.Fatal(err)
 		}
