@@ -10,19 +10,7 @@ import (
 // distinct, keys in the order servers write them (rarely canonical), the
 // layout of Python's json.dumps. Bytes are the tools' raw text.
 func BenchmarkCanonicalTool(b *testing.B) {
-	var raws [][]byte
-	var size int64
-	d := NewDecoder()
-	for _, line := range censusLines(300) {
-		rec, err := d.Decode(line)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, t := range rec.Tools {
-			raws = append(raws, append([]byte(nil), t.Raw...))
-			size += int64(len(t.Raw))
-		}
-	}
+	raws, size := benchTools(b, censusLines(300))
 	b.SetBytes(size)
 	b.ReportAllocs()
 	var buf []byte

@@ -282,58 +282,11 @@ func (c *canonicalizer) tapeKey(p int, it *canonItem) (int, bool) {
 
 // tapeString is scanString for the tape: it finds the end of the string
 // whose quote is at q and whether it holds an escape, and reports false
-// where scanString would fail.
+// where scanString fails (the tape then gives the text to the general
+// path, which reports the error).
 func tapeString(data []byte, q int) (int, bool, bool) {
-	n := len(data)
-	p := q + 1
-	esc := false
-	for {
-		if p+8 <= n {
-			m := specialMask(binary.LittleEndian.Uint64(data[p:]))
-			if m == 0 {
-				p += 8
-				continue
-			}
-			p += bits.TrailingZeros64(m) >> 3
-		} else {
-			for p < n && !strSpecial[data[p]] {
-				p++
-			}
-			if p >= n {
-				return p, esc, false
-			}
-		}
-		switch b := data[p]; {
-		case b == '"':
-			return p + 1, esc, true
-		case b == '\\':
-			esc = true
-			if p+1 >= n {
-				return p, esc, false
-			}
-			switch data[p+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p += 2
-			case 'u':
-				if p+6 >= n || hexVal[data[p+2]]|hexVal[data[p+3]]|hexVal[data[p+4]]|hexVal[data[p+5]] > 0xf {
-					return p, esc, false
-				}
-				p += 6
-			default:
-				return p, esc, false
-			}
-		case b < 0x20:
-			return p, esc, false
-		default:
-			for p < n && data[p] >= utf8.RuneSelf {
-				r, size := utf8.DecodeRune(data[p:])
-				if r == utf8.RuneError && size == 1 {
-					return p, esc, false
-				}
-				p += size
-			}
-		}
-	}
+	end, esc, err := scanString(data, q)
+	return end, esc, err == nil
 }
 
 // tapeNumber reads the number at p as scanNumber does and says how it is

@@ -372,19 +372,7 @@ func FuzzCanonical(f *testing.F) {
 // BenchmarkCanonical canonicalises every tool object of the real corpus,
 // as a definition hash does; bytes are the tools' raw text.
 func BenchmarkCanonical(b *testing.B) {
-	var raws [][]byte
-	var size int64
-	d := NewDecoder()
-	for _, line := range bytes.Split(bytes.TrimSuffix(realcorpus.MustRead(b), []byte{'\n'}), []byte{'\n'}) {
-		rec, err := d.Decode(line)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, t := range rec.Tools {
-			raws = append(raws, bytes.Clone(t.Raw))
-			size += int64(len(t.Raw))
-		}
-	}
+	raws, size := benchTools(b, bytes.Split(bytes.TrimSuffix(realcorpus.MustRead(b), []byte{'\n'}), []byte{'\n'}))
 	b.SetBytes(size)
 	b.ReportAllocs()
 	var buf []byte
