@@ -521,16 +521,10 @@ func appendEscapedCanonical(dst, raw []byte) []byte {
 		case '/':
 			dst = append(dst, '/')
 		case 'u':
-			r := hex4(raw[i+2:])
-			i += 6
 			// A high surrogate escape right before a low one is a
 			// pair, as appendUnescaped reads it.
-			if r >= 0xd800 && r < 0xdc00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if r2 := hex4(raw[i+2:]); r2 >= 0xdc00 && r2 < 0xe000 {
-					r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
-					i += 6
-				}
-			}
+			var r rune
+			r, i = unicodeEscape(raw, i)
 			dst = appendCanonicalRune(dst, r)
 			continue
 		}

@@ -199,6 +199,21 @@ var hexVal = func() (t [256]byte) {
 	return t
 }()
 
+// unicodeEscape decodes the \uXXXX escape at raw[i:], validated by
+// scanString, and a low surrogate's escape right after a high one's with
+// it, as CPython pairs them; it returns the rune and the index past the
+// escapes.
+func unicodeEscape(raw []byte, i int) (rune, int) {
+	r := hex4(raw[i+2:])
+	i += 6
+	if r >= 0xd800 && r < 0xdc00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+		if r2 := hex4(raw[i+2:]); r2 >= 0xdc00 && r2 < 0xe000 {
+			return 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00), i + 6
+		}
+	}
+	return r, i
+}
+
 // hex4 decodes four hex digits already validated by scanString.
 func hex4(b []byte) rune {
 	return rune(hexVal[b[0]])<<12 | rune(hexVal[b[1]])<<8 | rune(hexVal[b[2]])<<4 | rune(hexVal[b[3]])
@@ -233,14 +248,8 @@ func appendUnescaped(dst, raw []byte) []byte {
 		case 't':
 			dst = append(dst, '\t')
 		case 'u':
-			r := hex4(raw[i+2:])
-			i += 6
-			if r >= 0xd800 && r < 0xdc00 && i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-				if r2 := hex4(raw[i+2:]); r2 >= 0xdc00 && r2 < 0xe000 {
-					r = 0x10000 + (r-0xd800)<<10 + (r2 - 0xdc00)
-					i += 6
-				}
-			}
+			var r rune
+			r, i = unicodeEscape(raw, i)
 			dst = appendWTF8(dst, r)
 			continue
 		default: // '"', '\\', '/'
