@@ -28,7 +28,7 @@ import (
 //
 // A lookup hashes the object's first bytes (up to memoKeyLen, cut after
 // the first '}', which is never past the object's end) with its depth, and
-// compares the remembered texts filed under that key, newest first, each
+// compares the remembered texts filed at that key's slot, newest first, each
 // in full against the line: a collision costs a comparison, never a wrong
 // tool. Finding the object's end first, to hash all of it, would cost a
 // scan of every byte, about what parsing a tool costs; variants of a tool
@@ -58,8 +58,11 @@ const (
 	memoMaxTool = 64 << 10
 	// memoKeyLen is how much of an object's start the key hashes, and
 	// memoChain how many remembered texts of one key a lookup compares.
-	memoKeyLen     = 64
-	memoChain      = 8
+	memoKeyLen = 64
+	memoChain  = 8
+	// memoSlots is the number of chain heads, a power of two: twice the
+	// entries, so that keys seldom share a chain.
+	memoSlots      = 2 * memoEntries
 	memoWindow     = 1024
 	memoMinHitRate = 8
 	memoWarm       = 4 * memoWindow
@@ -122,10 +125,12 @@ type memoTool struct {
 
 // toolMemo is a Decoder's memory of tool texts.
 type toolMemo struct {
-	on      bool
-	seed    maphash.Seed
-	gen     uint64
-	index   map[uint64]uint32 // key → the newest entry with it, plus one
+	on   bool
+	seed maphash.Seed
+	gen  uint64
+	// heads holds, at a key's slot (its low bits), the newest entry
+	// filed there, plus one; keys that share a slot share its chain.
+	heads   []uint32
 	entries []memoTool
 	text    []byte
 	props   []memoProp
@@ -164,13 +169,13 @@ func (m *toolMemo) lookup(data []byte, p, depth int) (e *memoTool, idx int, key 
 			m.nextRest = 0
 		}
 	}
-	if m.index == nil {
+	if m.heads == nil {
 		m.seed = maphash.MakeSeed()
-		m.index = make(map[uint64]uint32, 1024)
+		m.heads = make([]uint32, memoSlots)
 	}
 	rest := data[p:]
 	key = maphash.Bytes(m.seed, keyBytes(rest)) ^ uint64(depth)*0x9e3779b97f4a7c15
-	i := m.index[key]
+	i := m.heads[key&(memoSlots-1)]
 	for range memoChain {
 		if i == 0 {
 			break
@@ -216,7 +221,7 @@ func (m *toolMemo) add(t *Tool, key uint64, depth int) {
 	m.props = grow(m.props, len(t.Properties), memoProps)
 	m.entries = grow(m.entries, 1, memoEntries)
 	e := memoTool{
-		next: m.index[key], off: uint32(len(m.text)), n: uint32(len(raw)), depth: int32(depth),
+		next: m.heads[key&(memoSlots-1)], off: uint32(len(m.text)), n: uint32(len(raw)), depth: int32(depth),
 		hasName: t.HasName, hasDesc: t.HasDescription, schemaOff: -1,
 		propsOff: uint32(len(m.props)), propsN: uint32(len(t.Properties)),
 	}
@@ -233,7 +238,7 @@ func (m *toolMemo) add(t *Tool, key uint64, depth int) {
 		})
 	}
 	m.entries = append(m.entries, e)
-	m.index[key] = uint32(len(m.entries))
+	m.heads[key&(memoSlots-1)] = uint32(len(m.entries))
 	t.Text = TextID{m.gen, uint32(len(m.entries))}
 }
 
@@ -284,9 +289,9 @@ func (m *toolMemo) str(s memoStr, raw []byte) []byte {
 // too.
 func (m *toolMemo) clear() {
 	if m.rest > 0 {
-		m.index, m.entries, m.text, m.props = nil, nil, nil, nil
+		m.heads, m.entries, m.text, m.props = nil, nil, nil, nil
 	} else {
-		clear(m.index)
+		clear(m.heads)
 		m.entries, m.text, m.props = m.entries[:0], m.text[:0], m.props[:0]
 	}
 	m.gen, m.full = 0, false

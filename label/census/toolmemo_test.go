@@ -337,7 +337,7 @@ func TestRememberCollision(t *testing.T) {
 		_, _, key, _ := m.lookup(line, 10, 2)
 		return key
 	}
-	m.index[keyOf(b)] = m.index[keyOf(a)] // b's chain now starts at a
+	m.heads[keyOf(b)&(memoSlots-1)] = m.heads[keyOf(a)&(memoSlots-1)] // b's chain now starts at a
 	got, err := r.decode(t, b)
 	want, werr := NewDecoder().Decode(b)
 	if diff := diffRecords(got, err, want, werr); diff != "" {
