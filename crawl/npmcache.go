@@ -163,21 +163,7 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	if err != nil {
 		return installed{}, &installError{err}
 	}
-	size, err := dirSize(tmp)
-	if err != nil {
-		return installed{}, err
-	}
-	if size > c.maxPackage {
-		return installed{}, &installError{fmt.Errorf("installed package takes %d bytes, more than the %d allowed", size, c.maxPackage)}
-	}
-	mark, _ := json.Marshal(map[string]any{"main": main, "size": size})
-	if err := os.WriteFile(filepath.Join(tmp, completeFile), mark, 0o644); err != nil {
-		return installed{}, err
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return installed{}, err
-	}
-	return installed{dir: dir, main: main}, nil
+	return c.seal(tmp, dir, main)
 }
 
 // npmCacheDir is npm's own download cache in the package cache, shared

@@ -75,6 +75,13 @@ func (c *npmCache) fillDir(ctx context.Context, dir string, fill func(ctx contex
 		}
 		return installed{}, err
 	}
+	return c.seal(tmp, dir, main)
+}
+
+// seal makes the install in tmp the package folder dir, once it is known
+// to fit in the package bound: it writes the mark that says the folder is
+// whole (its entry point main and its size) and renames it into place.
+func (c *npmCache) seal(tmp, dir, main string) (installed, error) {
 	size, err := dirSize(tmp)
 	if err != nil {
 		return installed{}, err
