@@ -2,10 +2,7 @@ package report
 
 import (
 	"bufio"
-	"fmt"
 	"html/template"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 )
 
 // The package-type section: how many servers of a crawl release were
@@ -19,11 +16,12 @@ func (r *Report) writePackageTypesMarkdown(b *bufio.Writer) {
 	if r.Release == nil || len(r.Release.Counts.ByPackageType) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n### Servers by type\n\nServers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).\n\n")
-	fmt.Fprintf(b, "| Type | Outcome | Servers |\n|---|---|---:|\n")
-	for _, c := range r.Release.Counts.ByPackageType {
-		fmt.Fprintf(b, "| %s | %s | %d |\n", termtext.Markdown(c.Type), termtext.Markdown(c.Outcome), c.Servers)
-	}
+	counts := r.Release.Counts.ByPackageType
+	writeCountsMarkdown(b, "Servers by type",
+		"Servers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).",
+		"Type", "Outcome", len(counts), func(i int) (string, string, int) {
+			return counts[i].Type, counts[i].Outcome, counts[i].Servers
+		})
 }
 
 func init() {

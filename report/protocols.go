@@ -3,8 +3,9 @@ package report
 import (
 	"bufio"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"html/template"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 )
 
 // The protocol section: how many servers of a crawl release spoke each
@@ -18,10 +19,23 @@ func (r *Report) writeProtocolsMarkdown(b *bufio.Writer) {
 	if r.Release == nil || len(r.Release.Counts.ByProtocol) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n### Protocol versions\n\nServers that named a protocol version, by version and generation (stateless: `server/discover`; session: `initialize`).\n\n")
-	fmt.Fprintf(b, "| Protocol version | Generation | Servers |\n|---|---|---:|\n")
-	for _, c := range r.Release.Counts.ByProtocol {
-		fmt.Fprintf(b, "| %s | %s | %d |\n", termtext.Markdown(c.ProtocolVersion), termtext.Markdown(c.Generation), c.Servers)
+	counts := r.Release.Counts.ByProtocol
+	writeCountsMarkdown(b, "Protocol versions",
+		"Servers that named a protocol version, by version and generation (stateless: `server/discover`; session: `initialize`).",
+		"Protocol version", "Generation", len(counts), func(i int) (string, string, int) {
+			return counts[i].ProtocolVersion, counts[i].Generation, counts[i].Servers
+		})
+}
+
+// writeCountsMarkdown writes one of a crawl release's count tables: its
+// heading, what it counts, and n rows of two labels (escaped: they come
+// from servers) and a number of servers.
+func writeCountsMarkdown(b *bufio.Writer, title, about, first, second string, n int, row func(i int) (string, string, int)) {
+	fmt.Fprintf(b, "\n### %s\n\n%s\n\n", title, about)
+	fmt.Fprintf(b, "| %s | %s | Servers |\n|---|---|---:|\n", first, second)
+	for i := range n {
+		x, y, servers := row(i)
+		fmt.Fprintf(b, "| %s | %s | %d |\n", termtext.Markdown(x), termtext.Markdown(y), servers)
 	}
 }
 
