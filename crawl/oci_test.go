@@ -4,14 +4,12 @@ import (
 	"archive/tar"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -87,22 +85,7 @@ func serverImage(t testing.TB, netAddr string) v1.Image {
 // time; a hostile image and a missing one are install records.
 func TestCrawlImages(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var connections atomic.Int64
-	go func() {
-		for {
-			c, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			connections.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { listener.Close() })
+	listener, connections := countingListener(t)
 
 	reg := ocitest.NewRegistry(t, "anonymous")
 	d := reg.Push(t, "acme/server", "1.0", serverImage(t, listener.Addr().String()))

@@ -73,13 +73,16 @@ func npmPkg(id, version string, extra map[string]any) map[string]any {
 // crawlTimeout bounds each test server's exchange: the silent one costs it.
 const crawlTimeout = 8 * time.Second
 
-func TestCrawlPackages(t *testing.T) {
-	npmtest.NeedSandbox(t)
+// countingListener listens on loopback, closes every connection it is
+// offered and counts them: a packaged server that reaches it had network
+// it must not have.
+func countingListener(t *testing.T) (net.Listener, *atomic.Int64) {
+	t.Helper()
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var connections atomic.Int64
+	connections := new(atomic.Int64)
 	go func() {
 		for {
 			c, err := listener.Accept()
@@ -91,6 +94,12 @@ func TestCrawlPackages(t *testing.T) {
 		}
 	}()
 	t.Cleanup(func() { listener.Close() })
+	return listener, connections
+}
+
+func TestCrawlPackages(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	listener, connections := countingListener(t)
 	dir := t.TempDir()
 	h := hostile{netPort: listener.Addr().(*net.TCPAddr).Port, secret: filepath.Join(dir, "ssh", "id_rsa"),
 		outside: filepath.Join(dir, "outside"), scripted: filepath.Join(dir, "scripts-ran")}

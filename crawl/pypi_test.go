@@ -6,7 +6,6 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
@@ -54,22 +53,7 @@ def main():
 func TestCrawlPyPI(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var connections atomic.Int64
-	go func() {
-		for {
-			c, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			connections.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { listener.Close() })
+	listener, connections := countingListener(t)
 	pth := fmt.Sprintf(`import os, socket; exec("try:\n socket.create_connection(('127.0.0.1', %d), 2).close(); os.environ['PTH_NET'] = 'ok'\nexcept Exception as e:\n os.environ['PTH_NET'] = type(e).__name__")`+"\n",
 		listener.Addr().(*net.TCPAddr).Port)
 	ix := pypitest.Serve(t,
