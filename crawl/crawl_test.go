@@ -36,6 +36,26 @@ type fleet struct {
 	reachable  int
 }
 
+// add lists a server, rawURL, as a bare line or (not bare) a JSON line,
+// serving tools (nil: not reachable), and returns its candidate line.
+func (fl *fleet) add(t *testing.T, rawURL string, tools []testTool, bare bool) string {
+	t.Helper()
+	id, _, err := Normalise(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fl.order = append(fl.order, id)
+	if tools != nil {
+		fl.served[id] = tools
+		fl.reachable++
+	}
+	if bare {
+		return rawURL
+	}
+	b, _ := json.Marshal(map[string]string{"url": rawURL, "source": "test"})
+	return string(b)
+}
+
 func writeCandidates(t *testing.T, lines []string) string {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "candidates.jsonl")
@@ -51,21 +71,7 @@ func newFleet(t *testing.T, good int) *fleet {
 	fl := &fleet{served: map[string][]testTool{}}
 	var lines []string
 	add := func(rawURL string, tools []testTool, bare bool) {
-		id, _, err := Normalise(rawURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bare {
-			lines = append(lines, rawURL)
-		} else {
-			b, _ := json.Marshal(map[string]string{"url": rawURL, "source": "test"})
-			lines = append(lines, string(b))
-		}
-		fl.order = append(fl.order, id)
-		if tools != nil {
-			fl.served[id] = tools
-			fl.reachable++
-		}
+		lines = append(lines, fl.add(t, rawURL, tools, bare))
 	}
 	for i := range good {
 		tools := genTools(5+i*7, "srv"+string(rune('a'+i)))

@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -153,21 +152,7 @@ func newPipeFleet(t *testing.T, n *pipeNet, good, hangs int) *fleet {
 	fl := &fleet{served: map[string][]testTool{}}
 	var lines []string
 	add := func(rawURL string, tools []testTool, bare bool) {
-		id, _, err := Normalise(rawURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bare {
-			lines = append(lines, rawURL)
-		} else {
-			b, _ := json.Marshal(map[string]string{"url": rawURL, "source": "test"})
-			lines = append(lines, string(b))
-		}
-		fl.order = append(fl.order, id)
-		if tools != nil {
-			fl.served[id] = tools
-			fl.reachable++
-		}
+		lines = append(lines, fl.add(t, rawURL, tools, bare))
 	}
 	for i := range good {
 		tools := genTools(5+i%11*7, fmt.Sprintf("srv%d", i))
