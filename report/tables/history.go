@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
@@ -122,16 +121,11 @@ func (h *HistoryWriter) Close() error { return h.t.Close() }
 // order. A file without one of the columns, or with one of another type,
 // is an error naming the file.
 func ReadHistory(ctx context.Context, path string, fn func(*report.HistoryRow) error) error {
-	f, err := openreg.Open(path)
+	f, pf, err := openParquet(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
+	defer closeParquet(f, pf)
 	if _, _, err := checkedRows(path, f, pf); err != nil {
 		return err
 	}
@@ -232,16 +226,11 @@ func historyRows(rec arrow.RecordBatch, fn func(*report.HistoryRow) error) error
 // ReadMetadata returns the key-value metadata of the Parquet file at path
 // (the release a run's table is of: MetaReleaseID, MetaReleaseDate).
 func ReadMetadata(path string) (map[string]string, error) {
-	f, err := openreg.Open(path)
+	f, pf, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
+	defer closeParquet(f, pf)
 	out := map[string]string{}
 	kv := pf.MetaData().KeyValueMetadata()
 	for i, k := range kv.Keys() {

@@ -5,8 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"io"
+	"os"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
@@ -56,16 +57,11 @@ const readBatch = 32 * 1024
 // the file's size. A file that lacks a column it needs, or holds one of
 // another type, is an error naming the file.
 func ReadTools(ctx context.Context, path string, opt ReadOptions, fn func(*ToolRow) error) error {
-	f, err := openreg.Open(path)
+	f, pf, err := openParquet(path)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
+	defer closeParquet(f, pf)
 	_, hint, err := checkedRows(path, f, pf)
 	if err != nil {
 		return err
@@ -223,4 +219,26 @@ func str(a *array.String, i int) ([]byte, bool) {
 	v := a.Value(i)
 	// The bytes alias the batch's buffer, read-only; no copy per row.
 	return unsafe.Slice(unsafe.StringData(v), len(v)), true
+}
+
+// openParquet opens path, which must be a regular file, as a Parquet
+// file; a file that is not one is an error naming path. closeParquet
+// closes both.
+func openParquet(path string) (*os.File, *file.Reader, error) {
+	f, err := openreg.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	pf, err := file.NewParquetReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, pf, nil
+}
+
+// closeParquet closes what openParquet opened.
+func closeParquet(f *os.File, pf *file.Reader) {
+	pf.Close()
+	f.Close()
 }

@@ -8,10 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
-
-	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 )
 
 // ClassRow is one row of a classes.parquet: a class or a bucket, its
@@ -25,16 +22,11 @@ type ClassRow struct {
 // ReadClasses reads the rows of a classes.parquet (a dozen rows), for
 // holding a published table to its report.json.
 func ReadClasses(path string) ([]ClassRow, error) {
-	f, err := openreg.Open(path)
+	f, pf, err := openParquet(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer pf.Close()
+	defer closeParquet(f, pf)
 	if n := pf.NumRows(); n > 1000 {
 		return nil, fmt.Errorf("%s: %d rows: not a classes.parquet", path, n)
 	}
