@@ -47,7 +47,7 @@ func (r *chunkRows) reset() {
 type rowsPool struct{ l *freelist.List[*chunkRows] }
 
 func newRowsPool(workers int) *rowsPool {
-	return &rowsPool{freelist.New(2*workers+2, func() *chunkRows { return new(chunkRows) })}
+	return &rowsPool{freelist.New(linepool.DefaultInFlight(workers), func() *chunkRows { return new(chunkRows) })}
 }
 
 func (p *rowsPool) get() *chunkRows { return p.l.Get() }

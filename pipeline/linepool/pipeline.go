@@ -40,6 +40,10 @@ type Config struct {
 // DefaultChunkSize is the chunk size when Config.ChunkSize is zero.
 const DefaultChunkSize = 1 << 20
 
+// DefaultInFlight is Config.InFlight when it is zero: the chunks read but
+// not yet sunk, for workers workers.
+func DefaultInFlight(workers int) int { return 2*workers + 2 }
+
 // DefaultMaxLine is the longest line accepted when Config.MaxLine is zero.
 const DefaultMaxLine = census.DefaultMaxLine
 
@@ -51,7 +55,7 @@ func (c Config) withDefaults() Config {
 		c.ChunkSize = DefaultChunkSize
 	}
 	if c.InFlight <= 0 {
-		c.InFlight = 2*c.Workers + 2
+		c.InFlight = DefaultInFlight(c.Workers)
 	}
 	if c.MaxLine <= 0 {
 		c.MaxLine = DefaultMaxLine
