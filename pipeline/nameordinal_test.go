@@ -90,3 +90,19 @@ func TestNameOrdinalAndMetadata(t *testing.T) {
 		pf.Close()
 	}
 }
+
+// BenchmarkNameOrdinals numbers the tools of a batch as the sink does: a
+// server's tools in a run, server ids of a crawl's length.
+func BenchmarkNameOrdinals(b *testing.B) {
+	var batch tables.ToolsBatch
+	for i := range 4096 {
+		batch.AppendServerID([]byte(fmt.Sprintf("https://mcp-server-%05d.example.workers.dev/sse", i/8)), true)
+		batch.Name.AppendNullable([]byte(fmt.Sprintf("get_resource_%d", i%8)), true)
+		batch.Line = append(batch.Line, int64(i))
+	}
+	var n nameOrdinals
+	b.ReportAllocs()
+	for b.Loop() {
+		n.add(&batch)
+	}
+}
