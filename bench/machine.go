@@ -91,3 +91,63 @@ func ratioRange(a, b []time.Duration) (lo, hi float64) {
 	}
 	return lo, hi
 }
+
+// isaFeature is an instruction-set extension that changes what a run
+// costs: its /proc/cpuinfo flag, its name in the header, and the GODEBUG
+// option by which Go turns its use off.
+type isaFeature struct{ flag, name, godebug string }
+
+// isaFeatures are the extensions the run leans on: SHA-256 in hardware
+// (the tool hashes and the verification of the census file), and the
+// vector widths of memmove and Parquet's bit packing. Without SHA-NI the
+// same SHA-256 takes about four times the CPU.
+var isaFeatures = []isaFeature{
+	{"sha_ni", "SHA-NI", "cpu.sha=off"},
+	{"avx2", "AVX2", "cpu.avx2=off"},
+	{"avx512f", "AVX-512", "cpu.avx512f=off"},
+}
+
+// CPUFeatures says which of the extensions that change the run's cost the
+// processor has ("SHA-NI yes, AVX2 yes, AVX-512 no"), and which GODEBUG
+// turns off for the runs it starts (which inherit it), or "" where
+// /proc/cpuinfo cannot be read.
+func CPUFeatures() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	return cpuFeatures(string(b), os.Getenv("GODEBUG"))
+}
+
+// cpuFeatures is CPUFeatures from the text of /proc/cpuinfo and GODEBUG.
+func cpuFeatures(cpuinfo, godebug string) string {
+	var flags map[string]bool
+	for _, l := range strings.Split(cpuinfo, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "flags" {
+			flags = map[string]bool{}
+			for _, f := range strings.Fields(v) {
+				flags[f] = true
+			}
+			break
+		}
+	}
+	if flags == nil {
+		return ""
+	}
+	off := map[string]bool{}
+	for _, o := range strings.Split(godebug, ",") {
+		off[strings.TrimSpace(o)] = true
+	}
+	var parts []string
+	for _, f := range isaFeatures {
+		state := "no"
+		switch {
+		case flags[f.flag] && (off[f.godebug] || off["cpu.all=off"]):
+			state = "off (GODEBUG)"
+		case flags[f.flag]:
+			state = "yes"
+		}
+		parts = append(parts, f.name+" "+state)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -54,3 +54,23 @@ func TestLoad(t *testing.T) {
 		t.Error("no CPU model")
 	}
 }
+
+func TestCPUFeatures(t *testing.T) {
+	intel := "processor\t: 0\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse2 avx avx2 bmi2\n"
+	amd := "processor\t: 0\nflags\t\t: fpu avx2 sha_ni avx512f avx512bw\n"
+	for _, tc := range []struct {
+		name, cpuinfo, godebug, want string
+	}{
+		{"without SHA-NI", intel, "", "SHA-NI no, AVX2 yes, AVX-512 no"},
+		{"with all three", amd, "", "SHA-NI yes, AVX2 yes, AVX-512 yes"},
+		{"turned off for the runs", amd, "madvdontneed=1,cpu.sha=off", "SHA-NI off (GODEBUG), AVX2 yes, AVX-512 yes"},
+		{"all off", amd, "cpu.all=off", "SHA-NI off (GODEBUG), AVX2 off (GODEBUG), AVX-512 off (GODEBUG)"},
+		{"no flags line", "processor\t: 0\n", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := cpuFeatures(tc.cpuinfo, tc.godebug); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

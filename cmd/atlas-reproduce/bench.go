@@ -73,7 +73,11 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "%s, %d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", bench.CPUModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *runs)
+	isa := bench.CPUFeatures()
+	if isa != "" {
+		isa = " (" + isa + ")"
+	}
+	fmt.Fprintf(env.stdout, "%s%s, %d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", bench.CPUModel(), isa, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *runs)
 	bench.WriteHeadline(env.stdout, rows)
 	fmt.Fprintln(env.stdout)
 	bench.WriteTable(env.stdout, rows)
