@@ -26,6 +26,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/hugeheap"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
@@ -89,6 +90,11 @@ type Options struct {
 	// raised as they grow; the previous limit is restored at the end.
 	// Zero leaves the limit alone. DefaultMemoryRoom is the command's.
 	MemoryRoom int64
+	// HugePages asks, where the kernel gives transparent huge pages only
+	// to ranges advised for them, for the run's heap to be advised
+	// (internal/hugeheap): once per process, for MemoryRoom bytes (or
+	// DefaultMemoryRoom) and a quarter more for the lasting structures.
+	HugePages bool
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -107,6 +113,14 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		limit = newMemoryLimit(opt.MemoryRoom)
 		limit.update(0)
 		defer limit.restore()
+	}
+	var huge hugeheap.Result
+	if opt.HugePages {
+		room := opt.MemoryRoom
+		if room <= 0 {
+			room = DefaultMemoryRoom
+		}
+		huge = hugeheap.Prepare(room + room/4)
 	}
 	defaults.Set(&opt.Workers, runtime.GOMAXPROCS(0))
 	manifest, manifestName := opt.Manifest, opt.ManifestName
@@ -254,7 +268,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	defaults.Logger(opt.Logger).Info(release.ToolsFile+": run finished",
 		"tools", r.Tools, "servers", r.Servers, "elapsed", el.Round(10*time.Millisecond),
 		"json_mb", math.Round(float64(main.jsonBytes)/1e5)/10, "mb_per_s", math.Round(float64(main.jsonBytes)/1e6/el.Seconds()),
-		"workers", opt.Workers, "report", r.Kind, "verdict", verdict, "out", opt.Out)
+		"workers", opt.Workers, "huge_pages", huge.Advised, "report", r.Kind, "verdict", verdict, "out", opt.Out)
 	return r, nil
 }
 
