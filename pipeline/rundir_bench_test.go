@@ -16,7 +16,9 @@ import (
 //
 //	ATLAS_BENCH_DIR=bench-data/real go test -run '^$' -bench RunDir -benchtime 2x -cpuprofile cpu.prof ./pipeline
 //
-// Without the variable it is skipped: it measures, it asserts nothing.
+// Without the variable it is skipped: it measures, it asserts nothing. It
+// runs as the command does: the command's memory room, the heap advised for
+// huge pages (ATLAS_BENCH_HUGE_PAGES=0 leaves it alone).
 func BenchmarkRunDir(b *testing.B) {
 	data := os.Getenv("ATLAS_BENCH_DIR")
 	if data == "" {
@@ -29,7 +31,8 @@ func BenchmarkRunDir(b *testing.B) {
 	out := b.TempDir()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := Run(context.Background(), Options{Data: data, Out: out, Manifest: m, ManifestName: "SHA256SUMS"}); err != nil {
+		if _, err := Run(context.Background(), Options{Data: data, Out: out, Manifest: m, ManifestName: "SHA256SUMS",
+			MemoryRoom: DefaultMemoryRoom, HugePages: os.Getenv("ATLAS_BENCH_HUGE_PAGES") != "0"}); err != nil {
 			b.Fatal(err)
 		}
 	}
