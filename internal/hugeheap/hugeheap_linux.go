@@ -19,6 +19,9 @@ const modeFile = "/sys/kernel/mm/transparent_hugepage/enabled"
 // holds the grown range takes in the heap that was there before it.
 const arenaBytes = 64 << 20
 
+// maxRoom bounds the range Prepare grows the heap by.
+const maxRoom = 512 << 20
+
 func mode() string {
 	b, err := os.ReadFile(modeFile)
 	if err != nil {
@@ -32,7 +35,10 @@ func prepare(room int64) Result {
 	if r.Mode != "madvise" || room <= 0 {
 		return r
 	}
-	b := make([]byte, room)
+	// The grown range is committed memory, though untouched: a room far
+	// past what a run's heap holds would count against a machine that
+	// commits strictly (vm.overcommit_memory=2) for nothing.
+	b := make([]byte, min(room, maxRoom))
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	end := start + uintptr(len(b))
 	base := start &^ (arenaBytes - 1)
