@@ -106,17 +106,23 @@ func (b *ToolsBatch) appendServerRef(src *ToolsBatch, r int) {
 }
 
 // PropertiesBatch is a run of properties.parquet rows, column by column.
-// It has no server id and tool name columns: they are its tool's, and the
+// A worker leaves ServerID and Tool empty: they are its tool's, and the
 // writer takes them from the chunk's ToolsBatch as it buffers the rows,
 // once per tool, so a record's server id is copied neither per property
 // on the hot path nor in the row group.
 type PropertiesBatch struct {
-	Name, Where StringColumn
-	// ToolOrdinal is the ordinal of the row's tool, counted from the
-	// chunk's first tool: the row's index in the chunk's ToolsBatch.
+	ServerID, Tool, Name, Where StringColumn
+	// ToolOrdinal is the ordinal of the row's tool. In a chunk's batch it
+	// counts from the chunk's first tool (it is the row's index in the
+	// chunk's ToolsBatch); in the writer's row group, from the file's.
 	ToolOrdinal []int64
 	Required    []bool
 	Labels      []classify.Set
+
+	// In the writer's row group, ServerID and Tool have one value per tool
+	// and toolRef gives each row's; lastOrdinal is the last tool's.
+	toolRef     []int32
+	lastOrdinal int64
 }
 
 // Len is the number of rows.
@@ -124,9 +130,39 @@ func (b *PropertiesBatch) Len() int { return len(b.Required) }
 
 // Reset empties the batch, keeping its memory.
 func (b *PropertiesBatch) Reset() {
-	b.Name.Reset()
-	b.Where.Reset()
-	b.ToolOrdinal, b.Required, b.Labels = b.ToolOrdinal[:0], b.Required[:0], b.Labels[:0]
+	for _, c := range []*StringColumn{&b.ServerID, &b.Tool, &b.Name, &b.Where} {
+		c.Reset()
+	}
+	b.ToolOrdinal, b.Required, b.Labels, b.toolRef = b.ToolOrdinal[:0], b.Required[:0], b.Labels[:0], b.toolRef[:0]
+}
+
+// grow makes room for n more rows in every column but the strings' bytes
+// (server ids and tool names have a value per tool, not per row).
+func (b *PropertiesBatch) grow(n int) {
+	b.Name.grow(n)
+	b.Where.grow(n)
+	b.ToolOrdinal, b.Required, b.Labels = slices.Grow(b.ToolOrdinal, n), slices.Grow(b.Required, n), slices.Grow(b.Labels, n)
+	b.toolRef = slices.Grow(b.toolRef, n)
+}
+
+// appendRows appends rows [from, to) of a chunk's batch src, taking the
+// server id and tool name of each row's tool from the chunk's tools.
+func (b *PropertiesBatch) appendRows(src *PropertiesBatch, tools *ToolsBatch, from, to int, firstOrdinal int64) {
+	for _, o := range src.ToolOrdinal[from:to] {
+		ord := firstOrdinal + o
+		if b.ServerID.Len() == 0 || ord != b.lastOrdinal {
+			r := int(tools.serverRef[o])
+			b.ServerID.appendRows(&tools.ServerID, r, r+1)
+			b.Tool.appendRows(&tools.Name, int(o), int(o)+1)
+			b.lastOrdinal = ord
+		}
+		b.toolRef = append(b.toolRef, int32(b.ServerID.Len()-1))
+		b.ToolOrdinal = append(b.ToolOrdinal, ord)
+	}
+	b.Name.appendRows(&src.Name, from, to)
+	b.Where.appendRows(&src.Where, from, to)
+	b.Required = append(b.Required, src.Required[from:to]...)
+	b.Labels = append(b.Labels, src.Labels[from:to]...)
 }
 
 // classesBatch is classes.parquet's rows: the class table beside the

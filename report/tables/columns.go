@@ -211,7 +211,8 @@ type dictionaryEncoder interface {
 // dictionary and the indices.
 func writeStrings(cw *file.ByteArrayColumnChunkWriter, v stringRows, defs []int16, s *scratch) error {
 	c, rows := v.c, v.len()
-	if !dictionaryOn(cw) {
+	enc, ok := cw.CurrentEncoder().(dictionaryEncoder)
+	if !ok || cw.CurrentEncoder().Encoding() != parquet.Encodings.PlainDict {
 		// Dictionary encoding is off for this column: plain values.
 		s.values = s.values[:0]
 		for i := range rows {
@@ -223,42 +224,28 @@ func writeStrings(cw *file.ByteArrayColumnChunkWriter, v stringRows, defs []int1
 		return err
 	}
 	nulls := dictionaryIndices(v, &s.dict, &s.idx)
-	return writeDictionary(cw, &s.dict, s.idx, nulls, func(i int) bool { return c.null[v.ref(i)] }, defs, s)
-}
-
-// dictionaryOn reports whether the column writer encodes its current
-// values with a dictionary that writeDictionary can seed.
-func dictionaryOn(cw *file.ByteArrayColumnChunkWriter) bool {
-	_, ok := cw.CurrentEncoder().(dictionaryEncoder)
-	return ok && cw.CurrentEncoder().Encoding() == parquet.Encodings.PlainDict
-}
-
-// writeDictionary hands the column writer a row group's dictionary d and
-// each row's value id idx (any id for a null row): nulls rows are null,
-// and null tells which.
-func writeDictionary(cw *file.ByteArrayColumnChunkWriter, d *strDict, idx []int32, nulls int, null func(row int) bool, defs []int16, s *scratch) error {
-	dict := array.NewStringData(array.NewData(arrow.BinaryTypes.String, d.len(),
-		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(d.ends)), memory.NewBufferBytes(d.dict)}, nil, 0, 0))
+	dict := array.NewStringData(array.NewData(arrow.BinaryTypes.String, s.dict.len(),
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.dict.ends)), memory.NewBufferBytes(s.dict.dict)}, nil, 0, 0))
 	defer dict.Release()
-	if err := cw.CurrentEncoder().(dictionaryEncoder).PutDictionary(dict); err != nil {
+	if err := enc.PutDictionary(dict); err != nil {
 		return err
 	}
 	// The indices have a slot per row; a null row's slot must be null in
 	// the array too, or the encoder writes an index for it.
 	var valid *memory.Buffer
 	if nulls > 0 {
-		s.valid = append(s.valid[:0], make([]byte, bitutil.BytesForBits(int64(len(idx))))...)
-		for i := range idx {
-			if !null(i) {
+		s.valid = append(s.valid[:0], make([]byte, bitutil.BytesForBits(int64(rows)))...)
+		for i := range rows {
+			if !c.null[v.ref(i)] {
 				bitutil.SetBit(s.valid, i)
 			}
 		}
 		valid = memory.NewBufferBytes(s.valid)
 	}
-	ids := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, len(idx),
-		[]*memory.Buffer{valid, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(idx))}, nil, nulls, 0))
-	defer ids.Release()
-	return cw.WriteDictIndices(ids, defs, nil)
+	idx := array.NewInt32Data(array.NewData(arrow.PrimitiveTypes.Int32, len(s.idx),
+		[]*memory.Buffer{valid, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(s.idx))}, nil, nulls, 0))
+	defer idx.Release()
+	return cw.WriteDictIndices(idx, defs, nil)
 }
 
 // dictionaryIndices numbers the distinct values of rows v in d, in the

@@ -72,17 +72,17 @@ func toolsColumns() []column[ToolsBatch] {
 // tool_ordinal, property, location (properties, definitions/<key>,
 // $defs/<key>; not "where", an SQL keyword), required, then a boolean per
 // class and per bucket, as tools.parquet has them (WHERE credential_value).
-func propertiesColumns() []column[propertiesGroup] {
-	cols := []column[propertiesGroup]{
-		dictStringColumn("server_id", true, func(g *propertiesGroup) *dictColumn { return &g.ServerID }),
-		dictStringColumn("tool", true, func(g *propertiesGroup) *dictColumn { return &g.Tool }),
-		int64Column("tool_ordinal", func(g *propertiesGroup, _ int64, _ *scratch) []int64 { return g.ToolOrdinal }),
-		dictStringColumn("property", false, func(g *propertiesGroup) *dictColumn { return &g.Name }),
-		dictStringColumn("location", false, func(g *propertiesGroup) *dictColumn { return &g.Where }),
-		boolColumn("required", func(g *propertiesGroup, _ *scratch) []bool { return g.Required }),
+func propertiesColumns() []column[PropertiesBatch] {
+	cols := []column[PropertiesBatch]{
+		stringColumn("server_id", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.ServerID, b.toolRef }),
+		stringColumn("tool", true, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Tool, b.toolRef }),
+		int64Column("tool_ordinal", func(b *PropertiesBatch, _ int64, _ *scratch) []int64 { return b.ToolOrdinal }),
+		stringColumn("property", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Name, nil }),
+		stringColumn("location", false, func(b *PropertiesBatch) (*StringColumn, []int32) { return &b.Where, nil }),
+		boolColumn("required", func(b *PropertiesBatch, _ *scratch) []bool { return b.Required }),
 	}
-	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(g *propertiesGroup) []classify.Set { return g.Labels })...)
-	cols = append(cols, boolGroup(labelColumns(bucketBits, ""), bucketBits, func(g *propertiesGroup) []classify.Set { return g.Labels })...)
+	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *PropertiesBatch) []classify.Set { return b.Labels })...)
+	cols = append(cols, boolGroup(labelColumns(bucketBits, ""), bucketBits, func(b *PropertiesBatch) []classify.Set { return b.Labels })...)
 	return cols
 }
 

@@ -105,9 +105,3 @@ func (d *strDict) hash(val []byte) uint64 {
 	hi, lo := bits.Mul64(a^d.key, b^uint64(n)^0x9e3779b97f4a7c15)
 	return hi ^ lo
 }
-
-// value returns value id's bytes.
-func (d *strDict) value(id int32) []byte {
-	lo, hi := d.ends[id], d.ends[id+1]
-	return d.dict[lo:hi:hi]
-}

@@ -173,13 +173,13 @@ func (w *ToolsWriter) Append(b *ToolsBatch) error {
 
 // PropertiesWriter streams properties.parquet.
 type PropertiesWriter struct {
-	*table[propertiesGroup, *propertiesGroup]
+	*table[PropertiesBatch, *PropertiesBatch]
 }
 
 // NewPropertiesWriter starts properties.parquet on w, with meta as
 // NewToolsWriter.
 func NewPropertiesWriter(w io.Writer, meta ...KV) (*PropertiesWriter, error) {
-	t, err := newTable[propertiesGroup]("properties.parquet", w, batchRows, propertiesColumns(), meta...)
+	t, err := newTable[PropertiesBatch]("properties.parquet", w, batchRows, propertiesColumns(), meta...)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +190,7 @@ func NewPropertiesWriter(w io.Writer, meta ...KV) (*PropertiesWriter, error) {
 // chunk's tools batch and whose tool ordinals count from firstOrdinal; the
 // caller may reuse both on return.
 func (w *PropertiesWriter) Append(b *PropertiesBatch, tools *ToolsBatch, firstOrdinal int64) error {
-	return w.append(b.Len(), func(buf *propertiesGroup, from, to int) { buf.appendRows(b, tools, from, to, firstOrdinal) })
+	return w.append(b.Len(), func(buf *PropertiesBatch, from, to int) { buf.appendRows(b, tools, from, to, firstOrdinal) })
 }
 
 // appendRow appends one row, filled in place by fill, and writes the row

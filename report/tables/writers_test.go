@@ -15,12 +15,9 @@ import (
 )
 
 // The writers hand arrow-go's column writers what they can take fastest:
-// booleans as bitmaps, and properties.parquet's strings numbered as rows
-// come in. The tests here hold each such path to the plain one it
-// replaces, byte for byte: the same rows written through the column
-// writers' ordinary entry points, and properties.parquet's strings
-// buffered whole and numbered when the row group is written, must give
-// the same file.
+// booleans as bitmaps. The tests here hold each such path to the plain one
+// it replaces, byte for byte: the same rows written through the column
+// writers' ordinary entry points must give the same file.
 
 // plainColumns returns cols with every boolean column written the plain
 // way: the row group's values as a []bool through WriteBatch.
@@ -44,96 +41,25 @@ func plainColumns[B any](cols []column[B]) []column[B] {
 	return cols
 }
 
-// propertiesAppender is a properties.parquet writer.
-type propertiesAppender interface {
-	Append(b *PropertiesBatch, tools *ToolsBatch, firstOrdinal int64) error
-	Close() error
-}
-
 // writers makes the tools and properties writers of one way of writing.
 type writers struct {
 	tools func(io.Writer) (*ToolsWriter, error)
-	props func(io.Writer) (propertiesAppender, error)
+	props func(io.Writer) (*PropertiesWriter, error)
 }
 
 var (
-	fastWriters = writers{
-		func(w io.Writer) (*ToolsWriter, error) { return NewToolsWriter(w) },
-		func(w io.Writer) (propertiesAppender, error) { return NewPropertiesWriter(w) },
-	}
+	fastWriters  = writers{func(w io.Writer) (*ToolsWriter, error) { return NewToolsWriter(w) }, func(w io.Writer) (*PropertiesWriter, error) { return NewPropertiesWriter(w) }}
 	plainWriters = writers{
 		func(w io.Writer) (*ToolsWriter, error) {
 			t, err := newTable[ToolsBatch]("tools.parquet", w, toolsGroupRows, plainColumns(toolsColumns()))
 			return &ToolsWriter{t}, err
 		},
-		func(w io.Writer) (propertiesAppender, error) {
-			t, err := newTable[plainPropertiesGroup]("properties.parquet", w, batchRows, plainColumns(plainPropertiesColumns()))
-			return &plainPropertiesWriter{t}, err
+		func(w io.Writer) (*PropertiesWriter, error) {
+			t, err := newTable[PropertiesBatch]("properties.parquet", w, batchRows, plainColumns(propertiesColumns()))
+			return &PropertiesWriter{t}, err
 		},
 	}
 )
-
-// plainPropertiesGroup is properties.parquet's row group as the strings
-// were once buffered: each row's bytes copied in, the server id and tool
-// name once per tool with each row's reference, numbered by
-// dictionaryIndices when the row group is written.
-type plainPropertiesGroup struct {
-	ServerID, Tool, Name, Where StringColumn
-	ToolOrdinal                 []int64
-	Required                    []bool
-	Labels                      []classify.Set
-	toolRef                     []int32
-	lastOrdinal                 int64
-}
-
-func (b *plainPropertiesGroup) Len() int { return len(b.Required) }
-
-func (b *plainPropertiesGroup) Reset() {
-	for _, c := range []*StringColumn{&b.ServerID, &b.Tool, &b.Name, &b.Where} {
-		c.Reset()
-	}
-	b.ToolOrdinal, b.Required, b.Labels, b.toolRef = b.ToolOrdinal[:0], b.Required[:0], b.Labels[:0], b.toolRef[:0]
-}
-
-func (b *plainPropertiesGroup) appendRows(src *PropertiesBatch, tools *ToolsBatch, from, to int, firstOrdinal int64) {
-	for _, o := range src.ToolOrdinal[from:to] {
-		ord := firstOrdinal + o
-		if b.ServerID.Len() == 0 || ord != b.lastOrdinal {
-			r := int(tools.serverRef[o])
-			b.ServerID.appendRows(&tools.ServerID, r, r+1)
-			b.Tool.appendRows(&tools.Name, int(o), int(o)+1)
-			b.lastOrdinal = ord
-		}
-		b.toolRef = append(b.toolRef, int32(b.ServerID.Len()-1))
-		b.ToolOrdinal = append(b.ToolOrdinal, ord)
-	}
-	b.Name.appendRows(&src.Name, from, to)
-	b.Where.appendRows(&src.Where, from, to)
-	b.Required = append(b.Required, src.Required[from:to]...)
-	b.Labels = append(b.Labels, src.Labels[from:to]...)
-}
-
-func plainPropertiesColumns() []column[plainPropertiesGroup] {
-	cols := []column[plainPropertiesGroup]{
-		stringColumn("server_id", true, func(b *plainPropertiesGroup) (*StringColumn, []int32) { return &b.ServerID, b.toolRef }),
-		stringColumn("tool", true, func(b *plainPropertiesGroup) (*StringColumn, []int32) { return &b.Tool, b.toolRef }),
-		int64Column("tool_ordinal", func(b *plainPropertiesGroup, _ int64, _ *scratch) []int64 { return b.ToolOrdinal }),
-		stringColumn("property", false, func(b *plainPropertiesGroup) (*StringColumn, []int32) { return &b.Name, nil }),
-		stringColumn("location", false, func(b *plainPropertiesGroup) (*StringColumn, []int32) { return &b.Where, nil }),
-		boolColumn("required", func(b *plainPropertiesGroup, _ *scratch) []bool { return b.Required }),
-	}
-	cols = append(cols, boolGroup(labelColumns(classBits, ""), classBits, func(b *plainPropertiesGroup) []classify.Set { return b.Labels })...)
-	cols = append(cols, boolGroup(labelColumns(bucketBits, ""), bucketBits, func(b *plainPropertiesGroup) []classify.Set { return b.Labels })...)
-	return cols
-}
-
-type plainPropertiesWriter struct {
-	*table[plainPropertiesGroup, *plainPropertiesGroup]
-}
-
-func (w *plainPropertiesWriter) Append(b *PropertiesBatch, tools *ToolsBatch, firstOrdinal int64) error {
-	return w.append(b.Len(), func(buf *plainPropertiesGroup, from, to int) { buf.appendRows(b, tools, from, to, firstOrdinal) })
-}
 
 // TestWritersMatchPlainPaths writes the same rows the fast way and the
 // plain way and wants the same bytes, for the round-trip test's rows
