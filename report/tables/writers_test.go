@@ -9,18 +9,22 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // The writers hand arrow-go's column writers what they can take fastest:
-// booleans as bitmaps. The tests here hold each such path to the plain one
-// it replaces, byte for byte: the same rows written through the column
-// writers' ordinary entry points must give the same file.
+// booleans as bitmaps, and memory that a recycler takes back between
+// column chunks. The tests here hold each such path to the plain one it
+// replaces, byte for byte: the same rows written through the column
+// writers' ordinary entry points, on memory from the Go heap, must give
+// the same file.
 
 // plainColumns returns cols with every boolean column written the plain
-// way: the row group's values as a []bool through WriteBatch.
+// way: the row group's values as a []bool through WriteBatch. A table of
+// them goes on memory.DefaultAllocator.
 func plainColumns[B any](cols []column[B]) []column[B] {
 	cols = slices.Clone(cols)
 	for i, c := range cols {
@@ -51,18 +55,32 @@ var (
 	fastWriters  = writers{func(w io.Writer) (*ToolsWriter, error) { return NewToolsWriter(w) }, func(w io.Writer) (*PropertiesWriter, error) { return NewPropertiesWriter(w) }}
 	plainWriters = writers{
 		func(w io.Writer) (*ToolsWriter, error) {
-			t, err := newTable[ToolsBatch]("tools.parquet", w, toolsGroupRows, plainColumns(toolsColumns()))
+			t, err := newTableOn[ToolsBatch](memory.DefaultAllocator, "tools.parquet", w, toolsGroupRows, plainColumns(toolsColumns()))
 			return &ToolsWriter{t}, err
 		},
 		func(w io.Writer) (*PropertiesWriter, error) {
-			t, err := newTable[PropertiesBatch]("properties.parquet", w, batchRows, plainColumns(propertiesColumns()))
+			t, err := newTableOn[PropertiesBatch](memory.DefaultAllocator, "properties.parquet", w, batchRows, plainColumns(propertiesColumns()))
 			return &PropertiesWriter{t}, err
 		},
 	}
 )
 
-// TestWritersMatchPlainPaths writes the same rows the fast way and the
-// plain way and wants the same bytes, for the round-trip test's rows
+// poisonWriters are the fast writers on a recycler that overwrites each
+// buffer the column writers free: were one read after it is freed, the
+// file would differ from the plain one.
+var poisonWriters = writers{
+	func(w io.Writer) (*ToolsWriter, error) {
+		t, err := newTableOn[ToolsBatch](&recycler{out: map[*byte][]byte{}, poison: true}, "tools.parquet", w, toolsGroupRows, toolsColumns())
+		return &ToolsWriter{t}, err
+	},
+	func(w io.Writer) (*PropertiesWriter, error) {
+		t, err := newTableOn[PropertiesBatch](&recycler{out: map[*byte][]byte{}, poison: true}, "properties.parquet", w, batchRows, propertiesColumns())
+		return &PropertiesWriter{t}, err
+	},
+}
+
+// TestWritersMatchPlainPaths writes the same rows the fast way (also on
+// poisoned memory) and the plain way and wants the same bytes, for the round-trip test's rows
 // (nulls, invalid UTF-8, hashes that repeat only in the second row group)
 // and for census-shaped rows (sparse labels, long runs), each in chunks of
 // the runner's size and of one row.
@@ -86,6 +104,10 @@ func TestWritersMatchPlainPaths(t *testing.T) {
 			}
 			if !bytes.Equal(fastProps, plainProps) {
 				t.Errorf("properties.parquet: %d bytes the fast way, %d the plain way, not the same", len(fastProps), len(plainProps))
+			}
+			poisonTools, poisonProps := tc.rows.writeWith(t, poisonWriters, chunk)
+			if !bytes.Equal(poisonTools, plainTools) || !bytes.Equal(poisonProps, plainProps) {
+				t.Errorf("written on memory overwritten as it is freed, the files differ from the plain way's")
 			}
 		})
 	}
@@ -121,11 +143,18 @@ func TestChangesMatchPlainPaths(t *testing.T) {
 	}
 	fast := write(func(w io.Writer) (*ChangesWriter, error) { return NewChangesWriter(w) })
 	plain := write(func(w io.Writer) (*ChangesWriter, error) {
-		t, err := newTable[ChangesBatch]("changes.parquet", w, batchRows, plainColumns(changesColumns()))
+		t, err := newTableOn[ChangesBatch](memory.DefaultAllocator, "changes.parquet", w, batchRows, plainColumns(changesColumns()))
 		return &ChangesWriter{t}, err
 	})
 	if !bytes.Equal(fast, plain) {
 		t.Errorf("changes.parquet: %d bytes the fast way, %d the plain way, not the same", len(fast), len(plain))
+	}
+	poison := write(func(w io.Writer) (*ChangesWriter, error) {
+		t, err := newTableOn[ChangesBatch](&recycler{out: map[*byte][]byte{}, poison: true}, "changes.parquet", w, batchRows, changesColumns())
+		return &ChangesWriter{t}, err
+	})
+	if !bytes.Equal(poison, plain) {
+		t.Error("changes.parquet written on memory overwritten as it is freed differs from the plain way's")
 	}
 }
 
