@@ -35,6 +35,10 @@ const (
 	minClass = 6
 	// maxKept bounds what a table's recycler holds between uses.
 	maxKept = 8 << 20
+	// maxRecycled is the largest buffer recycled: a larger one, rounded
+	// up to a power of two, could waste as much as it holds, and is left
+	// to the Go heap.
+	maxRecycled = 4 << 20
 )
 
 var _ memory.Allocator = (*recycler)(nil)
@@ -45,7 +49,7 @@ func sizeClass(size int) int { return max(minClass, bits.Len(uint(size-1))) }
 
 // Allocate returns a zeroed buffer of size bytes.
 func (r *recycler) Allocate(size int) []byte {
-	if size <= 0 {
+	if size <= 0 || size > maxRecycled {
 		return memory.DefaultAllocator.Allocate(size)
 	}
 	c := sizeClass(size)

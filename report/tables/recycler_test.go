@@ -83,6 +83,20 @@ func TestRecyclerIgnoresForeignBuffers(t *testing.T) {
 	}
 }
 
+// TestRecyclerLargeBuffers: a buffer over maxRecycled comes from the Go
+// heap, at its size, and is not kept when freed.
+func TestRecyclerLargeBuffers(t *testing.T) {
+	r := newRecycler()
+	b := r.Allocate(maxRecycled + 1)
+	if len(b) != maxRecycled+1 || cap(b) != maxRecycled+1 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%64 != 0 {
+		t.Fatalf("len %d cap %d, want %d, 64-byte aligned", len(b), cap(b), maxRecycled+1)
+	}
+	r.Free(b)
+	if r.kept != 0 || len(r.out) != 0 {
+		t.Errorf("a large buffer is tracked: %d bytes kept, %d out", r.kept, len(r.out))
+	}
+}
+
 // TestRecyclerBound: what the recycler keeps between uses stays within
 // maxKept.
 func TestRecyclerBound(t *testing.T) {
