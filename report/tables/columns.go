@@ -14,8 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/schema"
-
-	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
 // The Parquet tables are written with the Parquet column writers directly,
@@ -122,6 +120,9 @@ type column[B any] struct {
 	node  schema.Node
 	props []parquet.WriterProperty
 	write func(cw file.ColumnChunkWriter, b *B, first int64, s *scratch) error
+	// bitmap, for a boolean column, is what write hands the writer: the
+	// row group's values as a bitmap and the number of rows.
+	bitmap func(b *B, s *scratch) ([]byte, int)
 }
 
 // scratch is the memory the column writes reuse from one row group to the
@@ -132,7 +133,7 @@ type scratch struct {
 	valid  []byte
 	values []parquet.ByteArray
 	defs   []int16
-	bools  []bool
+	bits   []byte
 	ints   []int64
 	fixed  []parquet.FixedLenByteArray
 }
@@ -375,36 +376,6 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 			return err
 		},
 	}
-}
-
-func boolColumn[B any](name string, values func(b *B, s *scratch) []bool) column[B] {
-	return column[B]{
-		node:  must(schema.NewPrimitiveNode(name, parquet.Repetitions.Required, parquet.Types.Boolean, -1, -1)),
-		props: []parquet.WriterProperty{parquet.WithDictionaryFor(name, false)},
-		write: func(cw file.ColumnChunkWriter, b *B, _ int64, s *scratch) error {
-			_, err := cw.(*file.BooleanColumnChunkWriter).WriteBatch(values(b, s), nil, nil)
-			return err
-		},
-	}
-}
-
-// boolGroup is a group of boolean columns read off one label set per row:
-// column i is true where the row's set has bits[i]. A group of columns
-// (classes, class-required, buckets, or any other set a worker computes per
-// row) is one call here and one []classify.Set in the batch.
-func boolGroup[B any](names []string, bits []classify.Set, sets func(*B) []classify.Set) []column[B] {
-	var cols []column[B]
-	for i, name := range names {
-		bit := bits[i]
-		cols = append(cols, boolColumn(name, func(b *B, s *scratch) []bool {
-			s.bools = slices.Grow(s.bools[:0], len(sets(b)))
-			for _, set := range sets(b) {
-				s.bools = append(s.bools, set&bit != 0)
-			}
-			return s.bools
-		}))
-	}
-	return cols
 }
 
 func boolInt(b bool) int {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
@@ -58,11 +59,17 @@ type table[B any, PB rowGroup[B]] struct {
 // and, beside the version and rules every table carries, the key-value
 // metadata meta.
 func newTable[B any, PB rowGroup[B]](name string, w io.Writer, groupRows int, cols []column[B], meta ...KV) (*table[B, PB], error) {
+	return newTableOn[B, PB](newRecycler(), name, w, groupRows, cols, meta...)
+}
+
+// newTableOn is newTable with the column writers' memory taken from mem.
+func newTableOn[B any, PB rowGroup[B]](mem memory.Allocator, name string, w io.Writer, groupRows int, cols []column[B], meta ...KV) (*table[B, PB], error) {
 	fields := make(schema.FieldList, len(cols))
 	props := []parquet.WriterProperty{
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(int64(groupRows)),
 		parquet.WithCreatedBy(createdBy()),
+		parquet.WithAllocator(mem),
 	}
 	// A hash column's dictionary that outgrows the page size limit falls
 	// back to plain pages mid-chunk, and arrow-go then lists the chunk's

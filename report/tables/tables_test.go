@@ -98,12 +98,18 @@ func genRows(rng *rand.Rand, tools int) *tableRows {
 // write writes the rows in chunks of the given sizes, as the runner does.
 func (r *tableRows) write(t *testing.T, chunk func() int) (toolsPq, propsPq []byte) {
 	t.Helper()
+	return r.writeWith(t, fastWriters, chunk)
+}
+
+// writeWith writes the rows as write does, with the writers of w.
+func (r *tableRows) writeWith(t *testing.T, w writers, chunk func() int) (toolsPq, propsPq []byte) {
+	t.Helper()
 	var tb, pb bytes.Buffer
-	tw, err := NewToolsWriter(&tb)
+	tw, err := w.tools(&tb)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pw, err := NewPropertiesWriter(&pb)
+	pw, err := w.props(&pb)
 	if err != nil {
 		t.Fatal(err)
 	}
