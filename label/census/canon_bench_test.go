@@ -83,3 +83,47 @@ func benchTools(b *testing.B, lines [][]byte) ([][]byte, int64) {
 	}
 	return raws, size
 }
+
+// BenchmarkCanonicalDecoded interleaves AppendCanonicalTool and
+// AppendCanonicalDecoded, which trusts the decoder's validation, pass by
+// pass on the same tools, as BenchmarkCanonicalPaths does the two paths,
+// and reports each one's throughput and the ratio of the sums and of the
+// quickest passes. "real" is the bundled real tools.
+func BenchmarkCanonicalDecoded(b *testing.B) {
+	for _, name := range []string{"real", "census"} {
+		raws, size := benchTools(b, benchInputs(b)[name])
+		b.Run(name, func(b *testing.B) {
+			var checked, trusted time.Duration
+			var buf []byte
+			var t Tool
+			pass := func(decoded bool) time.Duration {
+				t0 := time.Now()
+				for _, r := range raws {
+					var err error
+					if decoded {
+						t.Raw = r
+						buf, _, _, err = AppendCanonicalDecoded(buf[:0], &t)
+					} else {
+						buf, _, _, err = AppendCanonicalTool(buf[:0], r)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				return time.Since(t0)
+			}
+			minChecked, minTrusted := time.Duration(1<<62), time.Duration(1<<62)
+			for b.Loop() {
+				c, d := pass(false), pass(true)
+				checked += c
+				trusted += d
+				minChecked, minTrusted = min(minChecked, c), min(minTrusted, d)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(size)*n/checked.Seconds()/1e6, "tool-MB/s")
+			b.ReportMetric(float64(size)*n/trusted.Seconds()/1e6, "decoded-MB/s")
+			b.ReportMetric(checked.Seconds()/trusted.Seconds(), "x-tool")
+			b.ReportMetric(minChecked.Seconds()/minTrusted.Seconds(), "x-tool-min")
+		})
+	}
+}

@@ -102,7 +102,13 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 		it := &stack[len(stack)-1]
 		switch ch := data[p]; ch {
 		case '"':
-			end, esc, sok := tapeString(data, p)
+			var end int
+			var esc, sok bool
+			if c.trusted {
+				end, esc, sok = trustedString(data, p)
+			} else {
+				end, esc, sok = tapeString(data, p)
+			}
 			if !sok {
 				return dst, false
 			}
@@ -139,7 +145,7 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			if ch == 'f' {
 				end++
 			}
-			if end > n || string(data[p:end]) != "true" && string(data[p:end]) != "false" && string(data[p:end]) != "null" {
+			if end > n || !c.trusted && string(data[p:end]) != "true" && string(data[p:end]) != "false" && string(data[p:end]) != "null" {
 				return dst, false
 			}
 			it.a, it.b = int32(p), int32(end)
@@ -149,7 +155,7 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			if ch == 'I' {
 				end += 5
 			}
-			if end > n || string(data[p:end]) != "NaN" && string(data[p:end]) != "Infinity" {
+			if end > n || !c.trusted && string(data[p:end]) != "NaN" && string(data[p:end]) != "Infinity" {
 				return dst, false
 			}
 			it.a, it.b = int32(p), int32(end)
@@ -236,7 +242,13 @@ func (c *canonicalizer) tapeKey(p int, it *canonItem) (int, bool) {
 		// after the opening one, the first special byte among them,
 		// ends a key without escapes, and they are its prefix.
 		w := binary.LittleEndian.Uint64(data[p+1:])
-		if m := specialMask(w); m != 0 {
+		var m uint64
+		if c.trusted {
+			m = quoteMask(w)
+		} else {
+			m = specialMask(w)
+		}
+		if m != 0 {
 			if i := bits.TrailingZeros64(m) >> 3; data[p+1+i] == '"' {
 				it.ka, it.kb = int32(p+1), int32(p+1+i)
 				it.kp = bits.ReverseBytes64(w) &^ (math.MaxUint64 >> (8 * i))
@@ -248,7 +260,13 @@ func (c *canonicalizer) tapeKey(p int, it *canonItem) (int, bool) {
 			}
 		}
 	}
-	end, esc, ok := tapeString(data, p)
+	var end int
+	var esc, ok bool
+	if c.trusted {
+		end, esc, ok = trustedString(data, p)
+	} else {
+		end, esc, ok = tapeString(data, p)
+	}
 	if !ok {
 		return p, false
 	}

@@ -1,0 +1,238 @@
+package census
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// decodedCases are census lines whose tools test AppendCanonicalDecoded
+// where trusting the decoder could go wrong: escapes that hide quotes
+// and backslashes, \u escapes and surrogates, non-ASCII keys and text,
+// every literal and number spelling, duplicate keys, the schema alias,
+// nesting at MaxDepth, texts past tapeLimit, and each record shape.
+func decodedCases() []string {
+	tool := func(body string) string { return `{"server_id":"s","tools":[` + body + `]}` }
+	long := strings.Repeat("x", tapeLimit)
+	return []string{
+		tool(`{"name":"a\"}],\\","description":"q\\\"{[\\\\","inputSchema":{"properties":{"q\"}":{"description":"\\\\\"]}"}}}}`),
+		tool(`{"inputSchema":{"\u0062":1,"a\u0000":2,"a\\":3,"a\/":4,"\ud83d\ude00":5,"\uff61":6,"\ud800":7,"\udc00x":8}}`),
+		tool(`{"n\u00e9":"é😀\u2028","name":"名前","description":"é\ud800\ud800\udc00"}`),
+		tool(`{"inputSchema":{"a":[true,false,null,NaN,Infinity,-Infinity,-0,0,1.0,1e400,-1e400,1E2,1e-7,0.000001,1e21,9007199254740993,` + strings.Repeat("9", MaxIntDigits) + `]}}`),
+		tool(`{"inputSchema":{"b":1,"a":2,"b":3,"a":{"y":1,"x":2,"y":3}},"name":"n","inputSchema":{"z":[],"a":{}}}`),
+		tool(`{"inputSchema":null,"input_schema":{"z":1,"y":-0}},{"input_schema":{"a":1},"inputSchema":null},{"inputSchema":"text","input_schema":{"a":1}}`),
+		tool(`{"name":"deep","inputSchema":` + nest(`{"a":`, "}", MaxDepth-3, "1") + `}`),
+		tool(`{"name":"deepArr","x":` + nest(`[`, "]", MaxDepth-3, "") + `}`),
+		tool(`{"name":"long","description":"` + long + `","inputSchema":{"b":"\u00e9","a":1}}`),
+		tool(`{"name":"longKey","inputSchema":{"` + long[:tapeLimit/2] + `\u0041":1,"` + long[:tapeLimit/2] + `@":2}}`),
+		tool(`{}, { } ,{"a" : [ ] , "b" : { } }`),
+		` {"server_id":"s","tool": {"annotations": {"x": [ 1 , 2 ]}, "inputSchema": {"k": "v"}} } `,
+		`{"server_id":"s","name":"flat","description":"d","inputSchema":{"properties":{"p":{"type":"string"}}}}`,
+	}
+}
+
+// diffDecoded says how AppendCanonicalDecoded differs from
+// AppendCanonicalTool on t, or "".
+func diffDecoded(t *Tool) string {
+	want, wa, wb, werr := AppendCanonicalTool([]byte("pre"), t.Raw)
+	got, ga, gb, gerr := AppendCanonicalDecoded([]byte("pre"), t)
+	switch {
+	case werr != nil || gerr != nil:
+		return "errors: " + errString(werr) + ", decoded " + errString(gerr)
+	case !bytes.Equal(got, want):
+		return "canonical form: " + string(want) + ", decoded " + string(got)
+	case ga != wa || gb != wb:
+		return "schema range differs"
+	}
+	return ""
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// checkDecodedLine decodes line, in one pass and streamed in two, and
+// holds AppendCanonicalDecoded to AppendCanonicalTool on each tool; it
+// reports how many tools it compared.
+func checkDecodedLine(t *testing.T, d *Decoder, line []byte) int {
+	t.Helper()
+	n := 0
+	for _, twoPass := range []bool{false, true} {
+		rec, err := d.stream(line, twoPass)
+		if err != nil {
+			return n
+		}
+		_ = rec
+		for {
+			tool, err := d.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tool == nil {
+				break
+			}
+			n++
+			if diff := diffDecoded(tool); diff != "" {
+				t.Fatalf("%s\ntool %q", diff, tool.Raw)
+			}
+		}
+	}
+	return n
+}
+
+// TestDecodedCanonical holds AppendCanonicalDecoded to AppendCanonicalTool
+// on the tools of the cases above, of the decoder's tricky cases and of
+// generated tool texts, and requires that it compared tools, including
+// tools the trusted tape takes itself.
+func TestDecodedCanonical(t *testing.T) {
+	d := NewDecoder()
+	var lines []string
+	lines = append(lines, decodedCases()...)
+	for _, c := range append(trickyCases(), streamCases()...) {
+		lines = append(lines, c.line)
+	}
+	g := &canonGen{r: rand.New(rand.NewPCG(7, 8))}
+	for range 3000 {
+		lines = append(lines, `{"tools":[`+g.toolText()+`,`+g.value(2)+`]}`, `{"tool":`+g.toolText()+`}`)
+	}
+	compared := 0
+	for _, l := range lines {
+		compared += checkDecodedLine(t, d, []byte(l))
+	}
+	if compared < 6000 {
+		t.Errorf("only %d tools compared", compared)
+	}
+	// Each case above decodes: none is compared with nothing.
+	for _, l := range decodedCases() {
+		if _, err := NewDecoder().Decode([]byte(l)); err != nil {
+			t.Errorf("case does not decode: %v\n%.200s", err, l)
+		}
+	}
+}
+
+// TestDecodedTakesTape: the trusted tape takes valid tool texts itself
+// (else the comparison above would be of the general path with itself),
+// and only the one past tapeLimit goes to the general path.
+func TestDecodedTakesTape(t *testing.T) {
+	for _, l := range decodedCases() {
+		rec, err := NewDecoder().Decode([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range rec.Tools {
+			c := &canonicalizer{trusted: true}
+			c.lx.data = tool.Raw
+			_, ok := c.tape(nil)
+			if want := len(tool.Raw) <= tapeLimit; ok != want {
+				t.Errorf("trusted tape took %.80q: %v, want %v", tool.Raw, ok, want)
+			}
+		}
+	}
+}
+
+// TestTrustedString: trustedString ends a string where scanString does,
+// with the same escape flag, on valid strings, and stops at the end of a
+// text that has no closing quote.
+func TestTrustedString(t *testing.T) {
+	for _, s := range []string{
+		`""`, `"a"`, `"abcdefgh"`, `"abcdefg\""`, `"\\"`, `"\\\\"`, `"a\\\"b"`, `"\u0022"`, `"\u005c"`,
+		`"é😀\u2028"`, `"` + strings.Repeat("ab", 20) + `\n"`, `"1234567\\"`, `"12345678\\\"9"`,
+	} {
+		for _, tail := range []string{"", `,"x"]`, `            `} {
+			in := []byte(s + tail)
+			end, esc, err := scanString(in, 0)
+			if err != nil {
+				t.Fatalf("%q: %v", s, err)
+			}
+			gend, gesc, ok := trustedString(in, 0)
+			if !ok || gend != end || gesc != esc {
+				t.Errorf("%q: trustedString = %d %v %v, scanString %d %v", in, gend, gesc, ok, end, esc)
+			}
+		}
+	}
+	for _, s := range []string{`"`, `"abc`, `"abcdefghijkl\"`, `"\`} {
+		if end, _, ok := trustedString([]byte(s), 0); ok || end > len(s) {
+			t.Errorf("%q: trustedString = %d %v, want false within the text", s, end, ok)
+		}
+	}
+}
+
+// FuzzDecodedCanonical holds AppendCanonicalDecoded to AppendCanonicalTool
+// on the tools of every line the decoder accepts.
+func FuzzDecodedCanonical(f *testing.F) {
+	for _, l := range decodedCases() {
+		if len(l) < 4096 {
+			f.Add([]byte(l))
+		}
+	}
+	for _, c := range trickyCases() {
+		if len(c.line) < 4096 {
+			f.Add([]byte(c.line))
+		}
+	}
+	g := &canonGen{r: rand.New(rand.NewPCG(9, 10))}
+	for range 100 {
+		f.Add([]byte(`{"tools":[` + g.toolText() + `]}`))
+	}
+	d := NewDecoder()
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkDecodedLine(t, d, line)
+		if d := diffTrusted(line); d != "" {
+			t.Fatalf("%s\ninput %q", d, line)
+		}
+	})
+}
+
+// diffTrusted says how the trusted canonicaliser differs from the
+// checking one on in, a text of any JSON value, or "" (also when in is
+// not valid, which the trusted one is not for).
+func diffTrusted(in []byte) string {
+	want := canonPath(false, in)
+	if want.err != "" {
+		return ""
+	}
+	c := &canonicalizer{trusted: true}
+	out, err := c.run([]byte("pre"), in)
+	tool, a, b, terr := c.tool([]byte("pre"), in)
+	switch {
+	case err != nil || terr != nil:
+		return "trusted errors: " + errString(err) + " " + errString(terr)
+	case !bytes.Equal(out, want.out):
+		return "canonical form: " + string(want.out) + ", trusted " + string(out)
+	case !bytes.Equal(tool, want.tool) || a != want.a || b != want.b:
+		return "tool form: " + string(want.tool) + ", trusted " + string(tool)
+	}
+	return ""
+}
+
+// TestTrustedPaths holds the trusted canonicaliser to the checking one on
+// the valid texts of TestCanonicalPaths' generator and hostile cases.
+func TestTrustedPaths(t *testing.T) {
+	var ins [][]byte
+	for _, s := range canonicalHostile() {
+		ins = append(ins, []byte(s))
+	}
+	for _, s := range decodedCases() {
+		ins = append(ins, []byte(s))
+	}
+	g := &canonGen{r: rand.New(rand.NewPCG(11, 12))}
+	for range 6000 {
+		ins = append(ins, g.text())
+	}
+	valid := 0
+	for _, in := range ins {
+		if d := diffTrusted(in); d != "" {
+			t.Fatalf("%s\ninput %q", d, in)
+		}
+		if _, err := AppendCanonical(nil, in); err == nil {
+			valid++
+		}
+	}
+	if valid < len(ins)/2 {
+		t.Errorf("only %d of %d texts valid", valid, len(ins))
+	}
+}
