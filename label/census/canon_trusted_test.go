@@ -33,19 +33,31 @@ func decodedCases() []string {
 }
 
 // diffDecoded says how AppendCanonicalDecoded differs from
-// AppendCanonicalTool on t, or "".
+// AppendCanonicalTool on t, from the decoder's tape when t has one and
+// from its text, or "".
 func diffDecoded(t *Tool) string {
 	want, wa, wb, werr := AppendCanonicalTool([]byte("pre"), t.Raw)
-	got, ga, gb, gerr := AppendCanonicalDecoded([]byte("pre"), t)
-	switch {
-	case werr != nil || gerr != nil:
-		return "errors: " + errString(werr) + ", decoded " + errString(gerr)
-	case !bytes.Equal(got, want):
-		return "canonical form: " + string(want) + ", decoded " + string(got)
-	case ga != wa || gb != wb:
-		return "schema range differs"
+	untaped := *t
+	untaped.tape = toolTape{}
+	for _, tool := range []*Tool{t, &untaped} {
+		got, ga, gb, gerr := AppendCanonicalDecoded([]byte("pre"), tool)
+		switch {
+		case werr != nil || gerr != nil:
+			return "errors: " + errString(werr) + ", decoded " + errString(gerr)
+		case !bytes.Equal(got, want):
+			return "canonical form: " + string(want) + ", decoded " + string(got)
+		case ga != wa || gb != wb:
+			return "schema range differs"
+		}
 	}
 	return ""
+}
+
+// hasTape says whether AppendCanonicalDecoded writes t from its
+// decoder's tape.
+func hasTape(t *Tool) bool {
+	_, _, _, ok := new(canonicalizer).taped(nil, t)
+	return ok
 }
 
 func errString(err error) string {
@@ -57,16 +69,13 @@ func errString(err error) string {
 
 // checkDecodedLine decodes line, in one pass and streamed in two, and
 // holds AppendCanonicalDecoded to AppendCanonicalTool on each tool; it
-// reports how many tools it compared.
-func checkDecodedLine(t *testing.T, d *Decoder, line []byte) int {
+// reports how many tools it compared and how many of them from the tape.
+func checkDecodedLine(t *testing.T, d *Decoder, line []byte) (n, taped int) {
 	t.Helper()
-	n := 0
 	for _, twoPass := range []bool{false, true} {
-		rec, err := d.stream(line, twoPass)
-		if err != nil {
-			return n
+		if _, err := d.stream(line, twoPass); err != nil {
+			return n, taped
 		}
-		_ = rec
 		for {
 			tool, err := d.Next()
 			if err != nil {
@@ -76,12 +85,15 @@ func checkDecodedLine(t *testing.T, d *Decoder, line []byte) int {
 				break
 			}
 			n++
+			if hasTape(tool) {
+				taped++
+			}
 			if diff := diffDecoded(tool); diff != "" {
 				t.Fatalf("%s\ntool %q", diff, tool.Raw)
 			}
 		}
 	}
-	return n
+	return n, taped
 }
 
 // TestDecodedCanonical holds AppendCanonicalDecoded to AppendCanonicalTool
@@ -99,12 +111,14 @@ func TestDecodedCanonical(t *testing.T) {
 	for range 3000 {
 		lines = append(lines, `{"tools":[`+g.toolText()+`,`+g.value(2)+`]}`, `{"tool":`+g.toolText()+`}`)
 	}
-	compared := 0
+	compared, taped := 0, 0
 	for _, l := range lines {
-		compared += checkDecodedLine(t, d, []byte(l))
+		n, tn := checkDecodedLine(t, d, []byte(l))
+		compared, taped = compared+n, taped+tn
 	}
-	if compared < 6000 {
-		t.Errorf("only %d tools compared", compared)
+	// Half the tools come by the two passes, which tape none.
+	if compared < 6000 || taped < compared*2/5 {
+		t.Errorf("%d tools compared, %d of them from the tape", compared, taped)
 	}
 	// Each case above decodes: none is compared with nothing.
 	for _, l := range decodedCases() {
@@ -114,14 +128,21 @@ func TestDecodedCanonical(t *testing.T) {
 	}
 }
 
-// TestDecodedTakesTape: the trusted tape takes valid tool texts itself
-// (else the comparison above would be of the general path with itself),
-// and only the one past tapeLimit goes to the general path.
+// TestDecodedTakesTape: the decoder tapes every tool object it parses of
+// a line shorter than tapeLineLimit, and the trusted tape takes valid tool texts
+// itself (else the comparisons above would be of the general path with
+// itself), leaving only those past tapeLimit to the general path.
 func TestDecodedTakesTape(t *testing.T) {
 	for _, l := range decodedCases() {
 		rec, err := NewDecoder().Decode([]byte(l))
 		if err != nil {
 			t.Fatal(err)
+		}
+		for i := range rec.Tools {
+			// A flat record is the tool; the decoder tapes tool objects.
+			if want := rec.Shape != ShapeFlat; hasTape(&rec.Tools[i]) != want {
+				t.Errorf("tape of %.80q: %v, want %v", rec.Tools[i].Raw, !want, want)
+			}
 		}
 		for _, tool := range rec.Tools {
 			c := &canonicalizer{trusted: true}
@@ -234,5 +255,78 @@ func TestTrustedPaths(t *testing.T) {
 	}
 	if valid < len(ins)/2 {
 		t.Errorf("only %d of %d texts valid", valid, len(ins))
+	}
+}
+
+// TestTapeNotUsed: a tool goes without the tape, and is still written
+// right from its text, where the tape is not its: after its decoder has
+// moved to another line, when its Raw is another copy of the text, when
+// it came from memory (RememberTools), from a line Stream reads in two
+// passes, or from a line past tapeLineLimit.
+func TestTapeNotUsed(t *testing.T) {
+	line := []byte(`{"tools":[{"name":"a","inputSchema":{"b":1,"a":[2.50,"\u00e9"]}},{"name":"a","inputSchema":{"b":1,"a":[2.50,"\u00e9"]}}]}`)
+	d := NewDecoder()
+	rec, err := d.Decode(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rec.Tools[0]
+	if !hasTape(&first) {
+		t.Fatal("no tape for a decoded tool")
+	}
+	moved := first
+	moved.Raw = bytes.Clone(first.Raw)
+	if hasTape(&moved) {
+		t.Error("the tape taken for a copy of Raw")
+	}
+	if _, err := d.Decode([]byte(`{"tools":[{"name":"other","x":[3,2,1]}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if hasTape(&first) {
+		t.Error("the tape taken after the decoder moved to the next line")
+	}
+	for _, tool := range []*Tool{&first, &moved} {
+		if diff := diffDecoded(tool); diff != "" {
+			t.Error(diff)
+		}
+	}
+
+	mem := NewDecoder()
+	mem.RememberTools()
+	rec, err = mem.Decode(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Tools[1].Text == (TextID{}) || hasTape(&rec.Tools[1]) || !hasTape(&rec.Tools[0]) {
+		t.Error("want the first tool taped, the second from memory without a tape")
+	}
+	for i := range rec.Tools {
+		if diff := diffDecoded(&rec.Tools[i]); diff != "" {
+			t.Error(diff)
+		}
+	}
+
+	long := []byte(`{"tools":[{"name":"` + strings.Repeat("x", tapeLineLimit) + `","b":1,"a":2}]}`)
+	rec, err = d.Decode(long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hasTape(&rec.Tools[0]) {
+		t.Error("a line past tapeLineLimit was taped")
+	}
+	if diff := diffDecoded(&rec.Tools[0]); diff != "" {
+		t.Error(diff)
+	}
+	if _, err := d.stream(line, true); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		tool, err := d.Next()
+		if err != nil || tool == nil {
+			break
+		}
+		if hasTape(tool) {
+			t.Error("a tool of a two-pass line was taped")
+		}
 	}
 }
