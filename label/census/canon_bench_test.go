@@ -1,6 +1,11 @@
 package census
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -137,11 +142,18 @@ func BenchmarkCanonicalDecoded(b *testing.B) {
 // from the tape the decoder recorded as it parsed. MB/s are of line
 // bytes; x-checked is each one's speed-up over checked, of the sums and
 // of the quickest passes.
+//
+// "dir" is the first 16 MB of the census in ATLAS_BENCH_DIR, when that is
+// set (bench-data/default: every definition distinct).
 func BenchmarkDecodeCanonical(b *testing.B) {
-	for _, name := range []string{"real", "census"} {
-		lines := benchInputs(b)[name]
-		size := float64(totalBytes(lines))
+	inputs := benchInputs(b)
+	for _, name := range []string{"real", "census", "dir"} {
 		b.Run(name, func(b *testing.B) {
+			lines := inputs[name]
+			if name == "dir" {
+				lines = benchDirLines(b, 16<<20)
+			}
+			size := float64(totalBytes(lines))
 			taping, plain := NewDecoder(), NewDecoder()
 			plain.noTape = true
 			var buf []byte
@@ -189,4 +201,28 @@ func BenchmarkDecodeCanonical(b *testing.B) {
 			}
 		})
 	}
+}
+
+// benchDirLines is the lines of the first limit bytes of the census in
+// ATLAS_BENCH_DIR; the benchmark skips when that is not set.
+func benchDirLines(b *testing.B, limit int64) [][]byte {
+	dir := os.Getenv("ATLAS_BENCH_DIR")
+	if dir == "" {
+		b.Skip("ATLAS_BENCH_DIR is not set: no census to read")
+	}
+	f, err := os.Open(filepath.Join(dir, "server_tools.jsonl.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, limit))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = data[:bytes.LastIndexByte(data, '\n')]
+	return bytes.Split(data, []byte("\n"))
 }

@@ -330,3 +330,42 @@ func TestTapeNotUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestTapedDepth: the tape's loop, reading what the decoder skips, fails
+// where the decoder's Skip fails, at MaxDepth counted from the line's
+// top, for a tool in "tools" (two containers deep) and in "tool" (one),
+// with the error ReferenceDecode gives; the tools it accepts are taped.
+func TestTapedDepth(t *testing.T) {
+	d := NewDecoder()
+	for _, shape := range []struct {
+		pre, post string
+		depth     int // containers around the tool object
+	}{
+		{`{"tools":[`, `]}`, 2},
+		{`{"tool":`, `}`, 1},
+	} {
+		for _, nestIn := range []struct{ open, close, inner string }{{"[", "]", ""}, {`{"a":`, "}", "1"}} {
+			for k := MaxDepth - shape.depth - 3; k <= MaxDepth-shape.depth+1; k++ {
+				// The tool's own object and k containers in its "x".
+				line := []byte(shape.pre + `{"name":"n","x":` + nest(nestIn.open, nestIn.close, k, nestIn.inner) + `,"inputSchema":{"b":1,"a":2}}` + shape.post)
+				got, err := d.Decode(line)
+				want, werr := ReferenceDecode(line)
+				if diff := diffRecords(got, err, want, werr); diff != "" {
+					t.Fatalf("depth %d+1+%d: %s", shape.depth, k, diff)
+				}
+				if valid := shape.depth+1+k <= MaxDepth; (err == nil) != valid {
+					t.Fatalf("depth %d+1+%d: error %v", shape.depth, k, err)
+				}
+				if err != nil {
+					continue
+				}
+				if !hasTape(&got.Tools[0]) {
+					t.Errorf("depth %d+1+%d: no tape", shape.depth, k)
+				}
+				if diff := diffDecoded(&got.Tools[0]); diff != "" {
+					t.Errorf("depth %d+1+%d: %s", shape.depth, k, diff)
+				}
+			}
+		}
+	}
+}

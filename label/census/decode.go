@@ -39,7 +39,9 @@ const (
 // more than the line), 80 bytes per property and per tool, an index for any
 // object of more than 16 properties or definitions. That is well under the
 // line's own size for real schemas; the worst case, a line of nothing but
-// tiny distinct property names, costs about 25 times the line. Arenas larger
+// tiny distinct property names, costs about 25 times the line. The tape of
+// the line's tools (decode_tape.go) adds 32 bytes a token, up to 16 times
+// a line, for lines shorter than 1 MiB only. Arenas larger
 // than 64K entries or 8 MiB are released at the next call, so that one huge
 // line does not keep its arenas for the rest of the run; Stream keeps them
 // to one tool's worth on long lines. Between calls the arenas may still
