@@ -109,7 +109,11 @@ func (d *Decoder) tapeOpen(kind canonKind, empty bool) {
 		it.a, it.b = int32(len(c.done)), int32(len(c.done))
 		return
 	}
-	c.frames = append(c.frames, canonFrame{base: len(c.stack), obj: kind == kindObject, ordered: true})
+	// An object's members are sorted as it closes, without checking
+	// first whether they are in order: the insertion sort of a few
+	// members in order makes the comparisons the check would, and the
+	// check's are saved where they are not (most objects of a tool).
+	c.frames = append(c.frames, canonFrame{base: len(c.stack), obj: kind == kindObject})
 	if kind == kindArray {
 		c.stack = append(c.stack, canonItem{}) // the first element's
 	}
@@ -141,15 +145,11 @@ func (d *Decoder) arrNext(p int) (int, bool, error) {
 }
 
 // tapeKey puts a member on the tape, the name whose quotes are at p and
-// end-1, and notes whether the object's members are still in order.
+// end-1.
 func (d *Decoder) tapeKey(p, end int, esc bool) {
 	c := &d.tc
 	c.stack = append(c.stack, canonItem{})
-	last := len(c.stack) - 1
-	c.setKey(&c.stack[last], p, end, esc)
-	if f := &c.frames[len(c.frames)-1]; last > f.base && f.ordered && c.compareKeys(&c.stack[last-1], &c.stack[last]) >= 0 {
-		f.ordered = false // equal keys need the sort too, which keeps the last
-	}
+	c.setKey(&c.stack[len(c.stack)-1], p, end, esc)
 }
 
 // tapeString puts a string the decoder read, from p to end, in the
@@ -167,6 +167,15 @@ func (d *Decoder) tapeString(p, end int, esc bool) {
 // (the tool then has no tape).
 func (d *Decoder) skip(p, depth int) (int, error) {
 	if d.taping {
+		if data := d.lx.data; p < len(data) && data[p] == '"' {
+			// Most skipped values of a tool are strings ("type":
+			// "string"): read as Skip reads them, without the loop.
+			end, esc, err := scanString(data, p)
+			if err == nil {
+				d.tapeString(p, end, esc)
+			}
+			return end, err
+		}
 		if end, ok := d.tc.tapeValue(p, d.tapeMax); ok {
 			return end, nil
 		}
