@@ -27,6 +27,7 @@ func AppendCanonicalDecoded(dst []byte, t *Tool) (out []byte, a, b int, err erro
 	c := canonPool.Get().(*canonicalizer)
 	if out, a, b, ok := c.taped(dst, t); ok {
 		c.release()
+		t.tape.d.tapeUse.used.Add(1)
 		return out, a, b, nil
 	}
 	c.trusted = true

@@ -72,6 +72,10 @@ func errString(err error) string {
 // reports how many tools it compared and how many of them from the tape.
 func checkDecodedLine(t *testing.T, d *Decoder, line []byte) (n, taped int) {
 	t.Helper()
+	// Most lines here fail after their tools were taped, which the
+	// decoder would count as tapes not used and rest (TestTapeRests):
+	// keep it taping.
+	d.tapeUse.rest = 0
 	for _, twoPass := range []bool{false, true} {
 		if _, err := d.stream(line, twoPass); err != nil {
 			return n, taped
@@ -366,6 +370,47 @@ func TestTapedDepth(t *testing.T) {
 					t.Errorf("depth %d+1+%d: %s", shape.depth, k, diff)
 				}
 			}
+		}
+	}
+}
+
+// TestTapeRests: a decoder whose tools are not written from the tape
+// stops taping after a window of tapeWindow tools, for tapeRest tools,
+// then tapes again; one whose tools are keeps taping.
+func TestTapeRests(t *testing.T) {
+	line := []byte(`{"tools":[{"name":"a","inputSchema":{"b":1,"a":2}}]}`)
+	decode := func(d *Decoder, canonical bool) bool {
+		rec, err := d.Decode(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tool := &rec.Tools[0]
+		taped := hasTape(tool)
+		if canonical {
+			if diff := diffDecoded(tool); diff != "" {
+				t.Fatal(diff)
+			}
+		}
+		return taped
+	}
+	idle := NewDecoder()
+	for i := range tapeWindow + tapeRest + 1 {
+		want := i < tapeWindow || i == tapeWindow+tapeRest
+		if got := decode(idle, false); got != want {
+			t.Fatalf("tool %d of a decoder whose tapes are not used: taped %v, want %v", i, got, want)
+		}
+	}
+	busy := NewDecoder()
+	for i := range 3*tapeWindow + 1 {
+		if !decode(busy, true) {
+			t.Fatalf("tool %d of a decoder whose tapes are used: not taped", i)
+		}
+	}
+	// A quarter of a window used is enough.
+	some := NewDecoder()
+	for i := range 3*tapeWindow + 1 {
+		if !decode(some, i%4 == 0) {
+			t.Fatalf("tool %d of a decoder with a quarter of its tapes used: not taped", i)
 		}
 	}
 }

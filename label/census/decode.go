@@ -74,6 +74,7 @@ type Decoder struct {
 	taping  bool   // the tool being parsed is being taped
 	tapeMax int    // the most containers the tool's tape may open
 	tapeGen uint64 // counts lines: a Tool's tape is of the line it names
+	tapeUse tapeUse
 }
 
 // NewDecoder returns a Decoder with empty arenas, the same as new(Decoder).

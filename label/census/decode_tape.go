@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -28,6 +29,28 @@ import (
 // tool the decoder takes from memory (RememberTools); their canonical form
 // is read from the text, as before. Nor has the tool of a flat record,
 // which is the record itself, read by the record's walk.
+
+// A caller that never asks for the canonical form (a decoder that only
+// classifies) would pay for the tape for nothing: about a third more CPU
+// to decode (BenchmarkDecodeTapeCost). So the decoder counts, window by
+// window of tapeWindow taped tools, how many were written from the tape,
+// and where fewer than a quarter were it stops taping for the next
+// tapeRest tools: such a caller pays for one window in tapeRest+1.
+
+// tapeWindow is how many taped tools the decoder counts uses over, and
+// tapeRest how many tools it then parses without the tape when too few
+// were used.
+const (
+	tapeWindow = 256
+	tapeRest   = 1 << 14
+)
+
+// tapeUse is the decoder's count of its tape's use.
+type tapeUse struct {
+	taped int          // tools taped in this window
+	rest  int          // tools to parse without the tape
+	used  atomic.Int64 // tools written from the tape; the writers may be other goroutines
+}
 
 // tapeLineLimit is the longest line whose tools are taped: positions in
 // the tape are int32, and the tape (32 bytes an item, up to one item for
@@ -63,6 +86,11 @@ func (d *Decoder) tapeStart(depth int) {
 	if !d.taping {
 		return
 	}
+	if u := &d.tapeUse; u.rest > 0 {
+		u.rest--
+		d.taping = false
+		return
+	}
 	c := &d.tc
 	c.stack = append(c.stack[:0], canonItem{})
 	c.frames = c.frames[:0]
@@ -80,6 +108,13 @@ func (d *Decoder) tapeEnd(t *Tool) {
 	}
 	c.done = append(c.done, c.stack[0])
 	t.tape = toolTape{d, d.tapeGen, int32(len(c.done))}
+	u := &d.tapeUse
+	if u.taped++; u.taped == tapeWindow {
+		if u.used.Swap(0) < tapeWindow/4 {
+			u.rest = tapeRest
+		}
+		u.taped = 0
+	}
 }
 
 // objOpen is Lexer.ObjOpen, taped.
