@@ -413,4 +413,30 @@ func TestTapeRests(t *testing.T) {
 			t.Fatalf("tool %d of a decoder with a quarter of its tapes used: not taped", i)
 		}
 	}
+	// A line of more tools than a window, all written after the line is
+	// decoded, as the run writes them.
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i := range 2 * tapeWindow {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"name":"t","inputSchema":{"b":1,"a":2}}`)
+	}
+	b.WriteString(`]}`)
+	long := NewDecoder()
+	for i := range 3 {
+		rec, err := long.Decode([]byte(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range rec.Tools {
+			if !hasTape(&rec.Tools[j]) {
+				t.Fatalf("line %d, tool %d of lines longer than a window: not taped", i, j)
+			}
+			if _, _, _, err := AppendCanonicalDecoded(nil, &rec.Tools[j]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

@@ -33,9 +33,11 @@ import (
 // A caller that never asks for the canonical form (a decoder that only
 // classifies) would pay for the tape for nothing: about a third more CPU
 // to decode (BenchmarkDecodeTapeCost). So the decoder counts, window by
-// window of tapeWindow taped tools, how many were written from the tape,
-// and where fewer than a quarter were it stops taping for the next
-// tapeRest tools: such a caller pays for one window in tapeRest+1.
+// window of at least tapeWindow taped tools (closed between lines, since
+// a caller writes a line's tools after the decoder has taped them all),
+// how many were written from the tape, and where fewer than a quarter
+// were it stops taping for the next tapeRest tools: such a caller pays
+// for about one window in tapeRest.
 
 // tapeWindow is how many taped tools the decoder counts uses over, and
 // tapeRest how many tools it then parses without the tape when too few
@@ -68,6 +70,14 @@ type toolTape struct {
 
 // tapeReset starts the tape of a new line.
 func (d *Decoder) tapeReset(line []byte) {
+	// The window closes between lines: a caller writes a line's tools
+	// after the decoder has taped them all, before the next line.
+	if u := &d.tapeUse; u.taped >= tapeWindow {
+		if u.used.Swap(0)*4 < int64(u.taped) {
+			u.rest = tapeRest
+		}
+		u.taped = 0
+	}
 	d.tapeGen++
 	d.taping = false
 	d.tapeOn = len(line) < tapeLineLimit && !d.noTape
@@ -108,13 +118,7 @@ func (d *Decoder) tapeEnd(t *Tool) {
 	}
 	c.done = append(c.done, c.stack[0])
 	t.tape = toolTape{d, d.tapeGen, int32(len(c.done))}
-	u := &d.tapeUse
-	if u.taped++; u.taped == tapeWindow {
-		if u.used.Swap(0) < tapeWindow/4 {
-			u.rest = tapeRest
-		}
-		u.taped = 0
-	}
+	d.tapeUse.taped++
 }
 
 // objOpen is Lexer.ObjOpen, taped.
