@@ -7,10 +7,12 @@ import (
 
 // The canonical form of a decoded tool.
 //
-// A Decoder has validated every byte of a tool's text (Tool.Raw) before
-// it hands the tool out, so the canonicaliser need not check it again:
-// AppendCanonicalDecoded reads it with the tape of canon_tape.go in trusted
-// mode, where a string ends at the first unescaped quote (no look at
+// Most decoded tools carry the tape their decoder recorded as it parsed
+// them (decode_tape.go), and AppendCanonicalDecoded writes their canonical
+// form from it. For the others (see there), a Decoder has still validated
+// every byte of the tool's text (Tool.Raw) before it handed the tool out,
+// so the canonicaliser need not check it again: AppendCanonicalDecoded
+// reads it with the tape of canon_tape.go in trusted mode, where a string ends at the first unescaped quote (no look at
 // control characters or UTF-8) and a literal is known by its first byte.
 // The tape still follows the brackets, commas and colons, and the general
 // path still takes a text the tape does not (past tapeLimit): the output
@@ -21,8 +23,11 @@ import (
 // (its Raw unchanged since), whose text is known to be valid: it appends
 // the canonical form of t.Raw to dst and gives where in the result the
 // canonical value of the input schema lies, as AppendCanonicalTool does.
-// It fails only for a Tool no Decoder gave, whose Raw is not valid JSON;
-// such text may then also give wrong output or a panic.
+// It writes from the decoder's tape of t while the decoder is on t's line
+// (tools of one line may be written on several goroutines at once), and
+// from t.Raw otherwise. It fails only for a Tool no Decoder gave, whose
+// Raw is not valid JSON; such text may then also give wrong output or a
+// panic.
 func AppendCanonicalDecoded(dst []byte, t *Tool) (out []byte, a, b int, err error) {
 	c := canonPool.Get().(*canonicalizer)
 	if out, a, b, ok := c.taped(dst, t); ok {

@@ -2,8 +2,10 @@ package census
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -437,6 +439,45 @@ func TestTapeRests(t *testing.T) {
 			if _, _, _, err := AppendCanonicalDecoded(nil, &rec.Tools[j]); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestTapeConcurrent: the tools of one line are written from the tape on
+// several goroutines at once, each as AppendCanonicalTool writes it (run
+// with -race to see that the tape is only read).
+func TestTapeConcurrent(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i := range 64 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"t%d","inputSchema":{"b":%d,"a":"\u00e9%d","c":[3,2,1.0]}}`, i, i, i)
+	}
+	b.WriteString(`]}`)
+	rec, err := NewDecoder().Decode([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, len(rec.Tools))
+	for i := range rec.Tools {
+		if !hasTape(&rec.Tools[i]) {
+			t.Fatalf("tool %d: no tape", i)
+		}
+		wg.Go(func() {
+			want, _, _, _ := AppendCanonicalTool(nil, rec.Tools[i].Raw)
+			got, _, _, err := AppendCanonicalDecoded(nil, &rec.Tools[i])
+			if err != nil || !bytes.Equal(got, want) {
+				errs[i] = fmt.Sprintf("tool %d: %s, %v; want %s", i, got, err, want)
+			}
+		})
+	}
+	wg.Wait()
+	for _, e := range errs {
+		if e != "" {
+			t.Error(e)
 		}
 	}
 }
