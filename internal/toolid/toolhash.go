@@ -54,8 +54,8 @@ func (h *Hasher) hash(t *census.Tool) Sums {
 	var a, b int
 	var err error
 	// The decoder validated Raw and Schema: they canonicalise without
-	// error.
-	if h.buf, a, b, err = census.AppendCanonicalTool(h.buf[:0], t.Raw); err != nil {
+	// error, and their bytes need no second check.
+	if h.buf, a, b, err = census.AppendCanonicalDecoded(h.buf[:0], t); err != nil {
 		panic("toolhash: a decoded tool did not canonicalise: " + err.Error())
 	}
 	s.Definition = sha256.Sum256(h.buf)

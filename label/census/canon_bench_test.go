@@ -1,6 +1,12 @@
 package census
 
 import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,4 +88,198 @@ func benchTools(b *testing.B, lines [][]byte) ([][]byte, int64) {
 		}
 	}
 	return raws, size
+}
+
+// BenchmarkCanonicalDecoded interleaves AppendCanonicalTool and
+// AppendCanonicalDecoded, which trusts the decoder's validation, pass by
+// pass on the same tools, as BenchmarkCanonicalPaths does the two paths,
+// and reports each one's throughput and the ratio of the sums and of the
+// quickest passes. "real" is the bundled real tools.
+func BenchmarkCanonicalDecoded(b *testing.B) {
+	for _, name := range []string{"real", "census"} {
+		raws, size := benchTools(b, benchInputs(b)[name])
+		b.Run(name, func(b *testing.B) {
+			var checked, trusted time.Duration
+			var buf []byte
+			var t Tool
+			pass := func(decoded bool) time.Duration {
+				t0 := time.Now()
+				for _, r := range raws {
+					var err error
+					if decoded {
+						t.Raw = r
+						buf, _, _, err = AppendCanonicalDecoded(buf[:0], &t)
+					} else {
+						buf, _, _, err = AppendCanonicalTool(buf[:0], r)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				return time.Since(t0)
+			}
+			minChecked, minTrusted := time.Duration(1<<62), time.Duration(1<<62)
+			for b.Loop() {
+				c, d := pass(false), pass(true)
+				checked += c
+				trusted += d
+				minChecked, minTrusted = min(minChecked, c), min(minTrusted, d)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(size)*n/checked.Seconds()/1e6, "tool-MB/s")
+			b.ReportMetric(float64(size)*n/trusted.Seconds()/1e6, "decoded-MB/s")
+			b.ReportMetric(checked.Seconds()/trusted.Seconds(), "x-tool")
+			b.ReportMetric(minChecked.Seconds()/minTrusted.Seconds(), "x-tool-min")
+		})
+	}
+}
+
+// BenchmarkDecodeCanonical decodes census lines and writes the canonical
+// form of each tool, as the pipeline's workers do for a census of
+// distinct tools, three ways interleaved pass by pass: "checked" is
+// AppendCanonicalTool, reading each tool's text again and checking it;
+// "trusted" is AppendCanonicalDecoded without the decoder's tape, reading
+// the text again without checking it; "taped" is AppendCanonicalDecoded
+// from the tape the decoder recorded as it parsed. MB/s are of line
+// bytes of CPU time (the process's: on a shared machine wall time counts
+// the time other processes held the core); x-checked is each one's
+// speed-up over checked, of the sums and of the quickest passes.
+//
+// "dir" is the first 16 MB of the census in ATLAS_BENCH_DIR, when that is
+// set (bench-data/default: every definition distinct).
+func BenchmarkDecodeCanonical(b *testing.B) {
+	inputs := benchInputs(b)
+	for _, name := range []string{"real", "census", "dir"} {
+		b.Run(name, func(b *testing.B) {
+			lines := inputs[name]
+			if name == "dir" {
+				lines = benchDirLines(b, 16<<20)
+			}
+			size := float64(totalBytes(lines))
+			taping, plain := NewDecoder(), NewDecoder()
+			plain.noTape = true
+			var buf []byte
+			pass := func(mode int) time.Duration {
+				d := taping
+				if mode != 2 {
+					d = plain
+				}
+				t0 := cpuTime(b)
+				for _, l := range lines {
+					rec, err := d.Decode(l)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i := range rec.Tools {
+						t := &rec.Tools[i]
+						if mode == 0 {
+							buf, _, _, err = AppendCanonicalTool(buf[:0], t.Raw)
+						} else {
+							buf, _, _, err = AppendCanonicalDecoded(buf[:0], t)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				return cpuTime(b) - t0
+			}
+			var sum, fastest [3]time.Duration
+			fastest = [3]time.Duration{1 << 62, 1 << 62, 1 << 62}
+			for b.Loop() {
+				for m := range 3 {
+					d := pass(m)
+					sum[m] += d
+					fastest[m] = min(fastest[m], d)
+				}
+			}
+			n := float64(b.N)
+			for m, mode := range []string{"checked", "trusted", "taped"} {
+				b.ReportMetric(size*n/sum[m].Seconds()/1e6, mode+"-MB/s")
+				if m > 0 {
+					b.ReportMetric(sum[0].Seconds()/sum[m].Seconds(), mode+"-x-checked")
+					b.ReportMetric(fastest[0].Seconds()/fastest[m].Seconds(), mode+"-x-checked-min")
+				}
+			}
+		})
+	}
+}
+
+// benchDirLines is the lines of the first limit bytes of the census in
+// ATLAS_BENCH_DIR; the benchmark skips when that is not set.
+func benchDirLines(b *testing.B, limit int64) [][]byte {
+	dir := os.Getenv("ATLAS_BENCH_DIR")
+	if dir == "" {
+		b.Skip("ATLAS_BENCH_DIR is not set: no census to read")
+	}
+	f, err := os.Open(filepath.Join(dir, "server_tools.jsonl.gz"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, limit))
+	if err != nil {
+		b.Fatal(err)
+	}
+	data = data[:bytes.LastIndexByte(data, '\n')]
+	return bytes.Split(data, []byte("\n"))
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDecodeTapeCost is what recording the tape costs a caller that
+// decodes without canonicalising: Decode without the tape, with it on
+// every line ("forced", the decoder kept from resting), and as such a
+// caller gets it (the decoder rests from taping once it sees the tapes
+// unused), interleaved pass by pass, in CPU time; MB/s of line bytes,
+// and each one's CPU over that without the tape.
+func BenchmarkDecodeTapeCost(b *testing.B) {
+	inputs := benchInputs(b)
+	for _, name := range []string{"real", "census", "dir"} {
+		b.Run(name, func(b *testing.B) {
+			lines := inputs[name]
+			if name == "dir" {
+				lines = benchDirLines(b, 16<<20)
+			}
+			size := float64(totalBytes(lines))
+			plain, forced, resting := NewDecoder(), NewDecoder(), NewDecoder()
+			plain.noTape = true
+			pass := func(d *Decoder) time.Duration {
+				t0 := cpuTime(b)
+				for _, l := range lines {
+					if d == forced {
+						d.tapeUse.rest = 0
+					}
+					if _, err := d.Decode(l); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return cpuTime(b) - t0
+			}
+			var sum [3]time.Duration
+			for b.Loop() {
+				for i, d := range []*Decoder{plain, forced, resting} {
+					sum[i] += pass(d)
+				}
+			}
+			n := float64(b.N)
+			for i, mode := range []string{"untaped", "forced", "resting"} {
+				b.ReportMetric(size*n/sum[i].Seconds()/1e6, mode+"-MB/s")
+				if i > 0 {
+					b.ReportMetric(sum[i].Seconds()/sum[0].Seconds(), mode+"-x-cpu")
+				}
+			}
+		})
+	}
 }

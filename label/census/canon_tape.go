@@ -78,33 +78,58 @@ const tapeRetainItems = 1 << 12
 // nothing, for text it leaves to the general path: any text CPython would
 // reject (the general path finds the error Python reports) and the valid
 // text past tapeLimit.
-//
-// Each value has its item on the stack from the start, a member's with
-// its key, so that the item is written in place; a closed container's
-// children move from the stack to done, in canonical order.
 func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 	data := c.lx.data
 	n := len(data)
 	if n > tapeLimit {
 		return dst, false
 	}
+	c.stack = append(c.stack[:0], canonItem{}) // the top-level value's
+	c.done, c.frames = c.done[:0], c.frames[:0]
+	p, ok := c.tapeValue(skipWS(data, 0), MaxDepth)
+	if !ok || skipWS(data, p) != n {
+		return dst, false
+	}
+	if top := &c.stack[0]; top.kind == kindObject || top.kind == kindArray {
+		return c.emitContainer(slices.Grow(dst, n), top, c.findSchema), true
+	}
+	return c.emitScalar(dst, &c.stack[0]), true
+}
+
+// tapeValue reads the value at p onto the tape: its item is the stack's
+// last, and it is nested in len(c.frames) open containers, which it
+// leaves open. It returns the position past the value, or false, with the
+// tape in disorder, at the first byte it does not expect and where the
+// value would open more than maxFrames containers in all.
+//
+// Each value has its item on the stack from the start, a member's with
+// its key, so that the item is written in place; a closed container's
+// children move from the stack to done, in canonical order.
+func (c *canonicalizer) tapeValue(p, maxFrames int) (int, bool) {
+	data := c.lx.data
+	n := len(data)
 	// Local slices, kept in registers (a deferred save would pin them
-	// to memory); the grown ones are kept on success, for the next text.
-	stack, done, frames := c.stack[:0], c.done[:0], c.frames[:0]
-	stack = append(stack, canonItem{}) // the top-level value's
+	// to memory); the grown ones are kept on success.
+	stack, done, frames := c.stack, c.done, c.frames
+	base := len(frames)
 	var ok bool
-	p := skipWS(data, 0)
 	for {
 		// p is at a value, whose item is the stack's last.
 		if p >= n {
-			return dst, false
+			return p, false
 		}
 		it := &stack[len(stack)-1]
 		switch ch := data[p]; ch {
 		case '"':
-			end, esc, sok := tapeString(data, p)
+			var end int
+			var esc, sok bool
+			if c.trusted {
+				end, esc, sok = trustedString(data, p)
+			} else {
+				end, esc, sok = tapeString(data, p)
+			}
 			if !sok {
-				return dst, false
+				return p, false
 			}
 			it.a, it.b = int32(p), int32(end)
 			if esc {
@@ -112,8 +137,8 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			}
 			p = end
 		case '{', '[':
-			if len(frames) >= MaxDepth {
-				return dst, false
+			if len(frames) >= maxFrames {
+				return p, false
 			}
 			it.kind = kindArray
 			if ch == '{' {
@@ -130,7 +155,7 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			p = q
 			if ch == '{' {
 				if p, ok = c.tapeKey(p, &stack[len(stack)-1]); !ok {
-					return dst, false
+					return p, false
 				}
 			}
 			continue
@@ -139,8 +164,8 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			if ch == 'f' {
 				end++
 			}
-			if end > n || string(data[p:end]) != "true" && string(data[p:end]) != "false" && string(data[p:end]) != "null" {
-				return dst, false
+			if end > n || !c.trusted && string(data[p:end]) != "true" && string(data[p:end]) != "false" && string(data[p:end]) != "null" {
+				return p, false
 			}
 			it.a, it.b = int32(p), int32(end)
 			p = end
@@ -149,15 +174,15 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			if ch == 'I' {
 				end += 5
 			}
-			if end > n || string(data[p:end]) != "NaN" && string(data[p:end]) != "Infinity" {
-				return dst, false
+			if end > n || !c.trusted && string(data[p:end]) != "NaN" && string(data[p:end]) != "Infinity" {
+				return p, false
 			}
 			it.a, it.b = int32(p), int32(end)
 			p = end
 		default:
 			if ch == '-' && p+1 < n && data[p+1] == 'I' {
 				if p+9 > n || string(data[p:p+9]) != "-Infinity" {
-					return dst, false
+					return p, false
 				}
 				it.a, it.b = int32(p), int32(p+9)
 				p += 9
@@ -165,7 +190,7 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 			}
 			end, kind, nok := tapeNumber(data, p)
 			if !nok {
-				return dst, false
+				return p, false
 			}
 			it.a, it.b, it.kind = int32(p), int32(end), kind
 			p = end
@@ -173,18 +198,12 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 		// A value has ended: step past a comma to the next, or close
 		// containers.
 		for {
-			if len(frames) == 0 {
-				if skipWS(data, p) != n {
-					return dst, false
-				}
-				c.stack, c.done, c.frames = stack, done, frames // emit reads the first two
-				if top := &stack[0]; top.kind == kindObject || top.kind == kindArray {
-					return c.emitContainer(slices.Grow(dst, n), top, c.findSchema), true
-				}
-				return c.emitScalar(dst, &stack[0]), true
+			if len(frames) == base {
+				c.stack, c.done, c.frames = stack, done, frames
+				return p, true
 			}
 			if p = skipWS(data, p); p >= n {
-				return dst, false
+				return p, false
 			}
 			f := &frames[len(frames)-1]
 			if data[p] == ',' {
@@ -193,7 +212,7 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 				if f.obj {
 					last := len(stack) - 1
 					if p, ok = c.tapeKey(p, &stack[last]); !ok {
-						return dst, false
+						return p, false
 					}
 					// Equal keys need the sort too, which keeps the last.
 					if f.ordered && c.compareKeys(&stack[last-1], &stack[last]) >= 0 {
@@ -202,26 +221,33 @@ func (c *canonicalizer) tape(dst []byte) ([]byte, bool) {
 				}
 				break
 			}
-			ms := stack[f.base:]
 			if f.obj {
 				if data[p] != '}' {
-					return dst, false
-				}
-				if !f.ordered {
-					ms = ms[:c.sortMembers(ms)]
+					return p, false
 				}
 			} else if data[p] != ']' {
-				return dst, false
+				return p, false
 			}
 			p++
-			it := &stack[f.base-1]
-			it.a = int32(len(done))
-			done = append(done, ms...)
-			it.b = int32(len(done))
-			stack = stack[:f.base]
-			frames = frames[:len(frames)-1]
+			stack, done, frames = c.closeFrame(stack, done, frames)
 		}
 	}
+}
+
+// closeFrame closes the innermost open container of the tape: its
+// children, an object's put in canonical order, move from the stack to
+// done, where its item points.
+func (c *canonicalizer) closeFrame(stack, done []canonItem, frames []canonFrame) ([]canonItem, []canonItem, []canonFrame) {
+	f := &frames[len(frames)-1]
+	ms := stack[f.base:]
+	if f.obj && !f.ordered {
+		ms = ms[:c.sortMembers(ms)]
+	}
+	it := &stack[f.base-1]
+	it.a = int32(len(done))
+	done = append(done, ms...)
+	it.b = int32(len(done))
+	return stack[:f.base], done, frames[:len(frames)-1]
 }
 
 // tapeKey reads the member name at p and the colon after it into the
@@ -236,7 +262,13 @@ func (c *canonicalizer) tapeKey(p int, it *canonItem) (int, bool) {
 		// after the opening one, the first special byte among them,
 		// ends a key without escapes, and they are its prefix.
 		w := binary.LittleEndian.Uint64(data[p+1:])
-		if m := specialMask(w); m != 0 {
+		var m uint64
+		if c.trusted {
+			m = quoteMask(w)
+		} else {
+			m = specialMask(w)
+		}
+		if m != 0 {
 			if i := bits.TrailingZeros64(m) >> 3; data[p+1+i] == '"' {
 				it.ka, it.kb = int32(p+1), int32(p+1+i)
 				it.kp = bits.ReverseBytes64(w) &^ (math.MaxUint64 >> (8 * i))
@@ -248,31 +280,17 @@ func (c *canonicalizer) tapeKey(p int, it *canonItem) (int, bool) {
 			}
 		}
 	}
-	end, esc, ok := tapeString(data, p)
+	var end int
+	var esc, ok bool
+	if c.trusted {
+		end, esc, ok = trustedString(data, p)
+	} else {
+		end, esc, ok = tapeString(data, p)
+	}
 	if !ok {
 		return p, false
 	}
-	var k []byte
-	if esc {
-		at := len(c.keys)
-		c.keys = appendUnescaped(c.keys, data[p+1:end-1])
-		it.ka, it.kb, it.kesc = int32(at), int32(len(c.keys)), true
-		k = c.keys[at:]
-	} else {
-		it.ka, it.kb = int32(p+1), int32(end-1)
-		k = data[p+1 : end-1]
-	}
-	switch {
-	case len(k) >= 8:
-		it.kp = binary.BigEndian.Uint64(k)
-	case !esc && p+9 <= len(data):
-		// The eight bytes from the key's start, past its end masked.
-		it.kp = binary.BigEndian.Uint64(data[p+1:]) &^ (math.MaxUint64 >> (8 * len(k)))
-	default:
-		for i, b := range k {
-			it.kp |= uint64(b) << (56 - 8*i)
-		}
-	}
+	c.setKey(it, p, end, esc)
 	v := skipWS(data, end)
 	if v >= len(data) || data[v] != ':' {
 		return v, false

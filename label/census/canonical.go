@@ -95,6 +95,10 @@ type canonicalizer struct {
 	// general turns the fast path off, for tests that hold the two
 	// paths to each other.
 	general bool
+	// trusted says the text was validated by a Decoder (Tool.Raw): the
+	// fast path then finds where its tokens end without checking their
+	// bytes again (canon_trusted.go).
+	trusted bool
 	// With findSchema, the top-level object's inputSchema and
 	// input_schema values are noted as ranges of the output.
 	findSchema                       bool

@@ -157,6 +157,10 @@ type Tool struct {
 	// Text names Raw among the tool texts a remembering decoder holds
 	// (Decoder.RememberTools), for TextResults; zero when it holds none.
 	Text TextID
+
+	// tape is where the decoder's tape of Raw lies, for
+	// AppendCanonicalDecoded; zero when it has none.
+	tape toolTape
 }
 
 // Record is one decoded line.

@@ -39,7 +39,9 @@ const (
 // more than the line), 80 bytes per property and per tool, an index for any
 // object of more than 16 properties or definitions. That is well under the
 // line's own size for real schemas; the worst case, a line of nothing but
-// tiny distinct property names, costs about 25 times the line. Arenas larger
+// tiny distinct property names, costs about 25 times the line. The tape of
+// the line's tools (decode_tape.go) adds 32 bytes a token, up to 16 times
+// a line, for lines shorter than 1 MiB only. Arenas larger
 // than 64K entries or 8 MiB are released at the next call, so that one huge
 // line does not keep its arenas for the rest of the run; Stream keeps them
 // to one tool's worth on long lines. Between calls the arenas may still
@@ -63,6 +65,16 @@ type Decoder struct {
 	defIdx  byteMap // keys of a large definitions / $defs object
 
 	memo toolMemo // tool texts seen, when remembering
+
+	// The canonicaliser's tape of the line's tools, recorded as they
+	// are parsed (decode_tape.go).
+	tc      canonicalizer
+	tapeOn  bool   // the line is short enough to tape
+	noTape  bool   // tape no line (for tests and benchmarks)
+	taping  bool   // the tool being parsed is being taped
+	tapeMax int    // the most containers the tool's tape may open
+	tapeGen uint64 // counts lines: a Tool's tape is of the line it names
+	tapeUse tapeUse
 }
 
 // NewDecoder returns a Decoder with empty arenas, the same as new(Decoder).
@@ -153,6 +165,7 @@ func (d *Decoder) Decode(line []byte) (*Record, error) {
 
 func (d *Decoder) reset(line []byte) {
 	d.lx.Reset(line)
+	d.tapeReset(line)
 	d.st.done = true
 	d.buf = retain(d.buf, retainBytes)
 	d.kbuf = retain(d.kbuf, retainBytes)
@@ -418,7 +431,8 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 	own := depth + 1
 	var t toolAcc
 	start := p
-	p, done := d.lx.ObjOpen(p)
+	d.tapeStart(depth)
+	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -427,12 +441,15 @@ func (d *Decoder) tool(p, depth int) (int, error) {
 		if p, err = d.toolField(key, q, own, &t); err != nil {
 			return p, err
 		}
-		if p, done, err = d.lx.ObjNext(p); err != nil {
+		if p, done, err = d.objNext(p); err != nil {
 			return p, err
 		}
 	}
 	t.raw, t.offset = d.lx.data[start:p:p], start
 	d.tools = append(d.tools, d.finishTool(&t))
+	if d.taping {
+		d.tapeEnd(&d.tools[len(d.tools)-1])
+	}
 	if remember {
 		d.memo.add(&d.tools[len(d.tools)-1], key, depth)
 	}
@@ -452,7 +469,7 @@ func (d *Decoder) toolField(key []byte, p, depth int, t *toolAcc) (int, error) {
 	case "input_schema":
 		return d.schemaValue(p, depth, &t.alt, &t.altRaw)
 	}
-	return d.lx.Skip(p, depth)
+	return d.skip(p, depth)
 }
 
 // finishTool applies tool_schema: inputSchema unless it is absent or null,
@@ -480,11 +497,14 @@ func (d *Decoder) optString(p, depth int, s *[]byte, ok *bool) (int, error) {
 		if err != nil {
 			return end, err
 		}
+		if d.taping {
+			d.tapeString(p, end, esc)
+		}
 		*s, *ok = d.str(p, end, esc), true
 		return end, nil
 	}
 	*s, *ok = nil, false
-	return d.lx.Skip(p, depth)
+	return d.skip(p, depth)
 }
 
 // str returns the decoded string whose quotes are at q and end-1: a slice
@@ -508,7 +528,7 @@ func (d *Decoder) schemaValue(p, depth int, s *span, raw *[]byte) (int, error) {
 		case '{':
 			if d.head {
 				// Stream's first pass: the offset, for flatTool.
-				end, err := d.lx.Skip(p, depth)
+				end, err := d.skip(p, depth)
 				*s = span{kind: kMatch, a: p}
 				return end, err
 			}
@@ -519,13 +539,13 @@ func (d *Decoder) schemaValue(p, depth int, s *span, raw *[]byte) (int, error) {
 			}
 			return end, err
 		case 'n':
-			end, err := d.lx.Skip(p, depth)
+			end, err := d.skip(p, depth)
 			*s = span{kind: kNull} // "n" can only start null
 			return end, err
 		}
 	}
 	*s = span{kind: kOther}
-	return d.lx.Skip(p, depth)
+	return d.skip(p, depth)
 }
 
 // schema parses an input schema object and returns the range of out that
@@ -536,7 +556,7 @@ func (d *Decoder) schema(p, depth int) (int, int, int, error) {
 	d.reqs = d.reqs[:0]
 	d.defs = d.defs[:0]
 	var s schemaAcc
-	p, done := d.lx.ObjOpen(p)
+	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -550,7 +570,7 @@ func (d *Decoder) schema(p, depth int) (int, int, int, error) {
 				p, err = d.properties(p, own, WhereProperties, nil)
 				s.props = span{kMatch, a, len(d.out)}
 			} else {
-				p, err = d.lx.Skip(p, own)
+				p, err = d.skip(p, own)
 				s.props = span{kind: kOther}
 			}
 		case "required":
@@ -560,12 +580,12 @@ func (d *Decoder) schema(p, depth int) (int, int, int, error) {
 		case "$defs":
 			p, err = d.defsValue(p, own, WhereDefs, &s.defs[1])
 		default:
-			p, err = d.lx.Skip(p, own)
+			p, err = d.skip(p, own)
 		}
 		if err != nil {
 			return 0, 0, p, err
 		}
-		if p, done, err = d.lx.ObjNext(p); err != nil {
+		if p, done, err = d.objNext(p); err != nil {
 			return 0, 0, p, err
 		}
 	}
@@ -659,7 +679,7 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 	own := depth + 1
 	start := len(d.out)
 	hashed := false
-	p, done := d.lx.ObjOpen(p)
+	p, done := d.objOpen(p)
 	for !done {
 		name, q, err := d.key(p, true)
 		if err != nil {
@@ -670,14 +690,14 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 		if p < len(data) && data[p] == '{' {
 			p, desc, err = d.propValue(p, own)
 		} else {
-			p, err = d.lx.Skip(p, own)
+			p, err = d.skip(p, own)
 		}
 		if err != nil {
 			return p, err
 		}
 		hashed = lastWins((*propNames)(&d.out), &d.propIdx, start, hashed, name,
 			Property{Name: name, Description: desc, Where: where, DefKey: defKey})
-		if p, done, err = d.lx.ObjNext(p); err != nil {
+		if p, done, err = d.objNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -688,7 +708,7 @@ func (d *Decoder) properties(p, depth int, where WhereKind, defKey []byte) (int,
 func (d *Decoder) propValue(p, depth int) (int, []byte, error) {
 	own := depth + 1
 	var desc []byte
-	p, done := d.lx.ObjOpen(p)
+	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -699,12 +719,12 @@ func (d *Decoder) propValue(p, depth int) (int, []byte, error) {
 			var ok bool
 			p, err = d.optString(p, own, &desc, &ok)
 		} else {
-			p, err = d.lx.Skip(p, own)
+			p, err = d.skip(p, own)
 		}
 		if err != nil {
 			return p, nil, err
 		}
-		if p, done, err = d.lx.ObjNext(p); err != nil {
+		if p, done, err = d.objNext(p); err != nil {
 			return p, nil, err
 		}
 	}
@@ -717,11 +737,11 @@ func (d *Decoder) requiredValue(p, depth int, s *span) (int, error) {
 	data := d.lx.data
 	if p >= len(data) || data[p] != '[' {
 		*s = span{kind: kOther}
-		return d.lx.Skip(p, depth)
+		return d.skip(p, depth)
 	}
 	own := depth + 1
 	a := len(d.reqs)
-	p, done := d.lx.ArrOpen(p)
+	p, done := d.arrOpen(p)
 	var err error
 	for !done {
 		if p < len(data) && data[p] == '"' {
@@ -729,12 +749,15 @@ func (d *Decoder) requiredValue(p, depth int, s *span) (int, error) {
 			if err != nil {
 				return end, err
 			}
+			if d.taping {
+				d.tapeString(p, end, esc)
+			}
 			d.reqs = append(d.reqs, d.str(p, end, esc))
 			p = end
-		} else if p, err = d.lx.Skip(p, own); err != nil {
+		} else if p, err = d.skip(p, own); err != nil {
 			return p, err
 		}
-		if p, done, err = d.lx.ArrNext(p); err != nil {
+		if p, done, err = d.arrNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -749,12 +772,12 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 	data := d.lx.data
 	if p >= len(data) || data[p] != '{' {
 		*s = span{kind: kOther}
-		return d.lx.Skip(p, depth)
+		return d.skip(p, depth)
 	}
 	own := depth + 1
 	start := len(d.defs)
 	hashed := false
-	p, done := d.lx.ObjOpen(p)
+	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, true)
 		if err != nil {
@@ -766,13 +789,13 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 			e.kind = kMatch
 			p, err = d.defEntry(p, own, where, &e)
 		} else {
-			p, err = d.lx.Skip(p, own)
+			p, err = d.skip(p, own)
 		}
 		if err != nil {
 			return p, err
 		}
 		hashed = lastWins((*defKeys)(&d.defs), &d.defIdx, start, hashed, key, e)
-		if p, done, err = d.lx.ObjNext(p); err != nil {
+		if p, done, err = d.objNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -785,7 +808,7 @@ func (d *Decoder) defsValue(p, depth int, where WhereKind, s *span) (int, error)
 func (d *Decoder) defEntry(p, depth int, where WhereKind, e *defEntry) (int, error) {
 	data := d.lx.data
 	own := depth + 1
-	p, done := d.lx.ObjOpen(p)
+	p, done := d.objOpen(p)
 	for !done {
 		key, q, err := d.key(p, false)
 		if err != nil {
@@ -799,18 +822,18 @@ func (d *Decoder) defEntry(p, depth int, where WhereKind, e *defEntry) (int, err
 				p, err = d.properties(p, own, where, e.key)
 				e.props = span{kMatch, a, len(d.out)}
 			} else {
-				p, err = d.lx.Skip(p, own)
+				p, err = d.skip(p, own)
 				e.props = span{kind: kOther}
 			}
 		case "required":
 			p, err = d.requiredValue(p, own, &e.req)
 		default:
-			p, err = d.lx.Skip(p, own)
+			p, err = d.skip(p, own)
 		}
 		if err != nil {
 			return p, err
 		}
-		if p, done, err = d.lx.ObjNext(p); err != nil {
+		if p, done, err = d.objNext(p); err != nil {
 			return p, err
 		}
 	}
@@ -825,6 +848,9 @@ func (d *Decoder) key(p int, keep bool) ([]byte, int, error) {
 	end, esc, v, err := d.lx.Key(p)
 	if err != nil {
 		return nil, v, err
+	}
+	if d.taping {
+		d.tapeKey(p, end, esc)
 	}
 	data := d.lx.data
 	var k []byte

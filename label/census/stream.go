@@ -53,6 +53,7 @@ func (d *Decoder) stream(line []byte, twoPass bool) (*Record, error) {
 		return rec, nil
 	}
 	d.reset(line)
+	d.tapeOn = false // Next parses one tool at a time: its tape would not outlive it
 	d.head = true
 	err := d.parse()
 	d.head = false
