@@ -75,3 +75,39 @@ func Lines(t TB) [][]byte {
 	}
 	return lines
 }
+
+// BenchDirEnv names the folder of a full-size census (bench-data/real,
+// say) that benchmarks read when it is set.
+const BenchDirEnv = "ATLAS_BENCH_DIR"
+
+// SkipTB is the part of testing.TB that BenchCensus uses.
+type SkipTB interface {
+	TB
+	Skip(args ...any)
+}
+
+// BenchCensus returns the whole lines within the first limit bytes of the
+// decompressed server_tools.jsonl.gz in $ATLAS_BENCH_DIR, each ending in
+// "\n"; the benchmark skips when the variable is not set.
+func BenchCensus(t SkipTB, limit int64) []byte {
+	t.Helper()
+	dir := os.Getenv(BenchDirEnv)
+	if dir == "" {
+		t.Skip(BenchDirEnv + " is not set: no census to read")
+	}
+	path := filepath.Join(dir, "server_tools.jsonl.gz")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(zr, limit))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return data[:bytes.LastIndexByte(data, '\n')+1]
+}

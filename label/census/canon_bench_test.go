@@ -2,13 +2,11 @@ package census
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
 
 // BenchmarkCanonicalTool runs AppendCanonicalTool, as the definition hash
@@ -38,7 +36,6 @@ func BenchmarkCanonicalPaths(b *testing.B) {
 	for _, name := range []string{"real", "census"} {
 		raws, size := benchTools(b, benchInputs(b)[name])
 		b.Run(name, func(b *testing.B) {
-			var general, fast time.Duration
 			var buf []byte
 			pass := func(gen bool) time.Duration {
 				t0 := time.Now()
@@ -55,21 +52,30 @@ func BenchmarkCanonicalPaths(b *testing.B) {
 				}
 				return time.Since(t0)
 			}
-			minGeneral, minFast := time.Duration(1<<62), time.Duration(1<<62)
-			for b.Loop() {
-				g, f := pass(true), pass(false)
-				general += g
-				fast += f
-				minGeneral, minFast = min(minGeneral, g), min(minFast, f)
-			}
-			n := float64(b.N)
-			b.ReportMetric(float64(size)*n/general.Seconds()/1e6, "general-MB/s")
-			b.ReportMetric(float64(size)*n/fast.Seconds()/1e6, "fast-MB/s")
-			b.ReportMetric(general.Seconds()/fast.Seconds(), "x-general")
-			// The quickest passes are those least disturbed by other work.
-			b.ReportMetric(minGeneral.Seconds()/minFast.Seconds(), "x-general-min")
+			interleave(b, size, "general", "fast", func() time.Duration { return pass(true) }, func() time.Duration { return pass(false) })
 		})
 	}
+}
+
+// interleave runs the passes first and second alternately, pass by pass,
+// so that a busy machine slows both alike, and reports each one's
+// throughput over size bytes (<name>-MB/s) and the ratio first/second of
+// the sums (x-<first>) and of the quickest passes, those least disturbed
+// by other work (x-<first>-min).
+func interleave(b *testing.B, size int64, firstName, secondName string, first, second func() time.Duration) {
+	var sumA, sumB time.Duration
+	minA, minB := time.Duration(1<<62), time.Duration(1<<62)
+	for b.Loop() {
+		x, y := first(), second()
+		sumA += x
+		sumB += y
+		minA, minB = min(minA, x), min(minB, y)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(size)*n/sumA.Seconds()/1e6, firstName+"-MB/s")
+	b.ReportMetric(float64(size)*n/sumB.Seconds()/1e6, secondName+"-MB/s")
+	b.ReportMetric(sumA.Seconds()/sumB.Seconds(), "x-"+firstName)
+	b.ReportMetric(minA.Seconds()/minB.Seconds(), "x-"+firstName+"-min")
 }
 
 // benchTools is the raw text of every tool of lines.
@@ -99,7 +105,6 @@ func BenchmarkCanonicalDecoded(b *testing.B) {
 	for _, name := range []string{"real", "census"} {
 		raws, size := benchTools(b, benchInputs(b)[name])
 		b.Run(name, func(b *testing.B) {
-			var checked, trusted time.Duration
 			var buf []byte
 			var t Tool
 			pass := func(decoded bool) time.Duration {
@@ -118,18 +123,7 @@ func BenchmarkCanonicalDecoded(b *testing.B) {
 				}
 				return time.Since(t0)
 			}
-			minChecked, minTrusted := time.Duration(1<<62), time.Duration(1<<62)
-			for b.Loop() {
-				c, d := pass(false), pass(true)
-				checked += c
-				trusted += d
-				minChecked, minTrusted = min(minChecked, c), min(minTrusted, d)
-			}
-			n := float64(b.N)
-			b.ReportMetric(float64(size)*n/checked.Seconds()/1e6, "tool-MB/s")
-			b.ReportMetric(float64(size)*n/trusted.Seconds()/1e6, "decoded-MB/s")
-			b.ReportMetric(checked.Seconds()/trusted.Seconds(), "x-tool")
-			b.ReportMetric(minChecked.Seconds()/minTrusted.Seconds(), "x-tool-min")
+			interleave(b, size, "tool", "decoded", func() time.Duration { return pass(false) }, func() time.Duration { return pass(true) })
 		})
 	}
 }
@@ -208,25 +202,8 @@ func BenchmarkDecodeCanonical(b *testing.B) {
 // benchDirLines is the lines of the first limit bytes of the census in
 // ATLAS_BENCH_DIR; the benchmark skips when that is not set.
 func benchDirLines(b *testing.B, limit int64) [][]byte {
-	dir := os.Getenv("ATLAS_BENCH_DIR")
-	if dir == "" {
-		b.Skip("ATLAS_BENCH_DIR is not set: no census to read")
-	}
-	f, err := os.Open(filepath.Join(dir, "server_tools.jsonl.gz"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := io.ReadAll(io.LimitReader(zr, limit))
-	if err != nil {
-		b.Fatal(err)
-	}
-	data = data[:bytes.LastIndexByte(data, '\n')]
-	return bytes.Split(data, []byte("\n"))
+	data := realcorpus.BenchCensus(b, limit)
+	return bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
 }
 
 // cpuTime is the CPU time the process has used.

@@ -2,12 +2,7 @@ package sensitivity_test
 
 import (
 	"bytes"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
@@ -93,26 +88,7 @@ func BenchmarkAnalyzerTool(b *testing.B) {
 		data func(b *testing.B) []byte
 	}{
 		{"real", func(b *testing.B) []byte { return realcorpus.MustRead(b) }},
-		{"census", func(b *testing.B) []byte {
-			dir := os.Getenv("ATLAS_BENCH_DIR")
-			if dir == "" {
-				b.Skip("ATLAS_BENCH_DIR is not set: no census to read")
-			}
-			f, err := os.Open(filepath.Join(dir, "server_tools.jsonl.gz"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer f.Close()
-			zr, err := gzip.NewReader(f)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data, err := io.ReadAll(io.LimitReader(zr, benchCensusPrefix))
-			if err != nil {
-				b.Fatal(err)
-			}
-			return data[:bytes.LastIndexByte(data, '\n')+1]
-		}},
+		{"census", func(b *testing.B) []byte { return realcorpus.BenchCensus(b, benchCensusPrefix) }},
 	}
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {
