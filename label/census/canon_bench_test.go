@@ -145,10 +145,7 @@ func BenchmarkDecodeCanonical(b *testing.B) {
 	inputs := benchInputs(b)
 	for _, name := range []string{"real", "census", "dir"} {
 		b.Run(name, func(b *testing.B) {
-			lines := inputs[name]
-			if name == "dir" {
-				lines = benchDirLines(b, 16<<20)
-			}
+			lines := benchLines(b, inputs, name)
 			size := float64(totalBytes(lines))
 			taping, plain := NewDecoder(), NewDecoder()
 			plain.noTape = true
@@ -199,6 +196,15 @@ func BenchmarkDecodeCanonical(b *testing.B) {
 	}
 }
 
+// benchLines is the lines of benchInputs' input name, or for "dir" those
+// of the first 16 MB of ATLAS_BENCH_DIR's census.
+func benchLines(b *testing.B, inputs map[string][][]byte, name string) [][]byte {
+	if name == "dir" {
+		return benchDirLines(b, 16<<20)
+	}
+	return inputs[name]
+}
+
 // benchDirLines is the lines of the first limit bytes of the census in
 // ATLAS_BENCH_DIR; the benchmark skips when that is not set.
 func benchDirLines(b *testing.B, limit int64) [][]byte {
@@ -225,10 +231,7 @@ func BenchmarkDecodeTapeCost(b *testing.B) {
 	inputs := benchInputs(b)
 	for _, name := range []string{"real", "census", "dir"} {
 		b.Run(name, func(b *testing.B) {
-			lines := inputs[name]
-			if name == "dir" {
-				lines = benchDirLines(b, 16<<20)
-			}
+			lines := benchLines(b, inputs, name)
 			size := float64(totalBytes(lines))
 			plain, forced, resting := NewDecoder(), NewDecoder(), NewDecoder()
 			plain.noTape = true
