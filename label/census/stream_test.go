@@ -210,8 +210,9 @@ func TestStreamGiantLine(t *testing.T) {
 		t.Fatalf("%d tools streamed, want %d", n, tools)
 	}
 	// Decode of this line allocates several times its size; two passes, a
-	// few KiB.
-	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+	// few KiB. (Under the race detector, whose pools drop what they hold,
+	// the bound is the plain build's to hold.)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 && !raceEnabled {
 		t.Errorf("streaming a %d-byte line allocated %d bytes", len(line), alloc)
 	}
 	if cap(d.out) > 64 || cap(d.tools) > 4 {

@@ -1,0 +1,5 @@
+//go:build !race
+
+package census
+
+const raceEnabled = false
