@@ -17,28 +17,7 @@ func benchChunks(r *tableRows) (tools []*ToolsBatch, props []*PropertiesBatch) {
 	const chunk = 2000
 	for first := 0; first < len(r.tools); first += chunk {
 		tb, pb := &ToolsBatch{}, &PropertiesBatch{}
-		for i, v := range r.tools[first:min(len(r.tools), first+chunk)] {
-			tb.AppendServerID(bytesOf(v.server), v.server != nil)
-			tb.Name.AppendNullable(bytesOf(v.name), v.name != nil)
-			tb.Line = append(tb.Line, v.line)
-			tb.Properties = append(tb.Properties, v.count)
-			tb.Labels = append(tb.Labels, v.labels)
-			tb.Required = append(tb.Required, v.required)
-			tb.CamelCase = append(tb.CamelCase, v.added[0])
-			tb.WordSplit = append(tb.WordSplit, v.added[1])
-			tb.Deep = append(tb.Deep, v.added[2])
-			tb.Definition = append(tb.Definition, v.def)
-			tb.Schema = append(tb.Schema, v.schema)
-			tb.HasSchema = append(tb.HasSchema, v.hasSchema)
-			tb.NameOrdinal = append(tb.NameOrdinal, int64((first+i)%3))
-			for _, p := range r.props[v.firstProp:v.lastProp] {
-				pb.ToolOrdinal = append(pb.ToolOrdinal, int64(i))
-				pb.Name.Append([]byte(p.name))
-				pb.Where.Append([]byte(p.where))
-				pb.Required = append(pb.Required, p.required)
-				pb.Labels = append(pb.Labels, p.labels)
-			}
-		}
+		r.fill(tb, pb, first, min(len(r.tools), first+chunk))
 		tools, props = append(tools, tb), append(props, pb)
 	}
 	return tools, props

@@ -95,6 +95,33 @@ func genRows(rng *rand.Rand, tools int) *tableRows {
 	return r
 }
 
+// fill appends rows [first, end) to tools and their properties to
+// properties, as a worker fills the batches of its chunk.
+func (r *tableRows) fill(tools *ToolsBatch, properties *PropertiesBatch, first, end int) {
+	for i, v := range r.tools[first:end] {
+		tools.AppendServerID(bytesOf(v.server), v.server != nil)
+		tools.Name.AppendNullable(bytesOf(v.name), v.name != nil)
+		tools.Line = append(tools.Line, v.line)
+		tools.Properties = append(tools.Properties, v.count)
+		tools.Labels = append(tools.Labels, v.labels)
+		tools.Required = append(tools.Required, v.required)
+		tools.CamelCase = append(tools.CamelCase, v.added[0])
+		tools.WordSplit = append(tools.WordSplit, v.added[1])
+		tools.Deep = append(tools.Deep, v.added[2])
+		tools.Definition = append(tools.Definition, v.def)
+		tools.Schema = append(tools.Schema, v.schema)
+		tools.HasSchema = append(tools.HasSchema, v.hasSchema)
+		tools.NameOrdinal = append(tools.NameOrdinal, int64((first+i)%3))
+		for _, p := range r.props[v.firstProp:v.lastProp] {
+			properties.ToolOrdinal = append(properties.ToolOrdinal, int64(i))
+			properties.Name.Append([]byte(p.name))
+			properties.Where.Append([]byte(p.where))
+			properties.Required = append(properties.Required, p.required)
+			properties.Labels = append(properties.Labels, p.labels)
+		}
+	}
+}
+
 // write writes the rows in chunks of the given sizes, as the runner does.
 func (r *tableRows) write(t *testing.T, chunk func() int) (toolsPq, propsPq []byte) {
 	t.Helper()
@@ -119,28 +146,7 @@ func (r *tableRows) writeWith(t *testing.T, w writers, chunk func() int) (toolsP
 		end := min(len(r.tools), first+chunk())
 		tools.Reset()
 		properties.Reset()
-		for i, v := range r.tools[first:end] {
-			tools.AppendServerID(bytesOf(v.server), v.server != nil)
-			tools.Name.AppendNullable(bytesOf(v.name), v.name != nil)
-			tools.Line = append(tools.Line, v.line)
-			tools.Properties = append(tools.Properties, v.count)
-			tools.Labels = append(tools.Labels, v.labels)
-			tools.Required = append(tools.Required, v.required)
-			tools.CamelCase = append(tools.CamelCase, v.added[0])
-			tools.WordSplit = append(tools.WordSplit, v.added[1])
-			tools.Deep = append(tools.Deep, v.added[2])
-			tools.Definition = append(tools.Definition, v.def)
-			tools.Schema = append(tools.Schema, v.schema)
-			tools.HasSchema = append(tools.HasSchema, v.hasSchema)
-			tools.NameOrdinal = append(tools.NameOrdinal, int64((first+i)%3))
-			for _, p := range r.props[v.firstProp:v.lastProp] {
-				properties.ToolOrdinal = append(properties.ToolOrdinal, int64(i))
-				properties.Name.Append([]byte(p.name))
-				properties.Where.Append([]byte(p.where))
-				properties.Required = append(properties.Required, p.required)
-				properties.Labels = append(properties.Labels, p.labels)
-			}
-		}
+		r.fill(&tools, &properties, first, end)
 		if err := tw.Append(&tools); err != nil {
 			t.Fatal(err)
 		}
