@@ -165,7 +165,7 @@ func stringColumn[B any](name string, nullable bool, get func(*B) (*StringColumn
 			if nullable {
 				s.defs = s.defs[:0]
 				for i := range v.len() {
-					s.defs = append(s.defs, int16(boolInt(!c.null[v.ref(i)])))
+					s.defs = append(s.defs, int16(b2u(!c.null[v.ref(i)])))
 				}
 				defs = s.defs
 			}
@@ -376,11 +376,4 @@ func hashColumn[B any](name string, nullable bool, get func(*B) ([]Hash, []bool)
 			return err
 		},
 	}
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
