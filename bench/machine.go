@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"runtime"
@@ -15,18 +14,25 @@ import (
 // on one CPU and not another is not the tool's speed, so every figure
 // carries it.
 func CPUModel() string {
-	f, err := os.Open("/proc/cpuinfo")
+	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
 		return runtime.GOARCH
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
+	if v, ok := cpuinfoField(string(b), "model name"); ok {
+		return v
 	}
 	return runtime.GOARCH
+}
+
+// cpuinfoField is the value of the first line of /proc/cpuinfo's text
+// whose field is key.
+func cpuinfoField(cpuinfo, key string) (string, bool) {
+	for _, l := range strings.Split(cpuinfo, "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
 }
 
 // loadAvg is the one-minute load average from /proc/loadavg, and false
@@ -121,18 +127,13 @@ func CPUFeatures() string {
 
 // cpuFeatures is CPUFeatures from the text of /proc/cpuinfo and GODEBUG.
 func cpuFeatures(cpuinfo, godebug string) string {
-	var flags map[string]bool
-	for _, l := range strings.Split(cpuinfo, "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "flags" {
-			flags = map[string]bool{}
-			for _, f := range strings.Fields(v) {
-				flags[f] = true
-			}
-			break
-		}
-	}
-	if flags == nil {
+	v, ok := cpuinfoField(cpuinfo, "flags")
+	if !ok {
 		return ""
+	}
+	flags := map[string]bool{}
+	for _, f := range strings.Fields(v) {
+		flags[f] = true
 	}
 	off := map[string]bool{}
 	for _, o := range strings.Split(godebug, ",") {
