@@ -98,7 +98,8 @@ bench: build
 	python3 bench/realcensus.py $(BENCH_DIR)/real
 	$(BIN) synth --out $(BENCH_DIR)/dense --dense --progress=false
 	$(BIN) synth --out $(BENCH_DIR)/default --progress=false
-	$(BIN) bench --data $(BENCH_DIR)/real --data $(BENCH_DIR)/dense --data $(BENCH_DIR)/default --runs 7 --python-scales ''
+	python3 bench/sharedschemas.py $(BENCH_DIR)/default $(BENCH_DIR)/shared
+	$(BIN) bench --data $(BENCH_DIR)/real --data $(BENCH_DIR)/dense --data $(BENCH_DIR)/default --data $(BENCH_DIR)/shared --runs 7 --python-scales ''
 	$(BIN) bench --scales 1 --runs 3
 
 ## bench-history: `history` over 24 synthetic releases of 229,539 tools (BENCH.md, "history").
