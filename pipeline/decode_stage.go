@@ -90,8 +90,12 @@ type decodeWorker struct {
 	// The sensitivity variants, counted apart from the normative counters.
 	sens       sensitivity.Analyzer
 	sensCounts aggregate.Sensitivity
-	// hasher gives each tool its definition and schema hashes.
-	hasher toolid.Hasher
+	// batch gives each tool its definition and schema hashes, hashing
+	// the tools of a chunk together (see settle); waitRows and waitTexts
+	// are the rows and remembered texts waiting for them.
+	batch     toolid.Batch
+	waitRows  []waitRow
+	waitTexts []waitText
 	// results keeps what each tool text the decoder remembers gave, their
 	// property classes carved from kept; scratch holds a tool's property
 	// classes when its text is not remembered.
@@ -120,6 +124,7 @@ func (s *decodeStage) chunk(_ context.Context, w int, c *linepool.Chunk) (*chunk
 	ws := s.workers[w]
 	ws.rows = s.pool.get()
 	err := c.Lines(func(line int64, text []byte) error { return s.record(ws, line, text) })
+	ws.settle()
 	rows := ws.rows
 	ws.rows = nil
 	if err != nil {
@@ -180,6 +185,7 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 		r := ws.classify(t, noSens)
 		if t.Text != (census.TextID{}) {
 			ws.results.Put(t, textResult{r, ws.keep(ws.scratch)})
+			ws.waitTexts = append(ws.waitTexts, waitText{t.Text, r.batched})
 		}
 		res, labels = &r, ws.scratch
 	}
@@ -217,6 +223,54 @@ func (ws *decodeWorker) tool(rec *census.Record, t *census.Tool, noSens bool) {
 	rows.keys = append(rows.keys, ws.key)
 	rows.hasServer = append(rows.hasServer, rec.HasServerID)
 	rows.surface = append(rows.surface, res.surface)
+	if res.batched != 0 {
+		ws.waitRows = append(ws.waitRows, waitRow{ordinal, res.batched})
+		if ws.batch.Size() >= maxBatchBytes {
+			ws.settle()
+		}
+	}
+}
+
+// waitRow is a tools row whose hashes wait for the batch: its index in
+// the chunk's rows and its tool's toolResult.batched.
+type waitRow struct {
+	row     int64
+	batched int32
+}
+
+// waitText is a remembered tool text whose hashes wait for the batch.
+type waitText struct {
+	id      census.TextID
+	batched int32
+}
+
+// maxBatchBytes bounds the canonical text a worker's batch holds: a
+// giant record's tools are hashed as they come, not all at its end. A
+// variable for the tests.
+var maxBatchBytes = 1 << 20
+
+// settle hashes the batch and gives its sums to the rows and remembered
+// texts waiting for them. It runs before a chunk's rows leave the worker
+// and whenever the batch has grown to maxBatchBytes.
+func (ws *decodeWorker) settle() {
+	if ws.batch.Len() == 0 {
+		return
+	}
+	ws.batch.Hash()
+	tools := &ws.rows.tools
+	for _, w := range ws.waitRows {
+		s := ws.batch.Sums(int(w.batched - 1))
+		tools.Definition[w.row], tools.Schema[w.row] = s.Definition, s.Schema
+	}
+	for _, w := range ws.waitTexts {
+		// The text may have been forgotten since, its slot given to
+		// another.
+		if kept, ok := ws.results.GetText(w.id); ok && kept.res.batched == w.batched {
+			kept.res.sums, kept.res.batched = ws.batch.Sums(int(w.batched-1)), 0
+		}
+	}
+	ws.batch.Reset()
+	ws.waitRows, ws.waitTexts = ws.waitRows[:0], ws.waitTexts[:0]
 }
 
 // keep copies a remembered tool's property classes into kept, in chunks
@@ -256,7 +310,8 @@ func (ws *decodeWorker) classify(t *census.Tool, noSens bool) toolResult {
 			r.surface |= 1 << fi
 		}
 	}
-	r.sums = ws.hasher.Uncached(t)
+	r.sums.HasSchema = t.Schema != nil
+	r.batched = int32(ws.batch.Add(t)) + 1
 	return r
 }
 

@@ -13,7 +13,11 @@ import (
 // tool, which the decoder reads from Raw), which is what lets a worker
 // compute it once per tool text its decoder remembers.
 type toolResult struct {
+	// sums holds the hashes once known; batched is 1 + the tool's index
+	// in its worker's toolid.Batch while they wait for the batch's Hash
+	// (HasSchema is known at once), and 0 after.
 	sums             toolid.Sums
+	batched          int32
 	labels, required classify.Set
 	added            sensitivity.Added
 	surface          uint8

@@ -90,10 +90,3 @@ func (h *Hasher) sum(raw []byte) [32]byte {
 	}
 	return sha256.Sum256(h.buf)
 }
-
-// Uncached hashes t as Tool does, without keeping its sums: for a caller
-// that keeps more than the sums per tool text itself (the pipeline's
-// workers).
-func (h *Hasher) Uncached(t *census.Tool) Sums {
-	return h.hash(t)
-}

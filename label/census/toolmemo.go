@@ -361,8 +361,12 @@ func (r *TextResults[T]) Len() int {
 }
 
 // Get returns the value kept for t's text, if any.
-func (r *TextResults[T]) Get(t *Tool) (*T, bool) {
-	id := t.Text
+func (r *TextResults[T]) Get(t *Tool) (*T, bool) { return r.GetText(t.Text) }
+
+// GetText returns the value kept for the tool text id, if any: for a
+// caller that completes a kept value after the decoder has moved on from
+// its tool.
+func (r *TextResults[T]) GetText(id TextID) (*T, bool) {
 	if id.n == 0 || id.gen != r.gen || int(id.n) > len(r.vals) || !r.have[id.n-1] {
 		return nil, false
 	}
