@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -16,6 +17,20 @@ func TestFirstNames(t *testing.T) {
 	prefix := func(def string) string {
 		h := sha256.Sum256([]byte(def))
 		return hex.EncodeToString(h[:])[:12]
+	}
+	full := func(def string) string {
+		h := sha256.Sum256([]byte(def))
+		return hex.EncodeToString(h[:])
+	}
+	// firstWithNibble is the first named tool whose hash starts with the
+	// hex digit c.
+	firstWithNibble := func(c byte) string {
+		for _, x := range []struct{ name, def string }{{"first-a", "A"}, {"first-b", "B"}, {"only-c", "C"}} {
+			if full(x.def)[0] == c {
+				return x.name
+			}
+		}
+		return ""
 	}
 	dir := writeRun(t, []tool{
 		{server: "s1", name: "", def: "A"}, // unnamed: not A's name
@@ -36,6 +51,11 @@ func TestFirstNames(t *testing.T) {
 		{"last row", []string{prefix("C")}, map[string]string{prefix("C"): "only-c"}},
 		{"one missing", []string{prefix("B"), prefix("D")}, map[string]string{prefix("B"): "first-b"}},
 		{"none", nil, map[string]string{}},
+		{"odd length", []string{prefix("B")[:7], prefix("C")[:1]},
+			map[string]string{prefix("B")[:7]: "first-b", prefix("C")[:1]: firstWithNibble(prefix("C")[0])}},
+		{"whole hash", []string{full("A")}, map[string]string{full("A"): "first-a"}},
+		{"upper case, too long, not hex", []string{strings.ToUpper(prefix("A")), full("A") + "0", "x" + prefix("A")[1:]},
+			map[string]string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := FirstNames(context.Background(), path, tc.prefixes)
