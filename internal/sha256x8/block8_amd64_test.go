@@ -27,4 +27,3 @@ func TestShaNIInUse(t *testing.T) {
 		}
 	}
 }
-

@@ -54,11 +54,14 @@ func (g *gen) i(format string, args ...any) {
 	g.WriteString("\n")
 }
 
-// ring returns the stack operand of message word t; the schedule keeps only
-// the last sixteen words, so W[t] overwrites W[t-16].
-func ring(t int) string { return fmt.Sprintf("%d(SP)", (t%16)*32) }
+// ring returns the operand of message word t in the schedule ring, which
+// R8 points at (the frame rounded up to 32 bytes, so no access splits a
+// cache line); the ring keeps only the last sixteen words, so W[t]
+// overwrites W[t-16].
+func ring(t int) string { return fmt.Sprintf("%d(R8)", (t%16)*32) }
 
-// Temporaries: Y8..Y15. The working variables a..h start in Y0..Y7.
+// Temporaries Y8..Y13; Y14 and Y15 carry a ^ b from round to round for
+// Maj. The working variables a..h start in Y0..Y7.
 const (
 	t0 = "Y8"
 	t1 = "Y9"
@@ -66,9 +69,10 @@ const (
 	t3 = "Y11"
 	t4 = "Y12"
 	t5 = "Y13"
-	t6 = "Y14"
-	t7 = "Y15"
 )
+
+// maj[t%2] holds b ^ c at the start of round t.
+var maj = [2]string{"Y14", "Y15"}
 
 // generate returns the whole assembly file.
 func generate() []byte {
@@ -104,16 +108,19 @@ func generate() []byte {
 //
 // state[w][l] is word w of the chaining value of lane l; blocks[l] points at
 // the 64 bytes lane l compresses. The frame holds the message schedule ring:
-// sixteen 32-byte rows, row t%16 holding W[t] of all eight lanes.
-TEXT ·block8(SB), NOSPLIT, $512-16
+// sixteen 32-byte rows, row t%16 holding W[t] of all eight lanes, 32-byte
+// aligned at R8.
+TEXT ·block8(SB), NOSPLIT, $544-16
 	MOVQ state+0(FP), AX
 	MOVQ blocks+8(FP), BX
+	LEAQ 31(SP), R8
+	ANDQ $~31, R8
 
 `)
 	// Load, byte-swap and transpose the 16 message words of the 8 lanes,
 	// 32 bytes (eight words) at a time.
 	for half := 0; half < 2; half++ {
-		rows := []string{t0, t1, t2, t3, t4, t5, t6, t7}
+		rows := []string{t0, t1, t2, t3, t4, t5, "Y14", "Y15"}
 		for l := 0; l < 8; l++ {
 			g.i("MOVQ %d(BX), CX", l*8)
 			g.i("VMOVDQU %d(CX), %s", half*32, rows[l])
@@ -132,6 +139,10 @@ TEXT ·block8(SB), NOSPLIT, $512-16
 	for w := 0; w < 8; w++ {
 		g.i("VMOVDQU %d(AX), %s", w*32, v[w])
 	}
+	// Maj is computed as b ^ ((a ^ b) & (b ^ c)), and a ^ b of one round
+	// is b ^ c of the next, so each round hands its a ^ b on in one of
+	// two alternating registers; round 0 starts from b ^ c.
+	g.i("VPXOR %s, %s, %s", v[2], v[1], maj[0])
 	g.WriteString("\n")
 
 	for t := 0; t < 64; t++ {
@@ -180,62 +191,65 @@ func transpose(g *gen, r, tmp []string) {
 
 // sigma writes dst = rotr(x, rots[0]) ^ rotr(x, rots[1]) ^ rotr(x, rots[2]),
 // or with shr, ... ^ x>>rots[2] for the message schedule's σ0 and σ1. AVX2
-// has no vector rotate: each rotation is two shifts, all xored together.
-func sigma(g *gen, x, dst, scratch string, rots [3]int, shr bool) {
+// has no vector rotate: each rotation is two shifts. The xors form a tree
+// (depth 4 from x, not 6) because Σ1(e) is on the critical path from one
+// round's e to the next. s1 and s2 are scratch.
+func sigma(g *gen, x, dst, s1, s2 string, rots [3]int, shr bool) {
 	g.i("VPSRLD $%d, %s, %s", rots[0], x, dst)
-	g.i("VPSLLD $%d, %s, %s", 32-rots[0], x, scratch)
-	g.i("VPXOR %s, %s, %s", scratch, dst, dst)
-	g.i("VPSRLD $%d, %s, %s", rots[1], x, scratch)
-	g.i("VPXOR %s, %s, %s", scratch, dst, dst)
-	g.i("VPSLLD $%d, %s, %s", 32-rots[1], x, scratch)
-	g.i("VPXOR %s, %s, %s", scratch, dst, dst)
-	g.i("VPSRLD $%d, %s, %s", rots[2], x, scratch)
-	g.i("VPXOR %s, %s, %s", scratch, dst, dst)
+	g.i("VPSLLD $%d, %s, %s", 32-rots[0], x, s1)
+	g.i("VPXOR %s, %s, %s", s1, dst, dst)
+	g.i("VPSRLD $%d, %s, %s", rots[1], x, s1)
+	g.i("VPSLLD $%d, %s, %s", 32-rots[1], x, s2)
+	g.i("VPXOR %s, %s, %s", s2, s1, s1)
+	g.i("VPXOR %s, %s, %s", s1, dst, dst)
+	g.i("VPSRLD $%d, %s, %s", rots[2], x, s1)
 	if !shr {
-		g.i("VPSLLD $%d, %s, %s", 32-rots[2], x, scratch)
-		g.i("VPXOR %s, %s, %s", scratch, dst, dst)
+		g.i("VPSLLD $%d, %s, %s", 32-rots[2], x, s2)
+		g.i("VPXOR %s, %s, %s", s2, s1, s1)
 	}
+	g.i("VPXOR %s, %s, %s", s1, dst, dst)
 }
 
 // round writes round t with working variables v = a..h. It leaves the new
 // e in d's register and the new a in h's.
 func round(g *gen, t int, v []string) {
 	a, b, c, d, e, f, gg, h := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+	_ = c // c enters through maj[t%2] = b ^ c
 	fmt.Fprintf(g, "\t// round %d\n", t)
 	w := ring(t)
 	if t >= 16 {
 		// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16]; the ring
 		// slot of W[t] still holds W[t-16].
-		g.i("VMOVDQU %s, %s", ring(t-15), t4)
-		sigma(g, t4, t5, t6, [3]int{7, 18, 3}, true)
+		g.i("VMOVDQU %s, %s", ring(t-15), t0)
+		sigma(g, t0, t1, t2, t3, [3]int{7, 18, 3}, true)
 		g.i("VMOVDQU %s, %s", ring(t-2), t4)
-		sigma(g, t4, t7, t6, [3]int{17, 19, 10}, true)
-		g.i("VPADDD %s, %s, %s", w, t5, t5)
-		g.i("VPADDD %s, %s, %s", ring(t-7), t5, t5)
-		g.i("VPADDD %s, %s, %s", t7, t5, t5)
-		g.i("VMOVDQU %s, %s", t5, w)
-		g.i("VPADDD %s, %s, %s", t5, h, h)
+		sigma(g, t4, t5, t2, t3, [3]int{17, 19, 10}, true)
+		g.i("VPADDD %s, %s, %s", w, t1, t1)
+		g.i("VPADDD %s, %s, %s", ring(t-7), t1, t1)
+		g.i("VPADDD %s, %s, %s", t5, t1, t1)
+		g.i("VMOVDQU %s, %s", t1, w)
+		g.i("VPADDD %s, %s, %s", t1, h, h)
 	} else {
 		g.i("VPADDD %s, %s, %s", w, h, h)
 	}
 	// h += K[t]
 	g.i("VPADDD k256x8<>+%d(SB), %s, %s", t*32, h, h)
-	// h += Ch(e, f, g) = (e & f) ^ (^e & g)
-	g.i("VPAND %s, %s, %s", f, e, t0)
-	g.i("VPANDN %s, %s, %s", gg, e, t1)
-	g.i("VPXOR %s, %s, %s", t1, t0, t0)
+	// h += Ch(e, f, g) = ((f ^ g) & e) ^ g
+	g.i("VPXOR %s, %s, %s", gg, f, t0)
+	g.i("VPAND %s, %s, %s", e, t0, t0)
+	g.i("VPXOR %s, %s, %s", gg, t0, t0)
 	g.i("VPADDD %s, %s, %s", t0, h, h)
 	// h += Σ1(e); h is now T1.
-	sigma(g, e, t2, t3, [3]int{6, 11, 25}, false)
-	g.i("VPADDD %s, %s, %s", t2, h, h)
+	sigma(g, e, t1, t2, t3, [3]int{6, 11, 25}, false)
+	g.i("VPADDD %s, %s, %s", t1, h, h)
 	// new e = d + T1
 	g.i("VPADDD %s, %s, %s", h, d, d)
-	// new a = T1 + Σ0(a) + Maj(a, b, c), Maj = ((a | b) & c) | (a & b)
-	sigma(g, a, t0, t1, [3]int{2, 13, 22}, false)
+	// new a = T1 + Σ0(a) + Maj(a, b, c), Maj = b ^ ((a ^ b) & (b ^ c))
+	sigma(g, a, t0, t4, t5, [3]int{2, 13, 22}, false)
 	g.i("VPADDD %s, %s, %s", t0, h, h)
-	g.i("VPOR %s, %s, %s", b, a, t2)
-	g.i("VPAND %s, %s, %s", c, t2, t2)
-	g.i("VPAND %s, %s, %s", b, a, t3)
-	g.i("VPOR %s, %s, %s", t3, t2, t2)
+	x, bc := maj[(t+1)%2], maj[t%2]
+	g.i("VPXOR %s, %s, %s", b, a, x)
+	g.i("VPAND %s, %s, %s", bc, x, t2)
+	g.i("VPXOR %s, %s, %s", b, t2, t2)
 	g.i("VPADDD %s, %s, %s", t2, h, h)
 }
