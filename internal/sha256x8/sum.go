@@ -49,25 +49,27 @@ var zeroBlock [64]byte
 
 // lane is the progress of one message through one lane.
 type lane struct {
-	msg  []byte // the message; its full blocks are read in place
-	idx  int    // index into msgs and out; -1 when the lane is idle
-	full int    // number of full 64-byte blocks of msg
-	n    int    // full plus the 1 or 2 padded tail blocks
-	next int    // the block to compress next
+	idx     int    // index into msgs and out; -1 when the lane is idle
+	full    []byte // the message's full blocks, hashed in place
+	off     int    // offset of the block being hashed, in full or in the tail
+	inTail  bool   // the lane is hashing its batch.tail blocks
+	end     int    // len(full), then tailEnd once in the tail
+	tailEnd int    // 64 or 128: the length of the padded tail
 }
 
 // batch is everything sum8 needs, kept in one value so it lives on the
 // stack: block8 is marked noescape.
 type batch struct {
 	state  [8][8]uint32 // state[word][lane]
-	blocks [8]*byte
+	blocks [8]*byte     // block8's input: the block each lane hashes next
 	lanes  [8]lane
 	tail   [8][128]byte // padded last block(s) of each lane's message
 }
 
 // sum8 hashes msgs eight at a time with block8. Each lane takes the next
 // unhashed message as soon as its previous one is done, so messages of
-// different lengths keep all lanes busy until the batch runs out.
+// different lengths keep all lanes busy until the batch runs out; lanes
+// left without a message then hash zeroBlock, and their result is ignored.
 func sum8(msgs [][]byte, out [][32]byte) {
 	var b batch
 	pending := 0 // next message to give a lane
@@ -76,27 +78,29 @@ func sum8(msgs [][]byte, out [][32]byte) {
 		if b.load(l, msgs, &pending) {
 			active++
 		}
+		if b.lanes[l].inTail {
+			b.blocks[l] = &b.tail[l][0]
+		}
 	}
 	for active > 0 {
-		for l := range b.lanes {
-			ln := &b.lanes[l]
-			switch {
-			case ln.idx < 0:
-				b.blocks[l] = &zeroBlock[0]
-			case ln.next < ln.full:
-				b.blocks[l] = &ln.msg[ln.next*64]
-			default:
-				b.blocks[l] = &b.tail[l][(ln.next-ln.full)*64]
-			}
-		}
 		block8(&b.state, &b.blocks)
 		for l := range b.lanes {
 			ln := &b.lanes[l]
 			if ln.idx < 0 {
 				continue
 			}
-			ln.next++
-			if ln.next < ln.n {
+			ln.off += 64
+			if ln.off < ln.end {
+				if ln.inTail {
+					b.blocks[l] = &b.tail[l][ln.off]
+				} else {
+					b.blocks[l] = &ln.full[ln.off]
+				}
+				continue
+			}
+			if !ln.inTail {
+				ln.off, ln.end, ln.inTail = 0, ln.tailEnd, true
+				b.blocks[l] = &b.tail[l][0]
 				continue
 			}
 			d := &out[ln.idx]
@@ -105,26 +109,28 @@ func sum8(msgs [][]byte, out [][32]byte) {
 			}
 			if !b.load(l, msgs, &pending) {
 				active--
+			} else if ln.inTail {
+				b.blocks[l] = &b.tail[l][0]
 			}
 		}
 	}
 }
 
 // load gives lane l the message msgs[*pending], if any is left, and
-// reports whether it did. It resets the lane's state to the IV and writes
-// the message's padded tail.
+// reports whether it did. It resets the lane's state to the IV, writes the
+// message's padded tail and points the lane at its first block.
 func (b *batch) load(l int, msgs [][]byte, pending *int) bool {
 	ln := &b.lanes[l]
 	if *pending >= len(msgs) {
-		ln.idx = -1
-		ln.msg = nil
+		*ln = lane{idx: -1}
+		b.blocks[l] = &zeroBlock[0]
 		return false
 	}
 	i := *pending
 	*pending++
 	m := msgs[i]
-	full := len(m) / 64
-	rest := m[full*64:]
+	full := len(m) &^ 63
+	rest := m[full:]
 	// Padding: 0x80, zeros, then the bit length as a 64-bit big-endian
 	// number ending the last block. It fits one block if rest leaves room
 	// for the 0x80 byte and the 8 length bytes.
@@ -137,9 +143,16 @@ func (b *batch) load(l int, msgs [][]byte, pending *int) bool {
 	t[len(rest)] = 0x80
 	clear(t[len(rest)+1 : len(t)-8])
 	binary.BigEndian.PutUint64(t[len(t)-8:], uint64(len(m))*8)
-	*ln = lane{msg: m, idx: i, full: full, n: full + tails}
 	for w := range 8 {
 		b.state[w][l] = iv[w]
+	}
+	*ln = lane{idx: i, full: m[:full], end: full, tailEnd: len(t)}
+	if full == 0 {
+		// The caller points blocks[l] at the tail: a method storing a
+		// pointer into b in b would make b escape to the heap.
+		ln.end, ln.inTail = ln.tailEnd, true
+	} else {
+		b.blocks[l] = &m[0]
 	}
 	return true
 }
