@@ -2,7 +2,9 @@
 // processors with AVX2 but without the SHA extensions (SHA-NI), it hashes
 // eight independent messages together, one in each 32-bit lane of the YMM
 // registers, which is several times faster per byte than crypto/sha256's
-// single-stream code there. Elsewhere it calls crypto/sha256.
+// single-stream code there; where AVX-512VL is available too (Skylake-SP,
+// Cascade Lake) it uses that extension's rotate and three-input logic
+// instructions on the same registers. Elsewhere it calls crypto/sha256.
 package sha256x8
 
 //go:generate go run ./gen -out block8_amd64.s
@@ -83,7 +85,11 @@ func sum8(msgs [][]byte, out [][32]byte) {
 		}
 	}
 	for active > 0 {
-		block8(&b.state, &b.blocks)
+		if useAVX512 {
+			block8AVX512(&b.state, &b.blocks)
+		} else {
+			block8(&b.state, &b.blocks)
+		}
 		for l := range b.lanes {
 			ln := &b.lanes[l]
 			if ln.idx < 0 {

@@ -7,15 +7,44 @@ import (
 	"testing"
 )
 
-// setForce sets forceMulti for the duration of the test.
-func setForce(t testing.TB, on bool) {
+// kernel is one way Sum can hash a batch.
+type kernel struct {
+	name   string
+	force  bool // forceMulti: take the eight-lane path
+	avx512 bool // useAVX512: with block8AVX512 rather than block8
+}
+
+// kernels are all of Sum's paths: crypto/sha256 per message, and the eight
+// lanes with each compression function.
+var kernels = []kernel{
+	{"std", false, false},
+	{"avx2", true, false},
+	{"avx512", true, true},
+}
+
+// set selects k for the duration of the test, or skips the test when the
+// processor cannot run k.
+func (k kernel) set(t testing.TB) {
 	t.Helper()
-	if on && !canMulti {
+	if k.force && !canMulti {
 		t.Skip("this processor lacks AVX2: the eight-lane code cannot run here")
 	}
-	old := forceMulti
-	forceMulti = on
-	t.Cleanup(func() { forceMulti = old })
+	if k.avx512 && !canAVX512 {
+		t.Skip("this processor lacks AVX-512VL: block8AVX512 cannot run here")
+	}
+	oldForce, oldAVX512 := forceMulti, useAVX512
+	forceMulti, useAVX512 = k.force, k.avx512
+	t.Cleanup(func() { forceMulti, useAVX512 = oldForce, oldAVX512 })
+}
+
+// eachKernel runs f as one subtest per kernel.
+func eachKernel(t *testing.T, f func(t *testing.T)) {
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) {
+			k.set(t)
+			f(t)
+		})
+	}
 }
 
 // randMsgs returns messages of the given lengths filled from rng.
@@ -93,10 +122,10 @@ func TestSum(t *testing.T) {
 			return s
 		}()},
 	}
-	for _, force := range []bool{false, true} {
+	for _, k := range kernels {
 		for _, c := range cases {
-			t.Run(fmt.Sprintf("force=%v/%s", force, c.name), func(t *testing.T) {
-				setForce(t, force)
+			t.Run(k.name+"/"+c.name, func(t *testing.T) {
+				k.set(t)
 				rng := rand.New(rand.NewPCG(uint64(len(c.lens)), 7))
 				check(t, randMsgs(rng, c.lens))
 			})
@@ -107,73 +136,88 @@ func TestSum(t *testing.T) {
 // TestSumRandomBatches mixes random lengths from 0 to 300 bytes in batches
 // of random size, so lanes finish in every possible order.
 func TestSumRandomBatches(t *testing.T) {
-	setForce(t, true)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for range 200 {
-		lens := make([]int, rng.IntN(30))
-		for i := range lens {
-			lens[i] = rng.IntN(300)
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for range 200 {
+			lens := make([]int, rng.IntN(30))
+			for i := range lens {
+				lens[i] = rng.IntN(300)
+			}
+			check(t, randMsgs(rng, lens))
 		}
-		check(t, randMsgs(rng, lens))
-	}
+	})
 }
 
 // TestSumAliasedMessages passes the same backing array several times and
 // sub-slices of one buffer: Sum must only read the messages.
 func TestSumAliasedMessages(t *testing.T) {
-	setForce(t, true)
-	rng := rand.New(rand.NewPCG(5, 6))
-	buf := randMsgs(rng, []int{5000})[0]
-	before := string(buf)
-	var msgs [][]byte
-	for i := range 20 {
-		msgs = append(msgs, buf[i*37:i*37+i*100], buf, buf[:0])
-	}
-	check(t, msgs)
-	if string(buf) != before {
-		t.Fatal("Sum modified a message")
-	}
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		buf := randMsgs(rng, []int{5000})[0]
+		before := string(buf)
+		var msgs [][]byte
+		for i := range 20 {
+			msgs = append(msgs, buf[i*37:i*37+i*100], buf, buf[:0])
+		}
+		check(t, msgs)
+		if string(buf) != before {
+			t.Fatal("Sum modified a message")
+		}
+	})
 }
 
-// TestBlock8 compares the compression function with the portable one for
+// TestBlock8 compares the compression functions with the portable one for
 // random chaining values and blocks, lane by lane.
 func TestBlock8(t *testing.T) {
-	if !canMulti {
-		t.Skip("this processor lacks AVX2: the eight-lane code cannot run here")
+	funcs := []struct {
+		name  string
+		can   bool
+		block func(*[8][8]uint32, *[8]*byte)
+	}{
+		{"avx2", canMulti, block8},
+		{"avx512", canAVX512, block8AVX512},
 	}
-	rng := rand.New(rand.NewPCG(8, 9))
-	for range 1000 {
-		var st [8][8]uint32
-		for w := range st {
-			for l := range st[w] {
-				st[w][l] = rng.Uint32()
+	for _, f := range funcs {
+		t.Run(f.name, func(t *testing.T) {
+			if !f.can {
+				t.Skipf("this processor cannot run the %s code", f.name)
 			}
-		}
-		data := randMsgs(rng, []int{8 * 64})[0]
-		var blocks [8]*byte
-		for l := range blocks {
-			// Lanes read blocks in a shuffled order so a mix-up of lanes shows.
-			blocks[l] = &data[((l*3)%8)*64]
-		}
-		want := st
-		block8Generic(&want, &blocks)
-		block8(&st, &blocks)
-		if st != want {
-			t.Fatalf("block8 = %x\nwant %x", st, want)
-		}
+			rng := rand.New(rand.NewPCG(8, 9))
+			for range 1000 {
+				var st [8][8]uint32
+				for w := range st {
+					for l := range st[w] {
+						st[w][l] = rng.Uint32()
+					}
+				}
+				data := randMsgs(rng, []int{8 * 64})[0]
+				var blocks [8]*byte
+				for l := range blocks {
+					// Lanes read blocks in a shuffled order so a mix-up of lanes shows.
+					blocks[l] = &data[((l*3)%8)*64]
+				}
+				want := st
+				block8Generic(&want, &blocks)
+				f.block(&st, &blocks)
+				if st != want {
+					t.Fatalf("%s = %x\nwant %x", f.name, st, want)
+				}
+			}
+		})
 	}
 }
 
 // TestSumAllocs checks that a call allocates nothing: the lanes' state and
 // tail buffers live on the stack.
 func TestSumAllocs(t *testing.T) {
-	setForce(t, true)
-	rng := rand.New(rand.NewPCG(10, 11))
-	msgs := randMsgs(rng, append(edges, edges...))
-	out := make([][32]byte, len(msgs))
-	if n := testing.AllocsPerRun(20, func() { Sum(msgs, out) }); n != 0 {
-		t.Fatalf("Sum allocates %v times per call, want 0", n)
-	}
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(10, 11))
+		msgs := randMsgs(rng, append(edges, edges...))
+		out := make([][32]byte, len(msgs))
+		if n := testing.AllocsPerRun(20, func() { Sum(msgs, out) }); n != 0 {
+			t.Fatalf("Sum allocates %v times per call, want 0", n)
+		}
+	})
 }
 
 func TestSumShortOut(t *testing.T) {
@@ -192,8 +236,11 @@ func FuzzSum(f *testing.F) {
 	f.Add(make([]byte, 1000), uint64(0x0123456789abcdef))
 	f.Add(make([]byte, 4103), uint64(1)<<63|55)
 	f.Fuzz(func(t *testing.T, data []byte, cuts uint64) {
-		for _, force := range []bool{false, true} {
-			forceMulti = force && canMulti
+		for _, k := range kernels {
+			if k.force && !canMulti || k.avx512 && !canAVX512 {
+				continue
+			}
+			forceMulti, useAVX512 = k.force, k.avx512
 			// Each byte of cuts is the length of the next message (the
 			// last message takes the rest); zero lengths make empty
 			// messages, and the split repeats so long inputs give many.
@@ -214,12 +261,13 @@ func FuzzSum(f *testing.F) {
 			}
 			check(t, msgs)
 		}
-		forceMulti = false
+		forceMulti, useAVX512 = false, canAVX512
 	})
 }
 
-// BenchmarkSum compares the eight-lane code (multi) with crypto/sha256's
-// Sum256 per message (std), for 4096 messages per operation.
+// BenchmarkSum compares the eight-lane code with block8 (multi) and with
+// block8AVX512 (multi-avx512) against crypto/sha256's Sum256 per message
+// (std), for 4096 messages per operation.
 func BenchmarkSum(b *testing.B) {
 	for _, size := range []int{300, 1200} {
 		rng := rand.New(rand.NewPCG(12, uint64(size)))
@@ -229,13 +277,15 @@ func BenchmarkSum(b *testing.B) {
 		}
 		msgs := randMsgs(rng, lens)
 		out := make([][32]byte, len(msgs))
-		b.Run(fmt.Sprintf("size=%d/multi", size), func(b *testing.B) {
-			setForce(b, true)
-			b.SetBytes(int64(size * len(msgs)))
-			for b.Loop() {
-				Sum(msgs, out)
-			}
-		})
+		for _, k := range []kernel{{"multi", true, false}, {"multi-avx512", true, true}} {
+			b.Run(fmt.Sprintf("size=%d/%s", size, k.name), func(b *testing.B) {
+				k.set(b)
+				b.SetBytes(int64(size * len(msgs)))
+				for b.Loop() {
+					Sum(msgs, out)
+				}
+			})
+		}
 		b.Run(fmt.Sprintf("size=%d/std", size), func(b *testing.B) {
 			b.SetBytes(int64(size * len(msgs)))
 			for b.Loop() {

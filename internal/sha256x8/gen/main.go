@@ -104,19 +104,34 @@ func generate() []byte {
 	}
 	g.WriteString("GLOBL bswap32<>(SB), RODATA|NOPTR, $32\n\n")
 
-	g.WriteString(`// func block8(state *[8][8]uint32, blocks *[8]*byte)
+	function(g, false)
+	g.WriteString("\n")
+	function(g, true)
+	return g.Bytes()
+}
+
+// function writes block8 or, with avx512, block8AVX512: the same
+// algorithm where AVX-512VL (on the YMM registers) supplies a vector
+// rotate (VPRORD) and three-input logic (VPTERNLOGD), which halve the
+// instructions of a round.
+func function(g *gen, avx512 bool) {
+	name, needs := "block8", "AVX2"
+	if avx512 {
+		name, needs = "block8AVX512", "AVX2, AVX512F and AVX512VL"
+	}
+	fmt.Fprintf(g, `// func %s(state *[8][8]uint32, blocks *[8]*byte)
 //
-// state[w][l] is word w of the chaining value of lane l; blocks[l] points at
-// the 64 bytes lane l compresses. The frame holds the message schedule ring:
-// sixteen 32-byte rows, row t%16 holding W[t] of all eight lanes, 32-byte
-// aligned at R8.
-TEXT ·block8(SB), NOSPLIT, $544-16
+// It needs %s. state[w][l] is word w of the chaining value of lane l;
+// blocks[l] points at the 64 bytes lane l compresses. The frame holds the
+// message schedule ring: sixteen 32-byte rows, row t%%16 holding W[t] of all
+// eight lanes, 32-byte aligned at R8.
+TEXT ·%s(SB), NOSPLIT, $544-16
 	MOVQ state+0(FP), AX
 	MOVQ blocks+8(FP), BX
 	LEAQ 31(SP), R8
 	ANDQ $~31, R8
 
-`)
+`, name, needs, name)
 	// Load, byte-swap and transpose the 16 message words of the 8 lanes,
 	// 32 bytes (eight words) at a time.
 	for half := 0; half < 2; half++ {
@@ -139,14 +154,17 @@ TEXT ·block8(SB), NOSPLIT, $544-16
 	for w := 0; w < 8; w++ {
 		g.i("VMOVDQU %d(AX), %s", w*32, v[w])
 	}
-	// Maj is computed as b ^ ((a ^ b) & (b ^ c)), and a ^ b of one round
-	// is b ^ c of the next, so each round hands its a ^ b on in one of
-	// two alternating registers; round 0 starts from b ^ c.
-	g.i("VPXOR %s, %s, %s", v[2], v[1], maj[0])
+	// Without VPTERNLOGD, Maj is computed as b ^ ((a ^ b) & (b ^ c)), and
+	// a ^ b of one round is b ^ c of the next, so each round hands its
+	// a ^ b on in one of two alternating registers; round 0 starts from
+	// b ^ c.
+	if !avx512 {
+		g.i("VPXOR %s, %s, %s", v[2], v[1], maj[0])
+	}
 	g.WriteString("\n")
 
 	for t := 0; t < 64; t++ {
-		round(g, t, v)
+		round(g, t, v, avx512)
 		// Rename: new a is in h's register, new e already in d's.
 		v = []string{v[7], v[0], v[1], v[2], v[3], v[4], v[5], v[6]}
 	}
@@ -158,7 +176,6 @@ TEXT ·block8(SB), NOSPLIT, $544-16
 	}
 	g.i("VZEROUPPER")
 	g.i("RET")
-	return g.Bytes()
 }
 
 // transpose turns rows (row l = eight consecutive words of lane l) into
@@ -194,7 +211,19 @@ func transpose(g *gen, r, tmp []string) {
 // has no vector rotate: each rotation is two shifts. The xors form a tree
 // (depth 4 from x, not 6) because Σ1(e) is on the critical path from one
 // round's e to the next. s1 and s2 are scratch.
-func sigma(g *gen, x, dst, s1, s2 string, rots [3]int, shr bool) {
+func sigma(g *gen, x, dst, s1, s2 string, rots [3]int, shr, avx512 bool) {
+	if avx512 {
+		g.i("VPRORD $%d, %s, %s", rots[0], x, dst)
+		g.i("VPRORD $%d, %s, %s", rots[1], x, s1)
+		if shr {
+			g.i("VPSRLD $%d, %s, %s", rots[2], x, s2)
+		} else {
+			g.i("VPRORD $%d, %s, %s", rots[2], x, s2)
+		}
+		// 0x96: dst ^ s1 ^ s2.
+		g.i("VPTERNLOGD $0x96, %s, %s, %s", s2, s1, dst)
+		return
+	}
 	g.i("VPSRLD $%d, %s, %s", rots[0], x, dst)
 	g.i("VPSLLD $%d, %s, %s", 32-rots[0], x, s1)
 	g.i("VPXOR %s, %s, %s", s1, dst, dst)
@@ -212,18 +241,17 @@ func sigma(g *gen, x, dst, s1, s2 string, rots [3]int, shr bool) {
 
 // round writes round t with working variables v = a..h. It leaves the new
 // e in d's register and the new a in h's.
-func round(g *gen, t int, v []string) {
+func round(g *gen, t int, v []string, avx512 bool) {
 	a, b, c, d, e, f, gg, h := v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
-	_ = c // c enters through maj[t%2] = b ^ c
 	fmt.Fprintf(g, "\t// round %d\n", t)
 	w := ring(t)
 	if t >= 16 {
 		// W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16]; the ring
 		// slot of W[t] still holds W[t-16].
 		g.i("VMOVDQU %s, %s", ring(t-15), t0)
-		sigma(g, t0, t1, t2, t3, [3]int{7, 18, 3}, true)
+		sigma(g, t0, t1, t2, t3, [3]int{7, 18, 3}, true, avx512)
 		g.i("VMOVDQU %s, %s", ring(t-2), t4)
-		sigma(g, t4, t5, t2, t3, [3]int{17, 19, 10}, true)
+		sigma(g, t4, t5, t2, t3, [3]int{17, 19, 10}, true, avx512)
 		g.i("VPADDD %s, %s, %s", w, t1, t1)
 		g.i("VPADDD %s, %s, %s", ring(t-7), t1, t1)
 		g.i("VPADDD %s, %s, %s", t5, t1, t1)
@@ -235,18 +263,31 @@ func round(g *gen, t int, v []string) {
 	// h += K[t]
 	g.i("VPADDD k256x8<>+%d(SB), %s, %s", t*32, h, h)
 	// h += Ch(e, f, g) = ((f ^ g) & e) ^ g
-	g.i("VPXOR %s, %s, %s", gg, f, t0)
-	g.i("VPAND %s, %s, %s", e, t0, t0)
-	g.i("VPXOR %s, %s, %s", gg, t0, t0)
+	if avx512 {
+		// VPTERNLOGD's first input is its destination; 0xca: e ? f : g.
+		g.i("VMOVDQA32 %s, %s", e, t0)
+		g.i("VPTERNLOGD $0xca, %s, %s, %s", gg, f, t0)
+	} else {
+		g.i("VPXOR %s, %s, %s", gg, f, t0)
+		g.i("VPAND %s, %s, %s", e, t0, t0)
+		g.i("VPXOR %s, %s, %s", gg, t0, t0)
+	}
 	g.i("VPADDD %s, %s, %s", t0, h, h)
 	// h += Σ1(e); h is now T1.
-	sigma(g, e, t1, t2, t3, [3]int{6, 11, 25}, false)
+	sigma(g, e, t1, t2, t3, [3]int{6, 11, 25}, false, avx512)
 	g.i("VPADDD %s, %s, %s", t1, h, h)
 	// new e = d + T1
 	g.i("VPADDD %s, %s, %s", h, d, d)
 	// new a = T1 + Σ0(a) + Maj(a, b, c), Maj = b ^ ((a ^ b) & (b ^ c))
-	sigma(g, a, t0, t4, t5, [3]int{2, 13, 22}, false)
+	sigma(g, a, t0, t4, t5, [3]int{2, 13, 22}, false, avx512)
 	g.i("VPADDD %s, %s, %s", t0, h, h)
+	if avx512 {
+		// 0xe8: the majority of a, b, c.
+		g.i("VMOVDQA32 %s, %s", a, t2)
+		g.i("VPTERNLOGD $0xe8, %s, %s, %s", c, b, t2)
+		g.i("VPADDD %s, %s, %s", t2, h, h)
+		return
+	}
 	x, bc := maj[(t+1)%2], maj[t%2]
 	g.i("VPXOR %s, %s, %s", b, a, x)
 	g.i("VPAND %s, %s, %s", bc, x, t2)
