@@ -5,8 +5,6 @@ package sha256x8
 import (
 	"os"
 	"strings"
-
-	"golang.org/x/sys/cpu"
 )
 
 // block8 compresses one 64-byte block for each of the eight lanes:
@@ -27,42 +25,76 @@ func block8AVX512(state *[8][8]uint32, blocks *[8]*byte)
 // cpuid executes the CPUID instruction; it is in cpuid_amd64.s.
 func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
 
+// xgetbv returns the low half of XCR0, which says which register state
+// the operating system saves; it is in cpuid_amd64.s.
+func xgetbv() (eax uint32)
+
+// features is what this package needs to know of the processor.
+type features struct {
+	avx2   bool // AVX and AVX2, with YMM state saved by the OS
+	avx512 bool // AVX-512F and AVX-512VL, with ZMM and mask state saved by the OS
+	sha    bool // SHA-NI, which crypto/sha256 then uses
+}
+
+var feat = detect(os.Getenv("GODEBUG"))
+
 // canMulti reports whether block8 can run here.
-var canMulti = cpu.X86.HasAVX2
+var canMulti = feat.avx2
 
 // canAVX512 reports whether block8AVX512 can run here.
-var canAVX512 = canMulti && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+var canAVX512 = feat.avx2 && feat.avx512
 
 // useAVX512 selects block8AVX512 over block8. Tests and benchmarks clear
 // it to exercise block8 on processors that have AVX-512VL.
 var useAVX512 = canAVX512
 
-// multi reports whether block8 is the faster way here: crypto/sha256's
-// SHA-NI code beats eight AVX2 lanes, its AVX2 code does not.
-var multi = canMulti && !shaNIInUse(hasSHANI(), os.Getenv("GODEBUG"))
+// multi reports whether the eight lanes are the faster way here:
+// crypto/sha256's SHA-NI code beats them, its AVX2 code does not.
+var multi = canMulti && !feat.sha
 
-// hasSHANI reports whether the processor has the SHA extensions
-// (CPUID.(EAX=7,ECX=0):EBX bit 29). golang.org/x/sys/cpu does not report them.
-func hasSHANI() bool {
+// detect reads the processor's features with CPUID and XGETBV, then
+// applies godebug's cpu.* settings as the runtime does for crypto/sha256,
+// so GODEBUG=cpu.sha=off makes Sum choose as on a processor without
+// SHA-NI. (golang.org/x/sys/cpu does not report SHA-NI, and prints a
+// warning for cpu.sha, which it does not know.)
+func detect(godebug string) features {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {
-		return false
+		return features{}
 	}
-	_, ebx, _, _ := cpuid(7, 0)
-	return ebx&(1<<29) != 0
+	_, _, ecx1, _ := cpuid(1, 0)
+	_, ebx7, _, _ := cpuid(7, 0)
+	bit := func(r uint32, n uint) bool { return r&(1<<n) != 0 }
+	var xcr0 uint32
+	if bit(ecx1, 27) { // OSXSAVE: XGETBV is usable
+		xcr0 = xgetbv()
+	}
+	osYMM := xcr0&0x6 == 0x6            // XMM and YMM state
+	osZMM := osYMM && xcr0&0xe0 == 0xe0 // opmask, ZMM0-15 upper halves, ZMM16-31
+	return features{
+		avx2: osYMM && bit(ecx1, 28) && bit(ebx7, 5) &&
+			enabled(godebug, "avx") && enabled(godebug, "avx2"),
+		avx512: osZMM && bit(ebx7, 16) && bit(ebx7, 31) &&
+			enabled(godebug, "avx512f") && enabled(godebug, "avx512vl"),
+		sha: bit(ebx7, 29) && enabled(godebug, "sha"),
+	}
 }
 
-// shaNIInUse reports whether crypto/sha256 uses SHA-NI, given whether the
-// processor has it and the GODEBUG setting: the runtime honours
-// cpu.sha=off and cpu.all=off there, the last setting winning.
-func shaNIInUse(has bool, godebug string) bool {
-	on := has
+// enabled reports whether the GODEBUG value godebug leaves the runtime's
+// CPU feature option name enabled: cpu.<name>=off and cpu.all=off disable
+// it, =on enables it again, and the last setting wins.
+func enabled(godebug, name string) bool {
+	on := true
 	for _, f := range strings.Split(godebug, ",") {
-		switch strings.TrimSpace(f) {
-		case "cpu.sha=off", "cpu.all=off":
+		k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
+		if k != "cpu."+name && k != "cpu.all" {
+			continue
+		}
+		switch v {
+		case "off":
 			on = false
-		case "cpu.sha=on", "cpu.all=on":
-			on = has
+		case "on":
+			on = true
 		}
 	}
 	return on
