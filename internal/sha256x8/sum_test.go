@@ -297,20 +297,32 @@ func BenchmarkSum(b *testing.B) {
 	}
 }
 
-// BenchmarkBlock8 measures the compression function alone: eight 64-byte
-// blocks per call, without the scheduler around it.
+// BenchmarkBlock8 measures the compression functions alone: eight 64-byte
+// blocks per call, without the scheduler around them.
 func BenchmarkBlock8(b *testing.B) {
-	if !canMulti {
-		b.Skip("this processor lacks AVX2: the eight-lane code cannot run here")
-	}
 	data := randMsgs(rand.New(rand.NewPCG(13, 14)), []int{8 * 64})[0]
-	var st [8][8]uint32
 	var blocks [8]*byte
 	for l := range blocks {
 		blocks[l] = &data[l*64]
 	}
-	b.SetBytes(8 * 64)
-	for b.Loop() {
-		block8(&st, &blocks)
+	funcs := []struct {
+		name  string
+		can   bool
+		block func(*[8][8]uint32, *[8]*byte)
+	}{
+		{"avx2", canMulti, block8},
+		{"avx512", canAVX512, block8AVX512},
+	}
+	for _, f := range funcs {
+		b.Run(f.name, func(b *testing.B) {
+			if !f.can {
+				b.Skipf("this processor cannot run the %s code", f.name)
+			}
+			var st [8][8]uint32
+			b.SetBytes(8 * 64)
+			for b.Loop() {
+				f.block(&st, &blocks)
+			}
+		})
 	}
 }
