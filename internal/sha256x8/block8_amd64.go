@@ -1,0 +1,101 @@
+//go:build amd64
+
+package sha256x8
+
+import (
+	"os"
+	"strings"
+)
+
+// block8 compresses one 64-byte block for each of the eight lanes:
+// blocks[l] points at lane l's block and state[w][l] is word w of lane
+// l's chaining value. It is in block8_amd64.s, written by ./gen.
+//
+//go:noescape
+func block8(state *[8][8]uint32, blocks *[8]*byte)
+
+// block8AVX512 is block8 using AVX-512VL's rotate and three-input logic
+// instructions on the same YMM registers: about half the instructions per
+// round. The Xeons without SHA-NI that this package is for (Skylake-SP,
+// Cascade Lake) have AVX-512VL.
+//
+//go:noescape
+func block8AVX512(state *[8][8]uint32, blocks *[8]*byte)
+
+// cpuid executes the CPUID instruction; it is in cpuid_amd64.s.
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+
+// xgetbv returns the low half of XCR0, which says which register state
+// the operating system saves; it is in cpuid_amd64.s.
+func xgetbv() (eax uint32)
+
+// features is what this package needs to know of the processor.
+type features struct {
+	avx2   bool // AVX and AVX2, with YMM state saved by the OS
+	avx512 bool // AVX-512F and AVX-512VL, with ZMM and mask state saved by the OS
+	sha    bool // SHA-NI, which crypto/sha256 then uses
+}
+
+var feat = detect(os.Getenv("GODEBUG"))
+
+// canMulti reports whether block8 can run here.
+var canMulti = feat.avx2
+
+// canAVX512 reports whether block8AVX512 can run here.
+var canAVX512 = feat.avx2 && feat.avx512
+
+// useAVX512 selects block8AVX512 over block8. Tests and benchmarks clear
+// it to exercise block8 on processors that have AVX-512VL.
+var useAVX512 = canAVX512
+
+// multi reports whether the eight lanes are the faster way here:
+// crypto/sha256's SHA-NI code beats them, its AVX2 code does not.
+var multi = canMulti && !feat.sha
+
+// detect reads the processor's features with CPUID and XGETBV, then
+// applies godebug's cpu.* settings as the runtime does for crypto/sha256,
+// so GODEBUG=cpu.sha=off makes Sum choose as on a processor without
+// SHA-NI. (golang.org/x/sys/cpu does not report SHA-NI, and prints a
+// warning for cpu.sha, which it does not know.)
+func detect(godebug string) features {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return features{}
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	_, ebx7, _, _ := cpuid(7, 0)
+	bit := func(r uint32, n uint) bool { return r&(1<<n) != 0 }
+	var xcr0 uint32
+	if bit(ecx1, 27) { // OSXSAVE: XGETBV is usable
+		xcr0 = xgetbv()
+	}
+	osYMM := xcr0&0x6 == 0x6            // XMM and YMM state
+	osZMM := osYMM && xcr0&0xe0 == 0xe0 // opmask, ZMM0-15 upper halves, ZMM16-31
+	return features{
+		avx2: osYMM && bit(ecx1, 28) && bit(ebx7, 5) &&
+			enabled(godebug, "avx") && enabled(godebug, "avx2"),
+		avx512: osZMM && bit(ebx7, 16) && bit(ebx7, 31) &&
+			enabled(godebug, "avx512f") && enabled(godebug, "avx512vl"),
+		sha: bit(ebx7, 29) && enabled(godebug, "sha"),
+	}
+}
+
+// enabled reports whether the GODEBUG value godebug leaves the runtime's
+// CPU feature option name enabled: cpu.<name>=off and cpu.all=off disable
+// it, =on enables it again, and the last setting wins.
+func enabled(godebug, name string) bool {
+	on := true
+	for _, f := range strings.Split(godebug, ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
+		if k != "cpu."+name && k != "cpu.all" {
+			continue
+		}
+		switch v {
+		case "off":
+			on = false
+		case "on":
+			on = true
+		}
+	}
+	return on
+}
