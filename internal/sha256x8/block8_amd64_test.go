@@ -68,26 +68,29 @@ func TestDetect(t *testing.T) {
 }
 
 // TestMultiFollowsGODEBUG runs the test binary again with and without
-// GODEBUG=cpu.sha=off and checks what Multi reports in that process.
+// GODEBUG's cpu.sha, cpu.avx2 and cpu.avx512f turned off and checks what
+// Multi reports in that process.
 func TestMultiFollowsGODEBUG(t *testing.T) {
 	if os.Getenv("SHA256X8_PRINT_MULTI") == "1" {
 		fmt.Print(Multi())
 		os.Exit(0)
 	}
 	hw := detect("")
-	for _, godebug := range []string{"", "cpu.sha=off", "cpu.avx2=off"} {
+	for _, godebug := range []string{"", "cpu.sha=off", "cpu.avx2=off", "cpu.avx512f=off"} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestMultiFollowsGODEBUG$")
 		cmd.Env = append(os.Environ(), "SHA256X8_PRINT_MULTI=1", "GODEBUG="+godebug)
 		out, err := cmd.Output()
 		if err != nil {
 			t.Fatalf("GODEBUG=%s: %v", godebug, err)
 		}
-		want := hw.avx2 && !hw.sha
+		want := hw.avx2 && (!hw.sha || hw.avx512)
 		switch godebug {
 		case "cpu.sha=off":
 			want = hw.avx2
 		case "cpu.avx2=off":
 			want = false
+		case "cpu.avx512f=off":
+			want = hw.avx2 && !hw.sha
 		}
 		if got := string(out); got != strconv.FormatBool(want) {
 			t.Errorf("GODEBUG=%s: Multi() = %s, want %v", godebug, got, want)

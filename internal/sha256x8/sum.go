@@ -1,10 +1,12 @@
 // Package sha256x8 computes the SHA-256 of many messages at once. On amd64
-// processors with AVX2 but without the SHA extensions (SHA-NI), it hashes
-// eight independent messages together, one in each 32-bit lane of the YMM
-// registers, which is several times faster per byte than crypto/sha256's
-// single-stream code there; where AVX-512VL is available too (Skylake-SP,
-// Cascade Lake) it uses that extension's rotate and three-input logic
-// instructions on the same registers. Elsewhere it calls crypto/sha256.
+// processors with AVX2 it hashes eight independent messages together, one
+// in each 32-bit lane of the YMM registers: several times faster per byte
+// than crypto/sha256's single-stream code where the processor has no SHA
+// extensions (SHA-NI). Where AVX-512VL is available (Skylake-SP and
+// Cascade Lake Xeons, which have no SHA-NI; AMD Zen 4 and 5, which have
+// both) it uses that extension's rotate and three-input logic instructions
+// on the same registers, which beats even SHA-NI. Elsewhere it calls
+// crypto/sha256.
 package sha256x8
 
 //go:generate go run ./gen -out block8_amd64.s
@@ -36,8 +38,10 @@ func Sum(msgs [][]byte, out [][32]byte) {
 	}
 }
 
-// Multi reports whether Sum hashes several messages at once on this CPU (AVX2 without SHA-NI on amd64);
-// otherwise Sum calls crypto/sha256.Sum256 for each message, which is then the faster way.
+// Multi reports whether Sum hashes several messages at once on this CPU
+// (amd64 with AVX-512VL, or with AVX2 and without SHA-NI); otherwise Sum
+// calls crypto/sha256.Sum256 for each message, which is then the faster
+// way.
 func Multi() bool { return multi }
 
 // iv is the SHA-256 initial hash value (FIPS 180-4, section 5.3.3).

@@ -1,8 +1,7 @@
 package toolid
 
 import (
-	"crypto/sha256"
-
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sha256x8"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 )
 
@@ -79,7 +78,7 @@ func (b *Batch) Hash() {
 		b.sums = make([][32]byte, len(b.msgs), max(len(b.msgs), 2*cap(b.sums)))
 	}
 	b.sums = b.sums[:len(b.msgs)]
-	sumAll(b.msgs, b.sums)
+	sha256x8.Sum(b.msgs, b.sums)
 }
 
 // Sums returns the sums of the tool Add gave index i, once Hash has run.
@@ -97,11 +96,4 @@ func (b *Batch) Reset() {
 	b.buf, b.spans, b.tools = b.buf[:0], b.spans[:0], b.tools[:0]
 	clear(b.msgs)
 	b.msgs = b.msgs[:0]
-}
-
-// sumAll writes the SHA-256 of each of msgs into out.
-func sumAll(msgs [][]byte, out [][32]byte) {
-	for i, m := range msgs {
-		out[i] = sha256.Sum256(m)
-	}
 }
