@@ -62,6 +62,8 @@ fuzz:
 	$(GO) test ./label -run '^$$' -fuzz '^FuzzClassifyBody$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/sha256x8 -run '^$$' -fuzz '^FuzzSum$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/toolid -run '^$$' -fuzz '^FuzzSchemaFromTool$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report,
 ## which holds the counts to the census's own truth.json; its verdict line

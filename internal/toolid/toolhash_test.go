@@ -71,7 +71,7 @@ func TestDefinitionNotJSON(t *testing.T) {
 
 // FuzzSchemaFromTool holds the schema hash taken inside the tool's
 // canonical text to the hash of the schema canonicalised alone, on any
-// record the decoder accepts.
+// record the decoder accepts, and a Batch's sums to Hasher's.
 func FuzzSchemaFromTool(f *testing.F) {
 	for _, s := range []string{
 		`{"server_id": "s", "tools": [{"name": "a\"}]", "inputSchema": {"q\"}": {"d": "\\\"]}"}}}]}`,
@@ -87,9 +87,17 @@ func FuzzSchemaFromTool(f *testing.F) {
 			return
 		}
 		var h Hasher
+		var b Batch
+		for i := range rec.Tools {
+			b.Add(&rec.Tools[i])
+		}
+		b.Hash()
 		for i := range rec.Tools {
 			tool := &rec.Tools[i]
 			s := h.Tool(tool)
+			if got := b.Sums(i); got != s {
+				t.Fatalf("tool %d: Batch gives %+v, Hasher %+v", i, got, s)
+			}
 			if tool.Schema == nil {
 				if s.HasSchema {
 					t.Fatal("a schema hash without a schema")
