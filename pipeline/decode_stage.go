@@ -247,7 +247,7 @@ type waitText struct {
 // maxBatchBytes bounds the canonical text a worker's batch holds: a
 // giant record's tools are hashed as they come, not all at its end. A
 // variable for the tests.
-var maxBatchBytes = 1 << 20
+var maxBatchBytes = 256 << 10
 
 // settle hashes the batch and gives its sums to the rows and remembered
 // texts waiting for them. It runs before a chunk's rows leave the worker
