@@ -166,17 +166,22 @@ func TestSumAliasedMessages(t *testing.T) {
 	})
 }
 
+// compression is one of the assembly compression functions and whether
+// this processor can run it.
+type compression struct {
+	name  string
+	can   bool
+	block func(*[8][8]uint32, *[8]*byte)
+}
+
+func compressions() []compression {
+	return []compression{{"avx2", canMulti, block8}, {"avx512", canAVX512, block8AVX512}}
+}
+
 // TestBlock8 compares the compression functions with the portable one for
 // random chaining values and blocks, lane by lane.
 func TestBlock8(t *testing.T) {
-	funcs := []struct {
-		name  string
-		can   bool
-		block func(*[8][8]uint32, *[8]*byte)
-	}{
-		{"avx2", canMulti, block8},
-		{"avx512", canAVX512, block8AVX512},
-	}
+	funcs := compressions()
 	for _, f := range funcs {
 		t.Run(f.name, func(t *testing.T) {
 			if !f.can {
@@ -305,14 +310,7 @@ func BenchmarkBlock8(b *testing.B) {
 	for l := range blocks {
 		blocks[l] = &data[l*64]
 	}
-	funcs := []struct {
-		name  string
-		can   bool
-		block func(*[8][8]uint32, *[8]*byte)
-	}{
-		{"avx2", canMulti, block8},
-		{"avx512", canAVX512, block8AVX512},
-	}
+	funcs := compressions()
 	for _, f := range funcs {
 		b.Run(f.name, func(b *testing.B) {
 			if !f.can {
