@@ -74,7 +74,10 @@ def main():
     with open(os.path.join(a.out, "SHA256SUMS.tmp"), "w") as f:
         for name in names:
             with open(os.path.join(a.out, name), "rb") as r:
-                f.write("%s  %s\n" % (hashlib.file_digest(r, "sha256").hexdigest(), name))
+                h = hashlib.sha256()
+                for block in iter(lambda: r.read(1 << 20), b""):
+                    h.update(block)
+                f.write("%s  %s\n" % (h.hexdigest(), name))
     os.replace(os.path.join(a.out, "SHA256SUMS.tmp"), os.path.join(a.out, "SHA256SUMS"))
 
 
