@@ -29,7 +29,10 @@ type batched struct {
 }
 
 // Add canonicalises t and keeps its texts for Hash; it returns the index
-// that Sums takes once Hash has run.
+// that Sums takes once Hash has run. The schema's canonical form is part
+// of the tool's: its text is that part, which the canonicaliser marks as
+// it goes, rather than a second canonicalisation (unless the schema is no
+// object, which the tool's text holds in another form).
 func (b *Batch) Add(t *census.Tool) int {
 	start := len(b.buf)
 	var a, e int

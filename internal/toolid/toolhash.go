@@ -31,7 +31,8 @@ type Sums struct {
 // census.Decoder.RememberTools) and hashes such a text once; a tool
 // without a TextID is hashed every time.
 type Hasher struct {
-	buf  []byte
+	one  Batch  // the tool being hashed
+	buf  []byte // Definition's canonical text
 	memo census.TextResults[Sums]
 }
 
@@ -45,30 +46,13 @@ func (h *Hasher) Tool(t *census.Tool) Sums {
 	return s
 }
 
-// hash canonicalises t and hashes the tool and its schema. The schema's
-// canonical form is part of the tool's: its hash is taken over that part,
-// which the canonicaliser marks as it goes, rather than over a second
-// canonicalisation.
+// hash canonicalises t and hashes the tool and its schema, as a batch of
+// one: Batch.Add alone decides which texts a tool's sums are taken over.
 func (h *Hasher) hash(t *census.Tool) Sums {
-	var s Sums
-	var a, b int
-	var err error
-	// The decoder validated Raw and Schema: they canonicalise without
-	// error, and their bytes need no second check.
-	if h.buf, a, b, err = census.AppendCanonicalDecoded(h.buf[:0], t); err != nil {
-		panic("toolhash: a decoded tool did not canonicalise: " + err.Error())
-	}
-	s.Definition = sha256.Sum256(h.buf)
-	if t.Schema == nil {
-		return s
-	}
-	s.HasSchema = true
-	if b > a && h.buf[a] == '{' {
-		s.Schema = sha256.Sum256(h.buf[a:b])
-	} else {
-		s.Schema = h.sum(t.Schema)
-	}
-	return s
+	h.one.Reset()
+	h.one.Add(t)
+	h.one.Hash()
+	return h.one.Sums(0)
 }
 
 // Definition hashes the raw bytes of one tool object as Tool hashes a
@@ -80,13 +64,4 @@ func (h *Hasher) Definition(raw []byte) ([32]byte, error) {
 		return [32]byte{}, err
 	}
 	return sha256.Sum256(h.buf), nil
-}
-
-// sum canonicalises raw into the buffer and hashes it.
-func (h *Hasher) sum(raw []byte) [32]byte {
-	var err error
-	if h.buf, err = census.AppendCanonical(h.buf[:0], raw); err != nil {
-		panic("toolhash: a decoded tool did not canonicalise: " + err.Error())
-	}
-	return sha256.Sum256(h.buf)
 }
