@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -20,9 +21,9 @@ import (
 // runs as the command does: the command's memory room, the heap advised for
 // huge pages (ATLAS_BENCH_HUGE_PAGES=0 leaves it alone).
 func BenchmarkRunDir(b *testing.B) {
-	data := os.Getenv("ATLAS_BENCH_DIR")
+	data := os.Getenv(realcorpus.BenchDirEnv)
 	if data == "" {
-		b.Skip("ATLAS_BENCH_DIR names no census directory")
+		b.Skip(realcorpus.BenchDirEnv + " names no census directory")
 	}
 	m, err := hashverify.ReadSHA256Sums(filepath.Join(data, release.SumsFile))
 	if err != nil {
