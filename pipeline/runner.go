@@ -117,9 +117,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	var huge hugeheap.Result
 	if opt.HugePages {
 		room := opt.MemoryRoom
-		if room <= 0 {
-			room = DefaultMemoryRoom
-		}
+		defaults.Set(&room, DefaultMemoryRoom)
 		huge = hugeheap.Prepare(room + room/4)
 	}
 	defaults.Set(&opt.Workers, runtime.GOMAXPROCS(0))
