@@ -28,12 +28,16 @@ const (
 	numLitLen = 288
 	numDist   = 32
 
-	// A primary table plus the most subtables a complete code can need
-	// (one per primary index, each 2^(15-bits) entries), so a table never
-	// grows while a stream is decoded.
-	litTableSize  = 1<<litBits + 1<<litBits<<(maxCodeLen-litBits)
-	distTableSize = 1<<distBits + 1<<distBits<<(maxCodeLen-distBits)
+	// tableSize holds a primary table plus the most subtables a complete
+	// code can need (one per primary index, each 2^(15-bits) entries). A
+	// power of two, so that a subtable's index, masked, needs no bounds
+	// check in the decoding loop.
+	tableSize = 1 << 16
+	tableMask = tableSize - 1
 )
+
+// table is a Huffman code's decoding table.
+type table [tableSize]uint32
 
 var (
 	lengthBase  = [29]uint16{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
@@ -75,7 +79,7 @@ func preEntry(sym int) uint32 { return uint32(sym) << 16 }
 // over-subscribed or incomplete; as zlib does, a code of a single
 // one-bit codeword and an empty code are accepted, their unused entries
 // invalid, so that only a stream that uses them fails.
-func build(table []uint32, lens []uint8, primary uint, entry func(int) uint32) ([]uint32, bool) {
+func build(t *table, lens []uint8, primary uint, entry func(int) uint32) bool {
 	var count [maxCodeLen + 1]int
 	maxLen := 0
 	for _, l := range lens {
@@ -86,12 +90,12 @@ func build(table []uint32, lens []uint8, primary uint, entry func(int) uint32) (
 	}
 	count[0] = 0
 	size := 1 << primary
-	table = table[:size]
+	tab := t[:size]
 	if maxLen == 0 {
-		for i := range table {
-			table[i] = kindInvalid
+		for i := range tab {
+			tab[i] = kindInvalid
 		}
-		return table, true
+		return true
 	}
 	// Check the code is complete, and find each length's first codeword.
 	var next [maxCodeLen + 2]int
@@ -104,15 +108,15 @@ func build(table []uint32, lens []uint8, primary uint, entry func(int) uint32) (
 	for l := 1; l <= maxCodeLen; l++ {
 		left = left<<1 - count[l]
 		if left < 0 {
-			return table, false
+			return false
 		}
 	}
 	if left > 0 && !(maxLen == 1 && count[1] == 1) {
-		return table, false
+		return false
 	}
 	if left > 0 {
-		for i := range table {
-			table[i] = kindInvalid
+		for i := range tab {
+			tab[i] = kindInvalid
 		}
 	}
 	sub := uint(0)
@@ -139,20 +143,20 @@ func build(table []uint32, lens []uint8, primary uint, entry func(int) uint32) (
 				e += uint32(l) << 8
 			}
 			for i := rev; i < size; i += 1 << l {
-				table[i] = e
+				tab[i] = e
 			}
 			continue
 		}
 		p := rev & (size - 1)
 		off := subOf[p]
 		if off == 0 {
-			off = uint32(len(table))
+			off = uint32(len(tab))
 			subOf[p] = off
-			table = table[:len(table)+subSize]
+			tab = tab[:len(tab)+subSize]
 			for i := off; i < off+uint32(subSize); i++ {
-				table[i] = kindInvalid
+				tab[i] = kindInvalid
 			}
-			table[p] = kindSubtable | uint32(primary) | uint32(sub)<<8 | off<<16
+			tab[p] = kindSubtable | uint32(primary) | uint32(sub)<<8 | off<<16
 		}
 		rl := uint(l) - primary
 		e |= uint32(rl)
@@ -160,8 +164,8 @@ func build(table []uint32, lens []uint8, primary uint, entry func(int) uint32) (
 			e += uint32(rl) << 8
 		}
 		for i := rev >> primary; i < subSize; i += 1 << rl {
-			table[int(off)+i] = e
+			tab[int(off)+i] = e
 		}
 	}
-	return table, true
+	return true
 }

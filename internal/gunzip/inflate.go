@@ -2,6 +2,7 @@ package gunzip
 
 import (
 	"encoding/binary"
+	"sync"
 )
 
 // The decoder's states between calls of inflate.
@@ -132,7 +133,7 @@ func (z *Reader) blockHeader() error {
 		z.storedLeft = int(n)
 		z.state = stStored
 	case 1:
-		z.lit, z.dist = fixedLit, fixedDist
+		z.lit, z.dist = fixedTables()
 		z.state = stHuffman
 	case 2:
 		if err := z.dynamicTables(); err != nil {
@@ -169,8 +170,10 @@ func (z *Reader) dynamicTables() error {
 		}
 		clens[codeOrder[i]] = uint8(v)
 	}
-	pre, ok := build(z.preBuf[:0], clens[:], preBits, preEntry)
-	if !ok {
+	// The code lengths' code is done with before the literal/length
+	// table is built: it borrows that table.
+	pre := z.litBuf
+	if !build(pre, clens[:], preBits, preEntry) {
 		return z.corrupt()
 	}
 	var lens [numLitLen + numDist]uint8
@@ -221,10 +224,10 @@ func (z *Reader) dynamicTables() error {
 			i++
 		}
 	}
-	if z.litBuf, ok = build(z.litBuf[:0], lens[:nlit], litBits, litEntry); !ok {
+	if !build(z.litBuf, lens[:nlit], litBits, litEntry) {
 		return z.corrupt()
 	}
-	if z.distBuf, ok = build(z.distBuf[:0], lens[nlit:nlit+ndist], distBits, distEntry); !ok {
+	if !build(z.distBuf, lens[nlit:nlit+ndist], distBits, distEntry) {
 		return z.corrupt()
 	}
 	return nil
@@ -252,10 +255,9 @@ func (z *Reader) stored() error {
 	return nil
 }
 
-// fixedLit and fixedDist are the tables of the fixed Huffman codes.
-var fixedLit, fixedDist = fixedTables()
-
-func fixedTables() ([]uint32, []uint32) {
+// fixedTables are the tables of the fixed Huffman codes, built on first
+// use.
+var fixedTables = sync.OnceValues(func() (*table, *table) {
 	var lens [numLitLen]uint8
 	for i := range lens {
 		switch {
@@ -269,18 +271,21 @@ func fixedTables() ([]uint32, []uint32) {
 			lens[i] = 8
 		}
 	}
-	lit, _ := build(make([]uint32, 0, litTableSize), lens[:], litBits, litEntry)
+	lit, dist := new(table), new(table)
+	build(lit, lens[:], litBits, litEntry)
 	var dl [numDist]uint8
 	for i := range dl {
 		dl[i] = 5
 	}
-	dist, _ := build(make([]uint32, 0, distTableSize), dl[:], distBits, distEntry)
+	build(dist, dl[:], distBits, distEntry)
 	return lit, dist
-}
+})
 
 // huffman decodes a Huffman-coded block's symbols until the window is
 // full to its limit or the block ends. The bit buffer, input and window
 // positions live in locals for the loop and go back to z on every exit.
+// Each step ends by refilling the bit buffer and looking up the next
+// symbol's entry, so that the load is under way while a match is copied.
 func (z *Reader) huffman() error {
 	bitbuf, bitsleft := z.bitbuf, z.bitsleft
 	in, ip := z.in[:z.iend], z.ip
@@ -289,58 +294,72 @@ func (z *Reader) huffman() error {
 	save := func() {
 		z.bitbuf, z.bitsleft, z.ip, z.w = bitbuf, bitsleft, ip, w
 	}
-	for w < wlimit {
+	// refill leaves at least 56 bits in the buffer: a length and a
+	// distance, each with its extra bits, take at most 48.
+	refill := func() error {
 		if ip+8 <= len(in) {
 			bitbuf |= binary.LittleEndian.Uint64(in[ip:]) << (bitsleft & 63)
 			ip += int(63-bitsleft) >> 3
 			bitsleft |= 56
-		} else {
-			save()
-			if err := z.refillSlow(); err != nil {
-				return err
-			}
-			bitbuf, bitsleft = z.bitbuf, z.bitsleft
-			in, ip = z.in[:z.iend], z.ip
+			return nil
 		}
-		e := lit[bitbuf&(1<<litBits-1)]
+		save()
+		if err := z.refillSlow(); err != nil {
+			return err
+		}
+		bitbuf, bitsleft = z.bitbuf, z.bitsleft
+		in, ip = z.in[:z.iend], z.ip
+		return nil
+	}
+	if err := refill(); err != nil {
+		return err
+	}
+	e := lit[bitbuf&(1<<litBits-1)]
+	for w < wlimit {
 		if e&kindLiteral != 0 {
 			// Up to three literals on one refill: each takes at most
-			// 15 of the 56 bits.
+			// 11 of the 56 bits (a longer one is in a subtable).
 			n := uint(e & 15)
 			bitbuf >>= n
 			bitsleft -= n
 			win[w] = byte(e >> 16)
 			w++
 			e = lit[bitbuf&(1<<litBits-1)]
-			if e&kindLiteral == 0 || w >= wlimit {
-				continue
+			if e&kindLiteral != 0 && w < wlimit {
+				n = uint(e & 15)
+				bitbuf >>= n
+				bitsleft -= n
+				win[w] = byte(e >> 16)
+				w++
+				e = lit[bitbuf&(1<<litBits-1)]
+				if e&kindLiteral != 0 && w < wlimit {
+					n = uint(e & 15)
+					bitbuf >>= n
+					bitsleft -= n
+					win[w] = byte(e >> 16)
+					w++
+				}
 			}
-			n = uint(e & 15)
-			bitbuf >>= n
-			bitsleft -= n
-			win[w] = byte(e >> 16)
-			w++
+			if err := refill(); err != nil {
+				return err
+			}
 			e = lit[bitbuf&(1<<litBits-1)]
-			if e&kindLiteral == 0 || w >= wlimit {
-				continue
-			}
-			n = uint(e & 15)
-			bitbuf >>= n
-			bitsleft -= n
-			win[w] = byte(e >> 16)
-			w++
 			continue
 		}
 		if e&kindSubtable != 0 {
 			bitbuf >>= litBits
 			bitsleft -= litBits
-			e = lit[e>>16+uint32(bitbuf&(1<<(e>>8&15)-1))]
+			e = lit[(e>>16+uint32(bitbuf&(1<<(e>>8&15)-1)))&tableMask]
 			if e&kindLiteral != 0 {
 				n := uint(e & 15)
 				bitbuf >>= n
 				bitsleft -= n
 				win[w] = byte(e >> 16)
 				w++
+				if err := refill(); err != nil {
+					return err
+				}
+				e = lit[bitbuf&(1<<litBits-1)]
 				continue
 			}
 		}
@@ -364,7 +383,7 @@ func (z *Reader) huffman() error {
 		if e&kindSubtable != 0 {
 			bitbuf >>= distBits
 			bitsleft -= distBits
-			e = dist[e>>16+uint32(bitbuf&(1<<(e>>8&15)-1))]
+			e = dist[(e>>16+uint32(bitbuf&(1<<(e>>8&15)-1)))&tableMask]
 		}
 		if e&kindInvalid != 0 {
 			save()
@@ -378,13 +397,23 @@ func (z *Reader) huffman() error {
 			save()
 			return z.corrupt()
 		}
+		if err := refill(); err != nil {
+			return err
+		}
+		e = lit[bitbuf&(1<<litBits-1)]
+
 		src, end := w-d, w+length
 		switch {
+		case length > 40 && d >= length:
+			copy(win[w:end], win[src:])
+			w = end
 		case d >= 8:
-			for w < end {
+			// Sixteen bytes at once cover most matches; the window's
+			// tail has room for the overshoot.
+			binary.LittleEndian.PutUint64(win[w:], binary.LittleEndian.Uint64(win[src:]))
+			binary.LittleEndian.PutUint64(win[w+8:], binary.LittleEndian.Uint64(win[src+8:]))
+			for w, src = w+16, src+16; w < end; w, src = w+8, src+8 {
 				binary.LittleEndian.PutUint64(win[w:], binary.LittleEndian.Uint64(win[src:]))
-				w += 8
-				src += 8
 			}
 			w = end
 		case d == 1:

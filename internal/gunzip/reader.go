@@ -66,8 +66,8 @@ type Reader struct {
 	final      bool
 	storedLeft int
 
-	lit, dist               []uint32
-	litBuf, distBuf, preBuf []uint32
+	lit, dist       *table // the block's codes
+	litBuf, distBuf *table // a dynamic block's
 }
 
 // NewReader reads the first member's header from r.
@@ -77,9 +77,8 @@ func NewReader(r io.Reader) (*Reader, error) {
 		in:      make([]byte, inSize+16),
 		win:     make([]byte, winSize),
 		wlimit:  history + outSize,
-		litBuf:  make([]uint32, 0, litTableSize),
-		distBuf: make([]uint32, 0, distTableSize),
-		preBuf:  make([]uint32, 0, 1<<preBits),
+		litBuf:  new(table),
+		distBuf: new(table),
 	}
 	if err := z.header(); err != nil {
 		if err == io.EOF {
