@@ -54,7 +54,6 @@ func inspectFile(ctx context.Context, f *source.File, records, top int, w io.Wri
 	if err != nil {
 		return err
 	}
-	defer st.close()
 	fmt.Fprintf(w, "== %s (%s, %d bytes)\n", f.Name, source.Quote(f.Location), f.Size)
 	lr := census.NewLineReader(st)
 	var in census.Inspector

@@ -16,11 +16,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/pgzip"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
@@ -271,38 +269,22 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 }
 
 // stream is a census file opened for reading: its decompressed content,
-// with the raw bytes hashed on the way.
+// with the raw bytes hashed on the way. It inflates on the goroutine that
+// reads it and holds no other resource, so it needs no closing.
 type stream struct {
 	io.Reader
-	hr   *hashverify.Reader
-	zr   *pgzip.Reader // nil for a file that is not gzipped
-	once sync.Once
-	cerr error
+	hr *hashverify.Reader
 }
 
-// close stops the decompressor's read-ahead goroutine. Every path defers it:
-// a run that fails or is cancelled mid-file must not leave the goroutine
-// behind. pgzip's Close may run only once.
-func (s *stream) close() error {
-	s.once.Do(func() {
-		if s.zr != nil {
-			s.cerr = s.zr.Close()
-		}
-	})
-	return s.cerr
-}
-
-// finish closes the decompressor and drains what it left unread, so that
-// the hash covers the whole file.
+// finish drains what the decompressor left unread (bytes after the last
+// member's trailer cannot be, but a reader that stops early leaves some),
+// so that the hash covers the whole file.
 func (s *stream) finish() error {
-	err := s.close()
-	if _, derr := io.Copy(io.Discard, s.hr); err == nil {
-		err = derr
-	}
+	_, err := io.Copy(io.Discard, s.hr)
 	return err
 }
 
-// openStream opens f for reading; the caller must close the stream.
+// openStream opens f for reading.
 // tell, when not nil, is told of every read.
 func openStream(f *source.File, tell progress.Func) (*stream, error) {
 	if f.Size == 0 {
@@ -317,20 +299,13 @@ func openStream(f *source.File, tell progress.Func) (*stream, error) {
 		s.Reader = s.hr
 		return s, nil
 	}
-	// pgzip decompresses on its own goroutine and reads ahead, so the
-	// worker pool never waits on the inflater for long. Given a reader
-	// that is not buffered, it reads the file 4 KiB at a time: one system
-	// call, and one hashing of a short buffer, every 4 KiB.
-	zr, err := pgzip.NewReaderN(bufio.NewReaderSize(s.hr, gzipReadSize), 1<<20, 4)
+	zr, err := gunzip.NewReader(s.hr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a gzip stream: %w", f.Name, err)
 	}
-	s.Reader, s.zr = zr, zr
+	s.Reader = zr
 	return s, nil
 }
-
-// gzipReadSize is how much of a compressed file one read takes.
-const gzipReadSize = 256 << 10
 
 // countRecords hashes a side file and counts its non-blank lines.
 func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.Input) error {
@@ -338,7 +313,7 @@ func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.I
 	if err != nil {
 		return err
 	}
-	defer st.close()
+
 	hr := st.hr
 	lr := census.NewLineReader(st)
 	lr.MaxLine = maxLine
@@ -383,7 +358,8 @@ func tooLong(f *source.File, err error) error {
 
 func streamError(f *source.File, hr *hashverify.Reader, line int64, err error) error {
 	what := "read"
-	if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
+	var corrupt *gunzip.CorruptError
+	if errors.Is(err, gunzip.ErrChecksum) || errors.Is(err, gunzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &corrupt) {
 		what = "corrupt or truncated gzip"
 	}
 	at := ""
@@ -414,7 +390,7 @@ func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.Fi
 	if err != nil {
 		return nil, err
 	}
-	defer st.close()
+
 	hr := st.hr
 	pool := newRowsPool(opt.Workers)
 	tables, err := startTables(ctx, toolsF, propsF, pool, meta...)
