@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"log/slog"
 	"os"
@@ -21,8 +22,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/klauspost/pgzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
@@ -263,12 +262,11 @@ func timeGunzip(path string) (time.Duration, int64, error) {
 	}
 	defer f.Close()
 	start := time.Now()
-	zr, err := pgzip.NewReaderN(f, 1<<20, 4)
+	zr, err := gunzip.NewReader(f)
 	if err != nil {
 		return 0, 0, err
 	}
 	n, err := io.Copy(io.Discard, zr)
-	zr.Close()
 	return time.Since(start), n, err
 }
 
@@ -382,11 +380,10 @@ func loadProperties(path string) (*properties, error) {
 		return nil, err
 	}
 	defer f.Close()
-	zr, err := pgzip.NewReaderN(f, 1<<20, 4)
+	zr, err := gunzip.NewReader(f)
 	if err != nil {
 		return nil, err
 	}
-	defer zr.Close()
 	p := &properties{}
 	dec := census.NewDecoder()
 	lr := census.NewLineReader(zr)

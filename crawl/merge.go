@@ -9,14 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
@@ -222,7 +221,7 @@ type lineReader struct {
 	file string
 	f    *os.File
 	hr   *hashverify.Reader
-	zr   *gzip.Reader
+	zr   *gunzip.Reader
 	br   *bufio.Reader
 	sums hashverify.Manifest
 }
@@ -237,7 +236,7 @@ func openLines(dir, file string, gz bool, sums hashverify.Manifest) (*lineReader
 	lr.hr = hashverify.NewReader(bufio.NewReaderSize(f, 64<<10))
 	var r io.Reader = lr.hr
 	if gz {
-		if lr.zr, err = gzip.NewReader(lr.hr); err != nil {
+		if lr.zr, err = gunzip.NewReader(lr.hr); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("merge: %s: %w", name, err)
 		}
@@ -284,9 +283,6 @@ func (lr *lineReader) finish() error {
 }
 
 func (lr *lineReader) close() {
-	if lr.zr != nil {
-		lr.zr.Close()
-	}
 	lr.f.Close()
 }
 

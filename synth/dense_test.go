@@ -55,7 +55,7 @@ func propStats(t *testing.T, dir string) (perTool, descLen float64) {
 	t.Helper()
 	var d census.Decoder
 	tools, props, desc := 0, 0, 0
-	for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ToolsFile)), release.ToolsFile) {
+	for _, line := range splitLines(t, readGzip(t, filepath.Join(dir, release.ToolsFile)), release.ToolsFile) {
 		rec, err := d.Decode(line)
 		if err != nil {
 			t.Fatal(err)

@@ -6,14 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
 	"slices"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
@@ -142,7 +141,7 @@ func eachLine(ctx context.Context, path string, fn func(line []byte) error) erro
 		return err
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<20))
+	zr, err := gunzip.NewReader(f)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

@@ -81,7 +81,7 @@ func readAll(t *testing.T, path string) []byte {
 	return data
 }
 
-func gunzip(t *testing.T, path string) []byte {
+func readGzip(t *testing.T, path string) []byte {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -205,7 +205,7 @@ func TestCounts(t *testing.T) {
 			t.Errorf("%s: truth has %d tools on %d servers, want %d on %d", shape, truth.Tools, truth.Servers, oracleTools, oracleServers)
 		}
 		lines := 0
-		for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ToolsFile)), release.ToolsFile) {
+		for _, line := range splitLines(t, readGzip(t, filepath.Join(dir, release.ToolsFile)), release.ToolsFile) {
 			lines++
 			if !utf8.Valid(line) {
 				t.Fatalf("%s: line %d is not UTF-8", release.ToolsFile, lines)
@@ -224,7 +224,7 @@ func TestCounts(t *testing.T) {
 
 		// The two side files hold plain JSON (no NaN), so encoding/json reads them.
 		ids := map[string]bool{}
-		for i, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ServersFile)), release.ServersFile) {
+		for i, line := range splitLines(t, readGzip(t, filepath.Join(dir, release.ServersFile)), release.ServersFile) {
 			var rec struct {
 				ServerID  json.RawMessage `json:"server_id"`
 				URL       string          `json:"url"`
@@ -265,7 +265,7 @@ func splitLines(t *testing.T, data []byte, name string) [][]byte {
 func TestCorners(t *testing.T) {
 	servers, _ := oracleCensus(t, ShapeServers)
 	tools, _ := oracleCensus(t, ShapeTools)
-	data := append(gunzip(t, filepath.Join(servers, release.ToolsFile)), gunzip(t, filepath.Join(tools, release.ToolsFile))...)
+	data := append(readGzip(t, filepath.Join(servers, release.ToolsFile)), readGzip(t, filepath.Join(tools, release.ToolsFile))...)
 	str := `"(?:[^"\\]|\\.)*"`
 	forms := strings.Join(vocab().forms, "|")
 	markers := []struct{ name, re string }{

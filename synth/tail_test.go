@@ -23,7 +23,7 @@ func TestHeavyTail(t *testing.T) {
 			opt := Options{Tools: 12000, Servers: 600, Seed: 11, Shape: shape, MaxServerTools: 3000}
 			dir := writeTo(t, opt)
 			perServer := map[string]int{}
-			for _, line := range splitLines(t, gunzip(t, filepath.Join(dir, release.ServersFile)), release.ServersFile) {
+			for _, line := range splitLines(t, readGzip(t, filepath.Join(dir, release.ServersFile)), release.ServersFile) {
 				var rec struct {
 					ServerID  json.RawMessage `json:"server_id"`
 					ToolCount int             `json:"tool_count"`

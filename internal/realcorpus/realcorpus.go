@@ -6,12 +6,11 @@ package realcorpus
 import (
 	"bytes"
 	"fmt"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-
-	"github.com/klauspost/compress/gzip"
 )
 
 // Tools is the number of tool records the corpus holds; tests check it so
@@ -36,7 +35,7 @@ func Read() ([]byte, error) {
 		return nil, fmt.Errorf("real corpus: %w", err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := gunzip.NewReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("real corpus %s: %w", Path(), err)
 	}
@@ -101,7 +100,7 @@ func BenchCensus(t SkipTB, limit int64) []byte {
 		t.Fatalf("%v", err)
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := gunzip.NewReader(f)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -3,12 +3,11 @@ package tooldiff
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/klauspost/compress/gzip"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
@@ -99,11 +98,10 @@ func readReachable(path string) (*reachable, bool) {
 	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(f)
+		zr, err := gunzip.NewReader(f)
 		if err != nil {
 			return nil, false
 		}
-		defer zr.Close()
 		r = zr
 	}
 	out := &reachable{reachable: map[string]bool{}}
