@@ -64,6 +64,7 @@ fuzz:
 	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/sha256x8 -run '^$$' -fuzz '^FuzzSum$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./internal/toolid -run '^$$' -fuzz '^FuzzSchemaFromTool$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./internal/gunzip -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report,
 ## which holds the counts to the census's own truth.json; its verdict line

@@ -3,6 +3,7 @@ package gunzip
 import (
 	"encoding/binary"
 	"sync"
+	"unsafe"
 )
 
 // The decoder's states between calls of inflate.
@@ -408,12 +409,16 @@ func (z *Reader) huffman() error {
 			copy(win[w:end], win[src:])
 			w = end
 		case d >= 8:
-			// Sixteen bytes at once cover most matches; the window's
-			// tail has room for the overshoot.
-			binary.LittleEndian.PutUint64(win[w:], binary.LittleEndian.Uint64(win[src:]))
-			binary.LittleEndian.PutUint64(win[w+8:], binary.LittleEndian.Uint64(win[src+8:]))
+			// Sixteen bytes at once cover most matches, and eight at a
+			// time the rest, without bounds checks (12% of the time to
+			// inflate a census file): hist <= src < w < wlimit, so the
+			// stores end before end+8 <= wlimit+maxMatch+7, inside the
+			// window's tail (winSize), and the loads before them.
+			base := unsafe.Pointer(unsafe.SliceData(win))
+			*(*uint64)(unsafe.Add(base, w)) = *(*uint64)(unsafe.Add(base, src))
+			*(*uint64)(unsafe.Add(base, w+8)) = *(*uint64)(unsafe.Add(base, src+8))
 			for w, src = w+16, src+16; w < end; w, src = w+8, src+8 {
-				binary.LittleEndian.PutUint64(win[w:], binary.LittleEndian.Uint64(win[src:]))
+				*(*uint64)(unsafe.Add(base, w)) = *(*uint64)(unsafe.Add(base, src))
 			}
 			w = end
 		case d == 1:
