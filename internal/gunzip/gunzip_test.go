@@ -455,6 +455,16 @@ func TestLongName(t *testing.T) {
 	if _, err := stdAll(comp); !errors.Is(err, gzip.ErrHeader) {
 		t.Fatalf("compress/gzip: %v; the fuzz oracle's exception for long names is stale", err)
 	}
+	if _, long := headerQuirk(comp); !long {
+		t.Fatal("headerQuirk misses the long name")
+	}
+	short := withHeader(t, header(flagExtra|flagName|flagComment, []byte("e"), strings.Repeat("n", 510), "c", -1), data)
+	if _, long := headerQuirk(short); long {
+		t.Fatal("headerQuirk takes a 510-byte name for long")
+	}
+	if _, err := stdAll(short); err != nil {
+		t.Fatalf("compress/gzip rejects a 510-byte name: %v", err)
+	}
 }
 
 // --- 4. multi-member ----------------------------------------------------------
