@@ -360,6 +360,30 @@ func TestInputError(t *testing.T) {
 	}
 }
 
+// TestStickyError checks a Read after an error gives the error again, and
+// that an empty Read is harmless.
+func TestStickyError(t *testing.T) {
+	data := jsonLines(5000, 33)
+	comp := stdGzip(t, data, 6)
+	comp[len(comp)-1] ^= 1
+	z, err := NewReader(bytes.NewReader(comp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := z.Read(nil); n != 0 || err != nil {
+		t.Fatalf("empty read: %d, %v", n, err)
+	}
+	got, err := io.ReadAll(z)
+	if !errors.Is(err, ErrChecksum) || !bytes.Equal(got, data) {
+		t.Fatalf("%d bytes, %v", len(got), err)
+	}
+	for range 3 {
+		if n, err := z.Read(make([]byte, 100)); n != 0 || !errors.Is(err, ErrChecksum) {
+			t.Fatalf("read after the error: %d, %v", n, err)
+		}
+	}
+}
+
 // --- 3. headers ---------------------------------------------------------------
 
 // withHeader is a gzip member of data whose header is hdr.
@@ -559,6 +583,31 @@ func TestMemberBackReference(t *testing.T) {
 	var fe flate.CorruptInputError
 	if _, err := stdAll(comp); !errors.As(err, &fe) {
 		t.Fatalf("compress/gzip: %v", err)
+	}
+	// A match that reaches back exactly to the member's first byte is
+	// valid, after a member or not.
+	var v bitWriter
+	v.bits(0b011, 3)
+	for _, c := range []byte("abc") {
+		v.fixedSym(int(c))
+	}
+	v.fixedSym(257)
+	v.fixedDist(2)
+	v.fixedSym(256)
+	valid := gzipRaw(v.bytes(), []byte("abcabc"))
+	for _, prefix := range [][]byte{nil, first} {
+		c := append(append([]byte{}, prefix...), valid...)
+		want := "abcabc"
+		if prefix != nil {
+			want = "abcabcabc" + want
+		}
+		got, err := gunzipAll(bytes.NewReader(c))
+		if err != nil || string(got) != want {
+			t.Errorf("match to the member's start, after %d bytes: %q, %v", len(prefix), got, err)
+		}
+		if sgot, err := stdAll(c); err != nil || string(sgot) != want {
+			t.Errorf("compress/gzip: %q, %v", sgot, err)
+		}
 	}
 	// The same member alone is also corrupt, and after a stored member too.
 	for _, prefix := range [][]byte{nil, stdGzip(t, []byte("abcabc"), 0)} {
@@ -938,6 +987,62 @@ func TestDeflateEdgeCases(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLongCodes decodes a dynamic block whose literal/length and distance
+// codes have codewords of every length from 1 to 15 bits, so symbols are
+// decoded through subtables of both tables.
+func TestLongCodes(t *testing.T) {
+	lit := make([]uint8, 258)
+	for i := range 13 {
+		lit['A'+i] = uint8(i + 1) // 1..13 bits
+	}
+	lit[257] = 14 // length 3
+	lit['Z'], lit[256] = 15, 15
+	dist := make([]uint8, 16)
+	for i := range 14 {
+		dist[i] = uint8(i + 1)
+	}
+	dist[14], dist[15] = 15, 15
+	var w bitWriter
+	lc, dc := w.dynamic(true, lit, dist, nil, nil)
+	var want []byte
+	rng := rand.New(rand.NewPCG(60, 0))
+	for range 300 {
+		c := 'A' + rng.IntN(13)
+		if rng.IntN(10) == 0 {
+			c = 'Z'
+		}
+		w.code(lc[c], uint(lit[c]))
+		want = append(want, byte(c))
+	}
+	// Distance codes 0..15 with all-zero and all-one extra bits.
+	dBase := []int{1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193}
+	dExtra := []uint{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}
+	for code := range 16 {
+		for _, ones := range []bool{false, true} {
+			extra := uint64(0)
+			if ones {
+				extra = 1<<dExtra[code] - 1
+			}
+			w.code(lc[257], uint(lit[257]))
+			w.code(dc[code], uint(dist[code]))
+			w.bits(extra, dExtra[code])
+			d := dBase[code] + int(extra)
+			for range 3 {
+				want = append(want, want[len(want)-d])
+			}
+		}
+	}
+	w.code(lc[256], uint(lit[256]))
+	comp := gzipRaw(w.bytes(), want)
+	got, err := gunzipAll(bytes.NewReader(comp))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%d bytes, %v; first difference at %d", len(got), err, firstDiff(got, want))
+	}
+	if sgot, err := stdAll(comp); err != nil || !bytes.Equal(sgot, want) {
+		t.Fatalf("compress/gzip: %v", err)
 	}
 }
 
