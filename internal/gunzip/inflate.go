@@ -292,6 +292,10 @@ func (z *Reader) huffman() error {
 	in, ip := z.in[:z.iend], z.ip
 	win, w, wlimit := z.win, z.w, z.wlimit
 	lit, dist, hist := z.lit, z.dist, z.hist
+	// fake is how many of the bit buffer's top bits are the zeros fed past
+	// the end of the input: a symbol that reaches into them is not in the
+	// stream, and its bytes must not reach the output.
+	fake := uint(z.overread) * 8
 	save := func() {
 		z.bitbuf, z.bitsleft, z.ip, z.w = bitbuf, bitsleft, ip, w
 	}
@@ -310,6 +314,7 @@ func (z *Reader) huffman() error {
 		}
 		bitbuf, bitsleft = z.bitbuf, z.bitsleft
 		in, ip = z.in[:z.iend], z.ip
+		fake = uint(z.overread) * 8
 		return nil
 	}
 	if err := refill(); err != nil {
@@ -323,6 +328,10 @@ func (z *Reader) huffman() error {
 			n := uint(e & 15)
 			bitbuf >>= n
 			bitsleft -= n
+			if bitsleft < fake {
+				save()
+				return z.truncated()
+			}
 			win[w] = byte(e >> 16)
 			w++
 			e = lit[bitbuf&(1<<litBits-1)]
@@ -330,6 +339,10 @@ func (z *Reader) huffman() error {
 				n = uint(e & 15)
 				bitbuf >>= n
 				bitsleft -= n
+				if bitsleft < fake {
+					save()
+					return z.truncated()
+				}
 				win[w] = byte(e >> 16)
 				w++
 				e = lit[bitbuf&(1<<litBits-1)]
@@ -337,6 +350,10 @@ func (z *Reader) huffman() error {
 					n = uint(e & 15)
 					bitbuf >>= n
 					bitsleft -= n
+					if bitsleft < fake {
+						save()
+						return z.truncated()
+					}
 					win[w] = byte(e >> 16)
 					w++
 				}
@@ -355,6 +372,10 @@ func (z *Reader) huffman() error {
 				n := uint(e & 15)
 				bitbuf >>= n
 				bitsleft -= n
+				if bitsleft < fake {
+					save()
+					return z.truncated()
+				}
 				win[w] = byte(e >> 16)
 				w++
 				if err := refill(); err != nil {
@@ -394,6 +415,10 @@ func (z *Reader) huffman() error {
 		d := int(e>>16) + int((bitbuf&(1<<total-1))>>(e&15))
 		bitbuf >>= total
 		bitsleft -= total
+		if bitsleft < fake {
+			save()
+			return z.truncated()
+		}
 		if d > w-hist {
 			save()
 			return z.corrupt()

@@ -145,9 +145,16 @@ func (z *Reader) more(n int) error {
 		z.iend = copy(z.in, z.in[z.ip-keep:z.iend])
 		z.ip = keep
 	}
-	for z.iend-z.ip < n {
+	for empty := 0; z.iend-z.ip < n; {
 		m, err := z.r.Read(z.in[z.iend : inSize+8])
 		z.iend += m
+		if m == 0 && err == nil {
+			// As bufio does: a reader that keeps returning nothing
+			// would otherwise hold the decoder forever.
+			if empty++; empty == 100 {
+				return io.ErrNoProgress
+			}
+		}
 		if err == io.EOF {
 			z.eof = true
 			return nil
