@@ -322,53 +322,16 @@ func (z *Reader) huffman() error {
 	}
 	e := lit[bitbuf&(1<<litBits-1)]
 	for w < wlimit {
-		if e&kindLiteral != 0 {
-			// Up to three literals on one refill: each takes at most
-			// 11 of the 56 bits (a longer one is in a subtable).
-			n := uint(e & 15)
-			bitbuf >>= n
-			bitsleft -= n
-			if bitsleft < fake {
-				save()
-				return z.truncated()
-			}
-			win[w] = byte(e >> 16)
-			w++
-			e = lit[bitbuf&(1<<litBits-1)]
-			if e&kindLiteral != 0 && w < wlimit {
-				n = uint(e & 15)
-				bitbuf >>= n
-				bitsleft -= n
-				if bitsleft < fake {
-					save()
-					return z.truncated()
-				}
-				win[w] = byte(e >> 16)
-				w++
-				e = lit[bitbuf&(1<<litBits-1)]
-				if e&kindLiteral != 0 && w < wlimit {
-					n = uint(e & 15)
-					bitbuf >>= n
-					bitsleft -= n
-					if bitsleft < fake {
-						save()
-						return z.truncated()
-					}
-					win[w] = byte(e >> 16)
-					w++
-				}
-			}
-			if err := refill(); err != nil {
-				return err
-			}
-			e = lit[bitbuf&(1<<litBits-1)]
-			continue
-		}
 		if e&kindSubtable != 0 {
 			bitbuf >>= litBits
 			bitsleft -= litBits
 			e = lit[(e>>16+uint32(bitbuf&(1<<(e>>8&15)-1)))&tableMask]
-			if e&kindLiteral != 0 {
+		}
+		if e&kindLiteral != 0 {
+			// Up to three literals on one refill: the first takes at
+			// most 15 of the 56 bits, the next two (from the primary
+			// table alone) 11 each.
+			for k := 1; ; k++ {
 				n := uint(e & 15)
 				bitbuf >>= n
 				bitsleft -= n
@@ -378,12 +341,16 @@ func (z *Reader) huffman() error {
 				}
 				win[w] = byte(e >> 16)
 				w++
-				if err := refill(); err != nil {
-					return err
-				}
 				e = lit[bitbuf&(1<<litBits-1)]
-				continue
+				if k == 3 || e&kindLiteral == 0 || w >= wlimit {
+					break
+				}
 			}
+			if err := refill(); err != nil {
+				return err
+			}
+			e = lit[bitbuf&(1<<litBits-1)]
+			continue
 		}
 		if e&(kindEnd|kindInvalid) != 0 {
 			if e&kindInvalid != 0 {
