@@ -55,6 +55,9 @@ func TestFaults(t *testing.T) {
 	gzipped := gz(t, plain)
 	badCRC := append([]byte{}, gzipped...)
 	badCRC[len(badCRC)-8] ^= 0xFF
+	// The first block's type set to 3, which deflate reserves.
+	badBlock := append([]byte{}, gzipped...)
+	badBlock[10] |= 0x06
 	cand := []byte("{\"url\": \"https://x\"}\n")
 	tests := []struct {
 		name       string
@@ -64,7 +67,8 @@ func TestFaults(t *testing.T) {
 	}{
 		{"truncated gzip", gzipped[:len(gzipped)/2], cand, []string{"server_tools.jsonl.gz", "corrupt or truncated gzip", "compressed bytes"}},
 		{"bad CRC", badCRC, cand, []string{"server_tools.jsonl.gz", "checksum"}},
-		{"trailing garbage", append(append([]byte{}, gzipped...), "garbage after the stream"...), cand, []string{"server_tools.jsonl.gz", "gzip"}},
+		{"corrupt deflate block", badBlock, cand, []string{"server_tools.jsonl.gz", "corrupt or truncated gzip", "corrupt deflate data before byte 11", "at line 1"}},
+		{"trailing garbage", append(append([]byte{}, gzipped...), "garbage after the stream"...), cand, []string{"server_tools.jsonl.gz", "corrupt or truncated gzip", "invalid header"}},
 		{"empty tools file", nil, cand, []string{"server_tools.jsonl.gz", "empty file"}},
 		{"empty candidates file", gzipped, nil, []string{"candidates_remotes.jsonl", "empty file"}},
 		{"gzip of nothing", gz(t, nil), cand, []string{"server_tools.jsonl.gz", "no tools"}},

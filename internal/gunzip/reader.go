@@ -296,9 +296,12 @@ func (z *Reader) trailer() error {
 	return nil
 }
 
-// corrupt is the error for bad deflate data at the current input byte.
+// corrupt is the error for bad deflate data that ends with the last bit
+// taken from the bit buffer: its offset is the byte after that bit's, not
+// after the bytes the buffer has read ahead.
 func (z *Reader) corrupt() error {
-	return &CorruptError{Offset: z.consumed + int64(z.ip)}
+	bit := (z.consumed+int64(z.ip)+int64(z.overread))*8 - int64(z.bitsleft)
+	return &CorruptError{Offset: (bit + 7) / 8}
 }
 
 // truncated is the error for a stream that ends inside a member.
