@@ -30,6 +30,7 @@ var (
 // given offset of the compressed input.
 type CorruptError struct{ Offset int64 }
 
+// Error says where the corrupt data ends.
 func (e *CorruptError) Error() string {
 	return fmt.Sprintf("gunzip: corrupt deflate data before byte %d", e.Offset)
 }
