@@ -28,11 +28,13 @@ const (
 	numLitLen = 288
 	numDist   = 32
 
-	// tableSize holds a primary table plus the most subtables a complete
-	// code can need (one per primary index, each 2^(15-bits) entries). A
-	// power of two, so that a subtable's index, masked, needs no bounds
-	// check in the decoding loop.
-	tableSize = 1 << 16
+	// tableSize holds a primary table and its subtables: one per primary
+	// index that some longer codeword starts with, so at most one per
+	// symbol, each 2^(15-bits) entries. For literals and lengths that is
+	// 2^11 + 288*2^4, for distances 2^8 + 32*2^7, both under 2^13. A power
+	// of two, so that a subtable's index, masked, needs no bounds check in
+	// the decoding loop.
+	tableSize = 1 << 13
 	tableMask = tableSize - 1
 )
 
@@ -150,6 +152,9 @@ func build(t *table, lens []uint8, primary uint, entry func(int) uint32) bool {
 		p := rev & (size - 1)
 		off := subOf[p]
 		if off == 0 {
+			if len(tab)+subSize > tableSize {
+				return false // not a prefix code: it has more subtables than symbols
+			}
 			off = uint32(len(tab))
 			subOf[p] = off
 			tab = tab[:len(tab)+subSize]

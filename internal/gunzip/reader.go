@@ -37,8 +37,8 @@ func (e *CorruptError) Error() string {
 
 const (
 	history  = 32 << 10  // the farthest a match reaches back
-	inSize   = 256 << 10 // compressed bytes read at a time
-	outSize  = 256 << 10 // output decoded between two reads of it
+	inSize   = 64 << 10  // compressed bytes read at a time
+	outSize  = 128 << 10 // output decoded between two reads of it
 	maxMatch = 258
 	// The window's tail is room for the longest match past the limit,
 	// plus the eight-byte copy's overshoot.
