@@ -12,7 +12,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"log/slog"
 	"os"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"

@@ -18,12 +18,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/hugeheap"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
@@ -276,9 +276,9 @@ type stream struct {
 	hr *hashverify.Reader
 }
 
-// finish drains what the decompressor left unread (bytes after the last
-// member's trailer cannot be, but a reader that stops early leaves some),
-// so that the hash covers the whole file.
+// finish drains what the reader left unread (a stream read to its end
+// leaves nothing; one that stops early does), so that the hash covers the
+// whole file.
 func (s *stream) finish() error {
 	_, err := io.Copy(io.Discard, s.hr)
 	return err
@@ -313,7 +313,6 @@ func countRecords(ctx context.Context, f *source.File, maxLine int, in *report.I
 	if err != nil {
 		return err
 	}
-
 	hr := st.hr
 	lr := census.NewLineReader(st)
 	lr.MaxLine = maxLine
@@ -390,7 +389,6 @@ func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.Fi
 	if err != nil {
 		return nil, err
 	}
-
 	hr := st.hr
 	pool := newRowsPool(opt.Workers)
 	tables, err := startTables(ctx, toolsF, propsF, pool, meta...)

@@ -6,16 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
 	"slices"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // EditsFile lists the edits Next made, for a reader to check a diff by.

@@ -6,11 +6,12 @@ package realcorpus
 import (
 	"bytes"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 )
 
 // Tools is the number of tool records the corpus holds; tests check it so

@@ -3,12 +3,12 @@ package tooldiff
 import (
 	"bufio"
 	"encoding/json"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
