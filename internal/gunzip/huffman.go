@@ -136,40 +136,35 @@ func build(t *table, lens []uint8, primary uint, entry func(int) uint32) bool {
 		cw := next[l]
 		next[l]++
 		rev := int(bits.Reverse16(uint16(cw)) >> (16 - l))
-		e := entry(sym)
-		if uint(l) <= primary {
-			e |= uint32(l)
-			if e&(kindLiteral|kindEnd|kindInvalid) == 0 {
-				// Lengths and distances consume their extra bits with
-				// the codeword: the total is codeword plus extra.
-				e += uint32(l) << 8
+		// The entry goes at every index that starts with its codeword's
+		// bits: in the primary table, or past the primary bits in the
+		// subtable of the codeword's first ones.
+		n, base, from, to := uint(l), 0, rev, size
+		if n > primary {
+			p := rev & (size - 1)
+			off := subOf[p]
+			if off == 0 {
+				if len(tab)+subSize > tableSize {
+					return false // not a prefix code: it has more subtables than symbols
+				}
+				off = uint32(len(tab))
+				subOf[p] = off
+				tab = tab[:len(tab)+subSize]
+				for i := off; i < off+uint32(subSize); i++ {
+					tab[i] = kindInvalid
+				}
+				tab[p] = kindSubtable | uint32(primary) | uint32(sub)<<8 | off<<16
 			}
-			for i := rev; i < size; i += 1 << l {
-				tab[i] = e
-			}
-			continue
+			n, base, from, to = n-primary, int(off), rev>>primary, subSize
 		}
-		p := rev & (size - 1)
-		off := subOf[p]
-		if off == 0 {
-			if len(tab)+subSize > tableSize {
-				return false // not a prefix code: it has more subtables than symbols
-			}
-			off = uint32(len(tab))
-			subOf[p] = off
-			tab = tab[:len(tab)+subSize]
-			for i := off; i < off+uint32(subSize); i++ {
-				tab[i] = kindInvalid
-			}
-			tab[p] = kindSubtable | uint32(primary) | uint32(sub)<<8 | off<<16
-		}
-		rl := uint(l) - primary
-		e |= uint32(rl)
+		e := entry(sym) | uint32(n)
 		if e&(kindLiteral|kindEnd|kindInvalid) == 0 {
-			e += uint32(rl) << 8
+			// Lengths and distances consume their extra bits with the
+			// codeword: the total is codeword plus extra.
+			e += uint32(n) << 8
 		}
-		for i := rev >> primary; i < subSize; i += 1 << rl {
-			tab[int(off)+i] = e
+		for i := from; i < to; i += 1 << n {
+			tab[base+i] = e
 		}
 	}
 	return true

@@ -84,9 +84,6 @@ func NewReader(r io.Reader) (*Reader, error) {
 		distBuf: new(table),
 	}
 	if err := z.header(); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
 		return nil, err
 	}
 	return z, nil
@@ -192,26 +189,34 @@ const (
 	flagComment = 1 << 4
 )
 
-// header reads a member's header and starts its deflate stream.
+// header reads a member's header and starts its deflate stream. The
+// caller has seen its first byte: the input may not end inside it.
 func (z *Reader) header() error {
-	var h [10]byte
 	crc := uint32(0)
+	// next reads a byte of the header and adds it to the header's CRC.
 	next := func() (byte, error) {
 		b, err := z.byte()
 		if err == io.EOF {
-			return 0, io.ErrUnexpectedEOF
+			return 0, z.truncated()
 		}
-		crc = crc32.Update(crc, crc32.IEEETable, []byte{b})
-		return b, err
+		if err != nil {
+			return 0, err
+		}
+		crc = crc32.Update(crc, crc32.IEEETable, z.in[z.ip-1:z.ip])
+		return b, nil
 	}
+	// next16 reads a little-endian 16-bit field of the header.
+	next16 := func() (int, error) {
+		lo, err := next()
+		if err != nil {
+			return 0, err
+		}
+		hi, err := next()
+		return int(lo) | int(hi)<<8, err
+	}
+	var h [10]byte
 	for i := range h {
-		b, err := z.byte()
-		if err == io.EOF && i == 0 && z.consumed+int64(z.ip) == 0 {
-			return io.EOF
-		}
-		if err == io.EOF {
-			return io.ErrUnexpectedEOF
-		}
+		b, err := next()
 		if err != nil {
 			return err
 		}
@@ -220,21 +225,16 @@ func (z *Reader) header() error {
 			return ErrHeader
 		}
 	}
-	crc = crc32.Update(0, crc32.IEEETable, h[:])
 	if h[2] != 8 || h[3]&0xe0 != 0 {
 		return ErrHeader
 	}
 	flg := h[3]
 	if flg&flagExtra != 0 {
-		lo, err := next()
+		xlen, err := next16()
 		if err != nil {
 			return err
 		}
-		hi, err := next()
-		if err != nil {
-			return err
-		}
-		for n := int(lo) | int(hi)<<8; n > 0; n-- {
+		for n := xlen; n > 0; n-- {
 			if _, err := next(); err != nil {
 				return err
 			}
@@ -255,20 +255,13 @@ func (z *Reader) header() error {
 		}
 	}
 	if flg&flagHdrCRC != 0 {
-		want := uint16(crc)
-		lo, err := z.byte()
-		if err == nil {
-			var hi byte
-			hi, err = z.byte()
-			if err == nil && uint16(lo)|uint16(hi)<<8 != want {
-				return ErrHeader
-			}
-		}
-		if err == io.EOF {
-			return io.ErrUnexpectedEOF
-		}
+		want := int(crc & 0xffff)
+		got, err := next16()
 		if err != nil {
 			return err
+		}
+		if got != want {
+			return ErrHeader
 		}
 	}
 	z.hist, z.crc, z.size = z.w, 0, 0
@@ -286,7 +279,7 @@ func (z *Reader) trailer() error {
 		return err
 	}
 	if z.iend-z.ip < 8 {
-		return io.ErrUnexpectedEOF
+		return z.truncated()
 	}
 	crc := binary.LittleEndian.Uint32(z.in[z.ip:])
 	size := binary.LittleEndian.Uint32(z.in[z.ip+4:])
