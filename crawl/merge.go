@@ -221,7 +221,6 @@ type lineReader struct {
 	file string
 	f    *os.File
 	hr   *hashverify.Reader
-	zr   *gunzip.Reader
 	br   *bufio.Reader
 	sums hashverify.Manifest
 }
@@ -236,11 +235,12 @@ func openLines(dir, file string, gz bool, sums hashverify.Manifest) (*lineReader
 	lr.hr = hashverify.NewReader(bufio.NewReaderSize(f, 64<<10))
 	var r io.Reader = lr.hr
 	if gz {
-		if lr.zr, err = gunzip.NewReader(lr.hr); err != nil {
+		zr, err := gunzip.NewReader(lr.hr)
+		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("merge: %s: %w", name, err)
 		}
-		r = lr.zr
+		r = zr
 	}
 	lr.br = bufio.NewReaderSize(r, 64<<10)
 	return lr, nil
