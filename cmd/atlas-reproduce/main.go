@@ -102,9 +102,19 @@ type flagError struct {
 
 func (e flagError) Unwrap() error { return e.usageError }
 
-// Exit statuses. 130 and 143 follow the shell convention of 128+signal.
+// verdictError is a judgement that did not hold: a deposit not reproduced,
+// a --fail-on or --fail-under policy met. It exits with exitVerdict, apart
+// from failures, so that CI can tell "the check said no" from "the check
+// could not run".
+type verdictError struct{ msg string }
+
+func (e verdictError) Error() string { return e.msg }
+
+// Exit statuses, the one table for every command (docs/exit-codes.md). 130
+// and 143 follow the shell convention of 128+signal.
 const (
 	exitOK      = 0
+	exitVerdict = 1
 	exitFailure = 1
 	exitUsage   = 2
 	exitSIGINT  = 130
@@ -185,6 +195,10 @@ func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals b
 	var ue usageError
 	if errors.As(err, &ue) {
 		return exitUsage
+	}
+	var ve verdictError
+	if errors.As(err, &ve) {
+		return exitVerdict
 	}
 	return exitFailure
 }
