@@ -108,6 +108,10 @@ type Set struct {
 	files     []*pending
 	journaled bool // a journal of this set's commit is on disk
 	closed    bool
+	// created: Open made the folder; committed: a Commit succeeded. A
+	// set closed uncommitted in a folder it made removes the folder, so
+	// that a command that failed leaves no empty output folder behind.
+	created, committed bool
 }
 
 type pending struct {
@@ -123,18 +127,23 @@ type pending struct {
 // repairs an interrupted commit (rolls it forward) and removes temp files left
 // by killed writers.
 func Open(dir string) (*Set, error) {
+	_, statErr := os.Lstat(dir)
+	created := errors.Is(statErr, fs.ErrNotExist)
 	if err := os.MkdirAll(dir, dirPerm); err != nil {
 		return nil, fmt.Errorf("output folder: %w", err)
 	}
 	lk, err := acquire(dir)
 	if err != nil {
+		if created {
+			os.Remove(dir)
+		}
 		return nil, err
 	}
 	if err := recoverDir(dir); err != nil {
 		lk.release()
 		return nil, err
 	}
-	return &Set{dir: dir, lock: lk}, nil
+	return &Set{dir: dir, lock: lk, created: created}, nil
 }
 
 // Dir is the folder the set is written to.
@@ -212,6 +221,7 @@ func (s *Set) Commit() error {
 		return errors.New("outset: Commit on a closed set")
 	}
 	if len(s.files) == 0 {
+		s.committed = true
 		return nil
 	}
 	for _, p := range s.files {
@@ -234,7 +244,7 @@ func (s *Set) Commit() error {
 	if err := finishJournal(s.dir); err != nil {
 		return err
 	}
-	s.files, s.journaled = nil, false
+	s.files, s.journaled, s.committed = nil, false, true
 	return nil
 }
 
@@ -260,6 +270,11 @@ func (s *Set) Close() error {
 	s.files = nil
 	if err := s.lock.release(); err != nil && first == nil {
 		first = err
+	}
+	if s.created && !s.committed && !s.journaled {
+		// Only an empty folder goes: Remove fails on one that holds
+		// anything (another writer's files, adopted ones).
+		os.Remove(s.dir)
 	}
 	return first
 }

@@ -474,3 +474,46 @@ func TestAdopt(t *testing.T) {
 		t.Fatalf("after Commit: %v", got)
 	}
 }
+
+// TestUncommittedLeavesNoFolder: a set closed without a commit removes the
+// folder Open made for it (a failed command leaves no empty output folder),
+// and keeps one that was there before or that a commit filled.
+func TestUncommittedLeavesNoFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		existed, commit bool
+		wantFolder      bool
+	}{
+		{"made by Open, not committed", false, false, false},
+		{"made by Open, committed", false, true, true},
+		{"there before, not committed", true, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			if tc.existed {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.WriteFile("a.txt", []byte("a")); err != nil {
+				t.Fatal(err)
+			}
+			if tc.commit {
+				if err := s.Commit(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			_, err = os.Stat(dir)
+			if got := err == nil; got != tc.wantFolder {
+				t.Errorf("folder there after Close: %v, want %v (stat: %v)", got, tc.wantFolder, err)
+			}
+		})
+	}
+}
