@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodohttp"
 )
 
 // client holds one Download's resolved options and HTTP machinery.
@@ -63,7 +63,7 @@ func newClient(o Options) (*client, error) {
 		c.backoff = DefaultBackoff
 	}
 	if c.sleep == nil {
-		c.sleep = sleep
+		c.sleep = zenodohttp.Sleep
 	}
 	if c.userAgent == "" {
 		c.userAgent = DefaultUserAgent()
@@ -74,7 +74,9 @@ func newClient(o Options) (*client, error) {
 	if c.http == nil {
 		// A private transport, so that its idle connections (and their
 		// goroutines) can be closed when Download returns.
-		c.http = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		// Its phases have timeouts (zenodohttp.Transport) beside the
+		// idle watchdog of each attempt.
+		c.http = &http.Client{Transport: zenodohttp.Transport()}
 		c.ownHTTP = true
 	} else {
 		// A copy, so that the caller's client keeps its own policy.
@@ -123,79 +125,26 @@ func (c *client) close() {
 	}
 }
 
-// DefaultBackoff waits 1s before the first retry and doubles up to 1 minute.
-// There is no jitter: a single client has no herd to spread out.
-func DefaultBackoff(retry int) time.Duration {
-	if retry < 1 {
-		retry = 1
-	}
-	if retry > 7 {
-		return time.Minute
-	}
-	return min(time.Second<<(retry-1), time.Minute)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// DefaultBackoff waits 1s before the first retry and doubles up to 1 minute
+// (internal/zenodohttp's, the one policy of both Zenodo clients).
+func DefaultBackoff(retry int) time.Duration { return zenodohttp.DefaultBackoff(retry) }
 
 // retryable marks a failure that another attempt may cure.
-type retryable struct {
-	err error
-	// after is the server's Retry-After, zero when it gave none.
-	after time.Duration
-}
+type retryable = zenodohttp.Retryable
 
-func (r *retryable) Error() string { return r.err.Error() }
-func (r *retryable) Unwrap() error { return r.err }
-
-// retry runs attempt until it succeeds, fails for good, or the retry budget
-// is spent. attempt reports whether it made progress, which restores the
-// budget: a long download over a flaky link should not fail just because the
-// link dropped six times in an hour.
+// retry runs attempt by the one retry policy of internal/zenodohttp:
+// until it succeeds, fails for good, or the retry budget is spent; an
+// attempt that made progress restores the budget.
 func (c *client) retry(ctx context.Context, what string, attempt func() (progressed bool, err error)) error {
-	failures := 0
-	for {
-		progressed, err := attempt()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var r *retryable
-		if !errors.As(err, &r) {
-			return err
-		}
-		if progressed {
-			failures = 0
-		}
-		failures++
-		if failures > c.retries {
-			if c.retries == 0 {
-				return r.err
-			}
-			return fmt.Errorf("giving up after %d %s: %w", c.retries, plural(c.retries, "retry", "retries"), r.err)
-		}
-		if r.after > MaxRetryAfter {
-			return fmt.Errorf("the server asked to retry after %v, longer than the %v this tool waits; try again later: %w", r.after, MaxRetryAfter, r.err)
-		}
-		wait := max(c.backoff(failures), r.after)
-		c.warnf("%s: %v; retry %d of %d in %v", what, r.err, failures, c.retries, wait.Round(time.Millisecond))
-		if err := c.sleep(ctx, wait); err != nil {
-			return err
-		}
+	p := zenodohttp.Policy{
+		Retries: c.retries,
+		Backoff: c.backoff,
+		Sleep:   c.sleep,
+		Notify: func(what string, err error, retry, of int, wait time.Duration) {
+			c.warnf("%s: %v; retry %d of %d in %v", what, err, retry, of, wait.Round(time.Millisecond))
+		},
 	}
+	return p.Do(ctx, what, attempt)
 }
 
 // errStalled is the cancellation cause when a server goes quiet.
@@ -220,7 +169,7 @@ func (c *client) netError(ctx, actx context.Context, err error) error {
 		return ctx.Err()
 	}
 	if errors.Is(context.Cause(actx), errStalled) {
-		return &retryable{err: fmt.Errorf("no data from the server for %v", c.timeout)}
+		return &retryable{Err: fmt.Errorf("no data from the server for %v", c.timeout)}
 	}
 	// A certificate the system does not trust will not become trusted by
 	// asking again, nor will a redirect go elsewhere.
@@ -237,7 +186,7 @@ func (c *client) netError(ctx, actx context.Context, err error) error {
 	if errors.As(err, &de) && de.IsNotFound {
 		return fmt.Errorf("%w (the name does not resolve: is this machine offline?)", err)
 	}
-	return &retryable{err: err}
+	return &retryable{Err: err}
 }
 
 // statusError turns a failed HTTP answer into an error, retryable for 429
@@ -249,31 +198,9 @@ func statusError(req *http.Request, resp *http.Response) error {
 	}
 	se := &StatusError{Method: req.Method, URL: req.URL.String(), StatusCode: resp.StatusCode, Status: resp.Status}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		return &retryable{err: se, after: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		return &retryable{Err: se, After: zenodohttp.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
 	return se
-}
-
-// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date; an
-// absent or unreadable value is zero.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if n <= 0 {
-			return 0
-		}
-		if n > int64(24*time.Hour/time.Second) {
-			return 24 * time.Hour
-		}
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return 0
 }
 
 // kickReader feeds a watchdog as bytes arrive.

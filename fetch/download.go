@@ -224,7 +224,7 @@ func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int
 				return err
 			}
 			c.update(f, p.have)
-			return &retryable{err: fmt.Errorf("asked for bytes from %d, the server answered Content-Range %q", from, resp.Header.Get("Content-Range"))}
+			return &retryable{Err: fmt.Errorf("asked for bytes from %d, the server answered Content-Range %q", from, resp.Header.Get("Content-Range"))}
 		}
 		if total >= 0 && total != f.Size {
 			return fmt.Errorf("%w: the server's file has %d bytes, the record lists %d", ErrChecksum, total, f.Size)
@@ -235,7 +235,7 @@ func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int
 				return err
 			}
 			c.update(f, p.have)
-			return &retryable{err: errors.New("the server refused to resume (416); restarting from byte 0")}
+			return &retryable{Err: errors.New("the server refused to resume (416); restarting from byte 0")}
 		}
 		return statusError(req, resp)
 	default:
@@ -267,7 +267,7 @@ func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int
 		}
 	}
 	if p.have < f.Size {
-		return &retryable{err: fmt.Errorf("connection closed after byte %d of %d", p.have, f.Size)}
+		return &retryable{Err: fmt.Errorf("connection closed after byte %d of %d", p.have, f.Size)}
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodohttp"
 )
 
 // DefaultBaseURL is the Zenodo instance asked when Options.BaseURL is empty.
@@ -50,7 +51,7 @@ const (
 // MaxRetryAfter bounds how long a Retry-After header may make a run wait. A
 // server asking for longer is reported as an error, so that a run never hangs
 // silently for hours.
-const MaxRetryAfter = 10 * time.Minute
+const MaxRetryAfter = zenodohttp.MaxRetryAfter
 
 // Errors that callers may test with errors.Is.
 var (

@@ -376,28 +376,6 @@ func TestRetryAfterTooLongFails(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 10, 13, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"0", 0},
-		{"-5", 0},
-		{"120", 2 * time.Minute},
-		{" 3 ", 3 * time.Second},
-		{"Tue, 13 Oct 2026 12:00:30 GMT", 30 * time.Second},
-		{"Tue, 13 Oct 2026 11:00:00 GMT", 0},
-		{"soon", 0},
-		{"99999999999999", 24 * time.Hour},
-	} {
-		if got := parseRetryAfter(tc.in, now); got != tc.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestRetriesExhausted(t *testing.T) {
 	z := newFakeZenodo(t)
 	f := z.add("1", "f.bin", []byte("x"), func(f *fakeFile) {

@@ -7,19 +7,24 @@
 // steps; where it refuses to make a new version, the records API's
 // versions endpoint is asked instead and the refusal is said plainly.
 //
-// The access token is sent in the Authorization header only. It never
-// appears in an error, a log line or a file: every message that could
-// carry a server's echo of it is scrubbed.
+// The access token is sent in the Authorization header only, and only to
+// the origin of BaseURL: a bucket or draft link to another origin is
+// refused (internal/zenodohttp). It never appears in an error, a log line
+// or a file: every message that could carry a server's echo of it is
+// scrubbed. What is uploaded is hashed as it is sent and held to the
+// SHA-256 the deposit was verified against.
 package zenodo
 
 import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,6 +34,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodohttp"
 )
 
 // Client talks to one Zenodo instance with one token.
@@ -39,7 +46,8 @@ type Client struct {
 	// Token is the personal access token (scopes deposit:write, and
 	// deposit:actions to publish).
 	Token string
-	// HTTP makes the requests; nil means a client with no overall timeout
+	// HTTP makes the requests; nil means a client with a timeout on every
+	// phase before the body (zenodohttp.Transport) and none overall
 	// (uploads may take hours).
 	HTTP *http.Client
 	// Retries bounds the retries of a request after a connection error,
@@ -72,6 +80,10 @@ type Upload struct {
 	Draft string
 	// Publish publishes the deposition; otherwise it is left a draft.
 	Publish bool
+	// SHA256, when it names a file, is the SHA-256 its bytes were
+	// verified against: the upload hashes what it sends and fails,
+	// before the last byte goes, when the file changed since.
+	SHA256 map[string]string
 }
 
 // Deposited is the outcome of Deposit.
@@ -133,7 +145,7 @@ func (c *Client) Deposit(ctx context.Context, u Upload) (*Deposited, error) {
 	if c.Token == "" {
 		return nil, errors.New("no Zenodo access token")
 	}
-	if _, err := url.Parse(c.BaseURL); err != nil || !strings.HasPrefix(c.BaseURL, "http") {
+	if bu, err := url.Parse(c.BaseURL); err != nil || (bu.Scheme != "http" && bu.Scheme != "https") || bu.Host == "" {
 		return nil, fmt.Errorf("the Zenodo URL %q is not an http(s) URL", c.BaseURL)
 	}
 	sums := make(map[string]string, len(u.Files))
@@ -287,7 +299,7 @@ func (c *Client) fill(ctx context.Context, d *deposition, u Upload, sums map[str
 		if have[name] {
 			continue
 		}
-		if err := c.put(ctx, d.Links.Bucket, filepath.Join(u.Dir, name), name, sums[name]); err != nil {
+		if err := c.put(ctx, d.Links.Bucket, filepath.Join(u.Dir, name), name, u.SHA256[name]); err != nil {
 			return nil, err
 		}
 		out.Uploaded = append(out.Uploaded, name)
@@ -323,14 +335,17 @@ func (c *Client) fill(ctx context.Context, d *deposition, u Upload, sums map[str
 	return out, nil
 }
 
-// put uploads a file into the bucket and checks the MD5 the bucket gives
-// back; a dropped upload is sent again from its start.
-func (c *Client) put(ctx context.Context, bucket, path, name, md5sum string) error {
+// put uploads a file into the bucket, hashing what it sends: the bytes
+// must have the SHA-256 they were verified against (sha, when given) or
+// the request fails before its last byte, and the bucket must give back
+// the MD5 of the bytes sent. A dropped upload is sent again from its start.
+func (c *Client) put(ctx context.Context, bucket, path, name, sha string) error {
 	u := strings.TrimRight(bucket, "/") + "/" + url.PathEscape(name)
 	var got struct {
 		Checksum string `json:"checksum"`
 		Size     int64  `json:"size"`
 	}
+	var sent *hashingFile
 	err := c.do(ctx, "upload "+strconv.Quote(name), http.MethodPut, u, func() (io.ReadCloser, int64, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -341,15 +356,54 @@ func (c *Client) put(ctx context.Context, bucket, path, name, md5sum string) err
 			f.Close()
 			return nil, 0, err
 		}
-		return f, fi.Size(), nil
+		sent = &hashingFile{f: f, name: path, sha: sha, md5: md5.New(), sha256: sha256.New()}
+		return sent, fi.Size(), nil
 	}, &got)
 	if err != nil {
 		return err
 	}
+	if sent == nil || !sent.done {
+		return fmt.Errorf("upload %q: the bucket answered before the whole file was sent", name)
+	}
+	md5sum := hex.EncodeToString(sent.md5.Sum(nil))
 	if !strings.EqualFold(strings.TrimPrefix(got.Checksum, "md5:"), md5sum) {
-		return fmt.Errorf("upload %q: the bucket holds MD5 %q, the file's is %s", name, got.Checksum, md5sum)
+		return fmt.Errorf("upload %q: the bucket holds MD5 %q, the bytes sent have %s", name, zenodohttp.Text(got.Checksum), md5sum)
 	}
 	return nil
+}
+
+// hashingFile is an upload's body: the file's bytes, hashed as they are
+// read. At the end it holds them to the SHA-256 they were verified
+// against, and fails the read instead of ending it when they differ, so
+// that the transport never completes a request with changed bytes.
+type hashingFile struct {
+	f           *os.File
+	name, sha   string
+	md5, sha256 hash.Hash
+	done        bool
+}
+
+func (h *hashingFile) Read(p []byte) (int, error) {
+	n, err := h.f.Read(p)
+	h.md5.Write(p[:n])
+	h.sha256.Write(p[:n])
+	if err == io.EOF {
+		if got := hex.EncodeToString(h.sha256.Sum(nil)); h.sha != "" && !strings.EqualFold(got, h.sha) {
+			return n, &changedError{name: h.name, want: h.sha, got: got}
+		}
+		h.done = true
+	}
+	return n, err
+}
+
+func (h *hashingFile) Close() error { return h.f.Close() }
+
+// changedError is a file whose bytes changed between its verification and
+// its upload.
+type changedError struct{ name, want, got string }
+
+func (e *changedError) Error() string {
+	return fmt.Sprintf("%s changed since it was verified (SHA-256 %s, verified %s): its upload was stopped before its last byte", e.name, e.got, e.want)
 }
 
 // call is do with an in-memory body.
@@ -363,48 +417,35 @@ func (c *Client) call(ctx context.Context, step, method, u string, body []byte, 
 	return c.do(ctx, step, method, u, open, out)
 }
 
-// do makes a request, retrying connection errors, 429 and 5xx, and
-// decodes a JSON answer into out.
+// do makes a request, retrying connection errors, 429 and 5xx by the one
+// policy of internal/zenodohttp, and decodes a JSON answer into out.
 func (c *Client) do(ctx context.Context, step, method, u string, open func() (io.ReadCloser, int64, error), out any) error {
 	retries := c.Retries
 	if retries == 0 {
 		retries = DefaultRetries
 	}
-	if retries < 0 {
-		retries = 0
+	p := zenodohttp.Policy{
+		Retries: max(retries, 0),
+		Backoff: backoff,
+		Sleep:   c.Sleep,
+		Notify: func(what string, err error, retry, of int, wait time.Duration) {
+			c.logf("%s: %v; retry %d of %d in %v", what, err, retry, of, wait)
+		},
 	}
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			if err := c.sleep(ctx, backoff(attempt)); err != nil {
-				return err
-			}
-		}
-		retry, err := c.once(ctx, step, method, u, open, out)
-		if err == nil {
-			return nil
-		}
-		last = err
-		if !retry || ctx.Err() != nil {
-			break
-		}
-		if attempt >= retries {
-			return fmt.Errorf("%w (gave up after %d attempts)", last, attempt+1)
-		}
-		c.logf("%s: %v; retrying", step, err)
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return last
+	return p.Do(ctx, step, func() (bool, error) {
+		return false, c.once(ctx, step, method, u, open, out)
+	})
 }
 
-func (c *Client) once(ctx context.Context, step, method, u string, open func() (io.ReadCloser, int64, error), out any) (retry bool, err error) {
+// once makes one attempt; a failure another attempt may cure is a
+// *zenodohttp.Retryable.
+func (c *Client) once(ctx context.Context, step, method, u string, open func() (io.ReadCloser, int64, error), out any) error {
 	var body io.ReadCloser
 	var size int64
 	if open != nil {
+		var err error
 		if body, size, err = open(); err != nil {
-			return false, err
+			return err
 		}
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
@@ -412,7 +453,13 @@ func (c *Client) once(ctx context.Context, step, method, u string, open func() (
 		if body != nil {
 			body.Close()
 		}
-		return false, err
+		return err
+	}
+	if err := zenodohttp.Authorize(req, c.BaseURL, c.Token); err != nil {
+		if body != nil {
+			body.Close()
+		}
+		return fmt.Errorf("%s: %w", step, err)
 	}
 	if body != nil {
 		req.ContentLength = size
@@ -423,22 +470,22 @@ func (c *Client) once(ctx context.Context, step, method, u string, open func() (
 		}
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.Token)
 	if c.UserAgent != "" {
 		req.Header.Set("User-Agent", c.UserAgent)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	resp, err := c.httpClient().Do(req)
 	if err != nil {
-		return true, fmt.Errorf("%s: %s %s: %w", step, method, u, err)
+		var ce *changedError
+		var oe *zenodohttp.OriginError
+		if errors.As(err, &ce) || errors.As(err, &oe) {
+			return fmt.Errorf("%s: %w", step, err)
+		}
+		return &zenodohttp.Retryable{Err: fmt.Errorf("%s: %s %s: %w", step, method, u, err)}
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return true, fmt.Errorf("%s: %s %s: reading the answer: %w", step, method, u, err)
+		return &zenodohttp.Retryable{Err: fmt.Errorf("%s: %s %s: reading the answer: %w", step, method, u, err)}
 	}
 	if resp.StatusCode >= 300 {
 		ae := &APIError{Method: method, URL: u, Status: resp.StatusCode, Step: step}
@@ -450,45 +497,48 @@ func (c *Client) once(ctx context.Context, step, method, u string, open func() (
 				Messages []string `json:"messages"`
 			} `json:"errors"`
 		}
+		// What the server says is a stranger's text: bounded, one line,
+		// no escape sequences (zenodohttp.Text).
 		if json.Unmarshal(b, &e) == nil {
-			ae.Message = e.Message
+			ae.Message = zenodohttp.Text(e.Message)
 			for _, fe := range e.Errors {
 				m := fe.Message
 				if m == "" {
 					m = strings.Join(fe.Messages, ", ")
 				}
-				ae.Fields = append(ae.Fields, fe.Field+": "+m)
+				ae.Fields = append(ae.Fields, zenodohttp.Text(fe.Field+": "+m))
 			}
-		} else if len(b) > 0 && len(b) < 500 {
-			ae.Message = strings.TrimSpace(string(b))
+		} else if len(b) > 0 {
+			ae.Message = zenodohttp.Text(string(b))
 		}
-		return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500, ae
+		if zenodohttp.RetryableStatus(resp.StatusCode) {
+			return &zenodohttp.Retryable{Err: ae, After: zenodohttp.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		}
+		return ae
 	}
 	if out != nil && len(b) > 0 {
 		if err := json.Unmarshal(b, out); err != nil {
-			return false, fmt.Errorf("%s: %s %s: the answer is not the expected JSON: %w", step, method, u, err)
+			return fmt.Errorf("%s: %s %s: the answer is not the expected JSON: %w", step, method, u, err)
 		}
 	}
-	return false, nil
+	return nil
 }
 
+// defaultHTTP is the client used when Client.HTTP is nil: a timeout on
+// every phase before the body, and no redirect that would take the token
+// to another origin.
+var defaultHTTP = &http.Client{Transport: zenodohttp.Transport(), CheckRedirect: zenodohttp.SameOriginRedirects}
+
+func (c *Client) httpClient() *http.Client {
+	if c.HTTP == nil {
+		return defaultHTTP
+	}
+	return c.HTTP
+}
+
+// backoff is the wait before the nth retry: 1s, doubling up to 64s.
 func backoff(attempt int) time.Duration {
-	d := time.Second << min(attempt-1, 6)
-	return d
-}
-
-func (c *Client) sleep(ctx context.Context, d time.Duration) error {
-	if c.Sleep != nil {
-		return c.Sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return time.Second << min(attempt-1, 6)
 }
 
 func (c *Client) logf(format string, args ...any) {
