@@ -93,6 +93,10 @@ type Options struct {
 	// (internal/hugeheap): once per process, for MemoryRoom bytes (or
 	// DefaultMemoryRoom) and a quarter more for the lasting structures.
 	HugePages bool
+	// Hold, when set, is called with the finished report before it is
+	// written, to hold it to a published table (a deposit's): what it
+	// sets (report.Report.Deposit) appears in report.json, .md and .html.
+	Hold func(*report.Report) error
 }
 
 // maxSkippedExamples is how many skipped lines the report lists.
@@ -227,6 +231,11 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		return nil, err
 	}
 	r.Judge(!opt.NoVerify && manifest.IsPinned())
+	if opt.Hold != nil {
+		if err := opt.Hold(r); err != nil {
+			return nil, err
+		}
+	}
 	if opt.Baseline != "" {
 		if err := setBaseline(ctx, r, opt.Baseline, toolsF.Name()); err != nil {
 			return nil, err

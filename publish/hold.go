@@ -339,3 +339,34 @@ func (d *Deposit) WriteVerdict(dir string, v *Verdict) error {
 	}
 	return set.Commit()
 }
+
+// Belongs refuses a deposit that is not of the release and run named on
+// the command line: its published report.json must be the run's very
+// file, and the census files it lists those the run read (and, when the
+// release has its own SHA256SUMS, those the release lists). A deposit
+// left by an earlier upload is resumed only for the release it was
+// written for.
+func (d *Deposit) Belongs(data, run string) error {
+	rep, b, err := readRunReport(run)
+	if err != nil {
+		return err
+	}
+	want, listed := d.Sums[ReportFile]
+	if !listed {
+		return fmt.Errorf("deposit %s publishes no %s: it is not a deposit of the run %s", d.Dir, ReportFile, run)
+	}
+	if got := sha256Hex(b); got != want {
+		return fmt.Errorf("deposit %s holds another release's table: its %s has SHA-256 %s, the run %s's has %s; write this release's deposit into a new --out folder", d.Dir, ReportFile, want, run, got)
+	}
+	sums := map[string]string{}
+	for _, n := range CensusFiles() {
+		sums[n] = d.Sums[n]
+	}
+	if err := holdRunToData(rep, sums, run); err != nil {
+		return fmt.Errorf("deposit %s: %w", d.Dir, err)
+	}
+	if err := holdReleaseSums(data, sums); err != nil {
+		return fmt.Errorf("deposit %s is not of the release %s: %w", d.Dir, data, err)
+	}
+	return nil
+}

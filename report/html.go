@@ -120,6 +120,10 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	v.Chart = buildChart(r, v.ChartInPercent)
 	v.Published.Tools, v.Published.Servers = published.Tools, published.Servers
 	switch {
+	case v.Kind == KindRelease && r.Deposit != nil && r.Deposit.Verdict == VerdictReproduced:
+		v.VerdictClass = "ok"
+	case v.Kind == KindRelease && r.Deposit != nil && r.Deposit.Verdict != "":
+		v.VerdictClass = "bad"
 	case v.Kind == KindRelease:
 		v.VerdictClass = "info"
 	case v.Kind == KindSynthetic && r.Verdict == VerdictMatchesTruth:
@@ -430,9 +434,13 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{end}}<div class="wrap">
 <h1>{{.R.Title}}</h1>
 <section class="verdict {{.VerdictClass}}" id="verdict" data-kind="{{.Kind}}">
-{{if eq .Kind "release"}}<div><span class="word">No verdict</span></div>
-<p>This census release is not the published {{.R.Snapshot}} snapshot ({{if not .R.Verified}}its inputs were not checked{{else if .R.Manifest}}its inputs were verified against <code>{{.R.Manifest}}</code>, not the pinned hashes{{else}}its inputs are not the pinned files{{end}}), so it gets no reproduction verdict: its figures stand on their own{{with .R.Baseline}}, beside the baseline run <code>{{.Dir}}</code>{{end}} and beside the published snapshot's in percentage points.</p>
-{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
+{{if eq .Kind "release"}}{{with .R.Deposit}}{{if .Verdict}}<div>Verdict: <span class="word">{{.Verdict}}</span> against the deposit's published table</div>
+{{if .Differences}}<ul>{{range .Differences}}<li>{{.}}</li>{{end}}</ul>
+{{end}}{{else}}<div><span class="word">No verdict</span>: the deposit publishes no counts</div>
+{{end}}{{else}}<div><span class="word">No verdict</span></div>
+{{end}}{{if .R.Deposit}}<p>This census release is a deposit made by publish, held to its own published table (its report.json and classes.parquet), not to the {{.R.Snapshot}} snapshot's.</p>
+{{else}}<p>This census release is not the published {{.R.Snapshot}} snapshot ({{if not .R.Verified}}its inputs were not checked{{else if .R.Manifest}}its inputs were verified against <code>{{.R.Manifest}}</code>, not the pinned hashes{{else}}its inputs are not the pinned files{{end}}), so it gets no reproduction verdict: its figures stand on their own{{with .R.Baseline}}, beside the baseline run <code>{{.Dir}}</code>{{end}} and beside the published snapshot's in percentage points.</p>
+{{end}}{{if .R.Differences}}<ul>{{range .R.Differences}}<li>{{.}}</li>{{end}}</ul>
 {{end}}<p class="totals">{{num .R.Tools}} tools on {{num .R.Servers}} servers ({{num .R.Properties}} enumerated properties).</p>
 {{else if eq .Kind "synthetic"}}<div>Verdict: <span class="word">{{if .R.Verdict}}{{.R.Verdict}}{{else}}no truth read{{end}}</span></div>
 {{if .R.Truth}}{{if .R.Truth.Matches}}<p>Every count equals the synthetic census's own ground truth (<code>{{.R.Truth.File}}</code>): tools, servers, record shapes, the five classes with their required counts, and the two buckets.</p>

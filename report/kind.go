@@ -108,6 +108,17 @@ func union(a, b map[string]int64) map[string]bool {
 	return m
 }
 
+// DepositCheck is a run over a deposit made by publish held to the
+// deposit's own published table (its report.json and classes.parquet).
+type DepositCheck struct {
+	// Verdict is VerdictReproduced or VerdictNotReproduced; empty for a
+	// deposit that publishes no counts.
+	Verdict string `json:"verdict"`
+	// Differences name each count that differs, "what ours, published
+	// theirs".
+	Differences []string `json:"differences"`
+}
+
 // Baseline is a release set beside a previous run (`run --baseline DIR`):
 // class by class and, from both runs' tools.parquet, tool by tool, as
 // `diff` compares them.
@@ -134,6 +145,15 @@ func (r *Report) EffectiveKind() string {
 func (r *Report) Earned() error {
 	switch r.EffectiveKind() {
 	case KindRelease:
+		if d := r.Deposit; d != nil {
+			switch d.Verdict {
+			case VerdictReproduced:
+				return nil
+			case "":
+				return fmt.Errorf("a release with no published counts: nothing to reproduce")
+			}
+			return fmt.Errorf("verdict %s against the deposit's published table: %s", d.Verdict, joinDiffs(d.Differences))
+		}
 		return fmt.Errorf("a release report has no verdict: its inputs (verified against %s) are not the pinned %s snapshot", orDash(r.Manifest), r.Snapshot)
 	case KindSynthetic:
 		if r.Verdict == VerdictMatchesTruth {

@@ -191,7 +191,18 @@ func (r *Report) releaseClaim() string {
 }
 
 func (r *Report) writeReleaseIntroMarkdown(p func(string, ...any)) {
-	p("This census release is not the published %s snapshot (%s), so it gets no reproduction verdict: its figures stand on their own", r.Snapshot, r.releaseClaim())
+	if d := r.Deposit; d != nil && d.Verdict != "" {
+		p("Verdict: **%s** against the deposit's published table", d.Verdict)
+		if len(d.Differences) > 0 {
+			p(": %s", strings.Join(d.Differences, "; "))
+		}
+		p("\n\n")
+	}
+	if r.Deposit != nil {
+		p("This census release is a deposit made by publish, held to its own published table (its report.json and classes.parquet), not to the %s snapshot's", r.Snapshot)
+	} else {
+		p("This census release is not the published %s snapshot (%s), so it gets no reproduction verdict: its figures stand on their own", r.Snapshot, r.releaseClaim())
+	}
 	if r.Baseline != nil {
 		p(", beside the baseline run `%s`", r.Baseline.Dir)
 	}

@@ -175,6 +175,9 @@ type Report struct {
 	Release *release.Release `json:"release,omitempty"`
 	// Truth is a synthetic census's counts held to its ground truth.
 	Truth *TruthCheck `json:"truth,omitempty"`
+	// Deposit is a release's counts held to the published table of the
+	// deposit it was read from (run or reproduce on a deposit).
+	Deposit *DepositCheck `json:"deposit,omitempty"`
 	// Baseline is a release beside a previous run (run --baseline).
 	Baseline *Baseline `json:"baseline,omitempty"`
 	// ClassOrder is the published table's row order, for readers of the

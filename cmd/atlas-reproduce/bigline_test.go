@@ -56,7 +56,7 @@ func makeGiantCensus(t *testing.T, n, tools int) (string, *synth.Truth) {
 }
 
 // TestMaxLineRefusesLongerLine: a line one byte over --max-line fails the
-// run with exit 1, naming the file, the line and its size, and publishes
+// run with exit 3, naming the file, the line and its size, and publishes
 // nothing; at exactly its length the run passes.
 func TestMaxLineRefusesLongerLine(t *testing.T) {
 	data, _ := makeGiantCensus(t, 3000, 2000)

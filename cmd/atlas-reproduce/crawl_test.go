@@ -189,7 +189,7 @@ func TestCandidatesAndCrawlFromRegistry(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad.jsonl")
 	_, stderr, code = run(t, "", "candidates", "--registry", reg+"/nothing-here", "--out", bad)
-	if _, err := os.Stat(bad); code != 1 || !strings.Contains(stderr, "HTTP 404") || err == nil {
+	if _, err := os.Stat(bad); code != exitFailure || !strings.Contains(stderr, "HTTP 404") || err == nil {
 		t.Errorf("a registry answering 404: exit %d, file %v\n%s", code, err, stderr)
 	}
 	for _, args := range [][]string{
@@ -216,8 +216,8 @@ func TestCrawlSecondWriter(t *testing.T) {
 	cands := filepath.Join(t.TempDir(), "c.txt")
 	os.WriteFile(cands, []byte(mcpServer(t, 2)+"\n"), 0o644)
 	_, stderr, code := run(t, "", "crawl", "--candidates", cands, "--out", out, "--allow-private")
-	if code != 1 || !strings.Contains(stderr, fmt.Sprintf("pid %d", os.Getpid())) {
-		t.Fatalf("exit %d, want 1 naming pid %d:\n%s", code, os.Getpid(), stderr)
+	if code != exitFailure || !strings.Contains(stderr, fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("exit %d, want 3 naming pid %d:\n%s", code, os.Getpid(), stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "crawl.journal.jsonl")); err == nil {
 		t.Error("the second writer created a journal")

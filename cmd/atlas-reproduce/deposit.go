@@ -11,12 +11,23 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/report"
 )
 
+// depositRun is a run over a deposit made by publish: the deposit, and
+// the verdict of holding the run to its published table once the run has
+// its figures.
+type depositRun struct {
+	dep     *publish.Deposit
+	verdict *publish.Verdict
+}
+
 // depositInputs recognises a deposit made by publish in data when the
 // run is left to choose its hashes: it verifies every file of the deposit
-// against its SHA256SUMS and has the run held to that manifest. It
-// returns nil for data that is no deposit. With tableOnly (run), a
-// release without a published table is left to run's usual rules.
-func depositInputs(data string, opt *pipeline.Options, rf *runFlags, tableOnly bool) (*publish.Deposit, error) {
+// against its SHA256SUMS, has the run held to that manifest, and has the
+// finished report held to the deposit's published table before it is
+// written (opt.Hold), so that report.json, .md and .html carry the
+// verdict. It returns nil for data that is no deposit. With tableOnly
+// (run), a release without a published table is left to run's usual
+// rules.
+func depositInputs(data string, opt *pipeline.Options, rf *runFlags, tableOnly bool) (*depositRun, error) {
 	if rf.sums != "" || rf.noVerify {
 		return nil, nil
 	}
@@ -31,31 +42,43 @@ func depositInputs(data string, opt *pipeline.Options, rf *runFlags, tableOnly b
 		return nil, err
 	}
 	opt.Manifest, opt.ManifestName = dep.Sums, "the deposit's "+publish.SumsFile
-	return dep, nil
+	d := &depositRun{dep: dep}
+	opt.Hold = d.hold
+	return d, nil
 }
 
-// holdToDeposit holds the run to the deposit's published table, writes
-// the verdict to w and into the run's output folder out, and returns an
-// error unless it is REPRODUCED.
-func holdToDeposit(w io.Writer, dep *publish.Deposit, r *report.Report, out string) error {
-	v, err := dep.Hold(r)
+// hold is the pipeline's Hold: the run's report held to the deposit.
+func (d *depositRun) hold(r *report.Report) error {
+	v, err := d.dep.Hold(r)
 	if err != nil {
 		return err
 	}
-	if err := dep.WriteVerdict(out, v); err != nil {
+	d.verdict = v
+	r.Deposit = &report.DepositCheck{Verdict: v.Verdict, Differences: v.Differences}
+	return nil
+}
+
+// finish writes the verdict to w and into the run's output folder out,
+// and returns a verdictError unless it is REPRODUCED.
+func (d *depositRun) finish(w io.Writer, out string) error {
+	v := d.verdict
+	if v == nil {
+		return fmt.Errorf("deposit %s: the run was not held to it", d.dep.Dir)
+	}
+	if err := d.dep.WriteVerdict(out, v); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n## Held to the deposit's published table\n\n")
 	if v.Verdict == "" {
 		fmt.Fprintf(w, "A release with no published counts: its files verify against its %s, but it publishes no %s to hold the run to.\n", publish.SumsFile, publish.ReportFile)
-		return fmt.Errorf("a release with no published counts: nothing to reproduce")
+		return verdictError{"a release with no published counts: nothing to reproduce"}
 	}
 	fmt.Fprintf(w, "**%s**: the run's counts beside the deposit's %s and %s.\n", v.Verdict, publish.ReportFile, publish.ClassesFile)
-	for _, d := range v.Differences {
-		fmt.Fprintf(w, "- %s\n", d)
+	for _, diff := range v.Differences {
+		fmt.Fprintf(w, "- %s\n", diff)
 	}
 	if v.Verdict != report.VerdictReproduced {
-		return fmt.Errorf("verdict %s against the deposit's published table: %d differences, first: %s", v.Verdict, len(v.Differences), v.Differences[0])
+		return verdictError{fmt.Sprintf("verdict %s against the deposit's published table: %d differences, first: %s", v.Verdict, len(v.Differences), v.Differences[0])}
 	}
 	return nil
 }

@@ -89,7 +89,7 @@ func diff(ctx context.Context, env *cmdEnv, o diffOptions) error {
 		for _, id := range gained {
 			counts = append(counts, fmt.Sprintf("%s (%d tools)", id, d.ClassesGained[id]))
 		}
-		return fmt.Errorf("--fail-on: tools gained %s", strings.Join(counts, ", "))
+		return verdictError{"--fail-on: tools gained " + strings.Join(counts, ", ")}
 	}
 	return nil
 }

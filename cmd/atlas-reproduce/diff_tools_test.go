@@ -49,12 +49,12 @@ func TestDiffTools(t *testing.T) {
 		code int
 	}{
 		{"json", []string{"diff", oldRun, newRun, "--json"}, 0},
-		{"fail-on a gained class", []string{"diff", "--json", "--fail-on", "gg:command-string,gg:money-amount", "--out", outDir, oldRun, newRun}, exitFailure},
+		{"fail-on a gained class", []string{"diff", "--json", "--fail-on", "gg:command-string,gg:money-amount", "--out", outDir, oldRun, newRun}, exitVerdict},
 		{"fail-on no gained class", []string{"diff", "--json", "--fail-on", "gg:money-amount", oldRun, newRun}, 0},
 		{"fail-on needs folders", []string{"diff", "--fail-on", "gg:money-amount", filepath.Join(oldRun, "report.json"), filepath.Join(newRun, "report.json")}, exitUsage},
 		{"fail-on bad class", []string{"diff", "--fail-on", "gg:nope", oldRun, newRun}, exitUsage},
-		{"fail-on as proxy --deny spells it", []string{"diff", "--json", "--fail-on", "command-string", oldRun, newRun}, exitFailure},
-		{"fail-on underscores, repeated", []string{"diff", "--json", "--fail-on", "money_amount", "--fail-on", "command_string", oldRun, newRun}, exitFailure},
+		{"fail-on as proxy --deny spells it", []string{"diff", "--json", "--fail-on", "command-string", oldRun, newRun}, exitVerdict},
+		{"fail-on underscores, repeated", []string{"diff", "--json", "--fail-on", "money_amount", "--fail-on", "command_string", oldRun, newRun}, exitVerdict},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stdout, stderr, code := run(t, "", tc.args...)
@@ -104,7 +104,7 @@ func TestDiffTools(t *testing.T) {
 
 // TestDiffChecksReportAgainstTable: a report.json whose counts are not
 // those of the tools.parquet beside it (edited, or of another run) fails
-// the diff with exit 1 naming the folder, rather than being printed beside
+// the diff with exit 3 naming the folder, rather than being printed beside
 // the table's figures.
 func TestDiffChecksReportAgainstTable(t *testing.T) {
 	oldRun := runCensus(t, `{"server_id": "a", "tools": [{"name": "read", "inputSchema": {"properties": {"path": {}}}}]}`)

@@ -59,8 +59,9 @@ func TestReproduceAgainstFakeZenodo(t *testing.T) {
 	stdout, stderr, code := run(t, "", "reproduce", "--dest", dest, "--out", out, "--record", "4242",
 		"--base-url", srv.URL, "--sha256sums", filepath.Join(data, release.SumsFile))
 	// The record is not the snapshot: the report is a release's, printed,
-	// and reproduce exits 1 as sha256sum -c does when nothing reproduced.
-	if code != 1 {
+	// and reproduce exits with the verdict's status, as sha256sum -c does
+	// when nothing reproduced.
+	if code != exitVerdict {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
 	if !strings.HasPrefix(stdout, "# Census release report") || !strings.Contains(stdout, fmt.Sprintf("%s tools on %s servers", group(truth.Tools), group(truth.Servers))) {
@@ -228,7 +229,7 @@ func TestSecondRunOnOneOut(t *testing.T) {
 
 	_, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", sums, "--out", out)
 	if code != exitFailure || !strings.Contains(stderr, fmt.Sprintf("pid %d", first.Process.Pid)) {
-		t.Errorf("second run: exit %d, stderr %q; want exit 1 naming pid %d", code, stderr, first.Process.Pid)
+		t.Errorf("second run: exit %d, stderr %q; want exit 3 naming pid %d", code, stderr, first.Process.Pid)
 	}
 
 	if err := fc.finish(); err != nil {
@@ -276,7 +277,7 @@ func TestReadersRefuseHalfCommittedFolder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := run(t, "", tc.args...)
 			if code != exitFailure || !strings.Contains(stderr, tc.folder) || !strings.Contains(stderr, "half-committed") {
-				t.Errorf("exit %d, stderr %q; want exit 1 naming %s as half committed", code, stderr, tc.folder)
+				t.Errorf("exit %d, stderr %q; want exit 3 naming %s as half committed", code, stderr, tc.folder)
 			}
 		})
 	}
@@ -303,7 +304,7 @@ func TestRunRenameFailsHalfway(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, stderr, code := run(t, "", args...); code != exitFailure || !strings.Contains(stderr, "report.md") {
-		t.Fatalf("run over a blocked rename: exit %d, stderr %q; want exit 1 naming report.md", code, stderr)
+		t.Fatalf("run over a blocked rename: exit %d, stderr %q; want exit 3 naming report.md", code, stderr)
 	}
 	report := filepath.Join(out, "report.json")
 	if _, stderr, code := run(t, "", "diff", report, report); code != exitFailure || !strings.Contains(stderr, "half-committed") {
@@ -350,8 +351,8 @@ func TestRequireReproduced(t *testing.T) {
 		says string
 	}{
 		{"synthetic, matching its truth", []string{"--sha256sums", sums}, 0, ""},
-		{"synthetic, against another truth", []string{"--sha256sums", sums, "--truth", bad}, 1, "DIFFERS FROM TRUTH"},
-		{"unverified", []string{"--no-verify", "--truth", bad}, 1, "verdict"},
+		{"synthetic, against another truth", []string{"--sha256sums", sums, "--truth", bad}, exitVerdict, "DIFFERS FROM TRUTH"},
+		{"unverified", []string{"--no-verify", "--truth", bad}, exitVerdict, "verdict"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"run", "--data", data, "--out", t.TempDir(), "--require-reproduced"}, tc.args...)

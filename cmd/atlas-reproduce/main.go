@@ -88,7 +88,7 @@ var commands = func() map[string]command {
 	return m
 }()
 
-// usageError marks a bad invocation: exit status 2 instead of 1.
+// usageError marks a bad invocation: exit status 2 (exitUsage).
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
@@ -110,12 +110,15 @@ type verdictError struct{ msg string }
 
 func (e verdictError) Error() string { return e.msg }
 
-// Exit statuses, the one table for every command (docs/exit-codes.md). 130
-// and 143 follow the shell convention of 128+signal.
+// Exit statuses, the one table for every command (docs/exit-codes.md): a
+// verdict or policy not met, a bad invocation and a failure to do the work
+// each have their own, so that a script can tell "the check said no" from
+// "the check could not run". 130 and 143 follow the shell convention of
+// 128+signal.
 const (
 	exitOK      = 0
 	exitVerdict = 1
-	exitFailure = 1
+	exitFailure = 3
 	exitUsage   = 2
 	exitSIGINT  = 130
 	exitSIGTERM = 143

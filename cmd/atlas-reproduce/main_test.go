@@ -126,8 +126,8 @@ func TestClassifyBrokenLine(t *testing.T) {
 {"name": "d"}
 `
 	stdout, stderr, code := run(t, in, "classify")
-	if code != 1 {
-		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	if code != exitFailure {
+		t.Fatalf("exit %d, want 3; stderr:\n%s", code, stderr)
 	}
 	if !strings.Contains(stderr, "line 3") {
 		t.Errorf("stderr does not name line 3:\n%s", stderr)
@@ -150,8 +150,8 @@ func TestClassifySchemaFileAndSARIF(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"version": "2.1.0"`) || !strings.Contains(stdout, `"ruleId": "gg:credential-value"`) {
 		t.Fatalf("sarif: exit %d\nstdout: %.500s\nstderr: %s", code, stdout, stderr)
 	}
-	if _, _, code := run(t, "", "classify", "--schema", filepath.Join(t.TempDir(), "missing.json")); code != 1 {
-		t.Errorf("missing schema file: exit %d, want 1", code)
+	if _, _, code := run(t, "", "classify", "--schema", filepath.Join(t.TempDir(), "missing.json")); code != exitFailure {
+		t.Errorf("missing schema file: exit %d, want 3", code)
 	}
 }
 
@@ -201,7 +201,7 @@ func TestClassifyStdinSchemas(t *testing.T) {
 		stderr      string
 	}{
 		{"bare schema line", `{"type":"object","properties":{"api_key":{}}}` + "\n", nil, 0, `"classes": ["gg:credential-value"]`, ""},
-		{"pretty on stdin", pretty, nil, 1, "", "--schema -"},
+		{"pretty on stdin", pretty, nil, exitFailure, "", "--schema -"},
 		{"schema -", pretty, []string{"--schema", "-"}, 0, `"classes": ["gg:credential-value"]`, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestClassifyStdinSchemas(t *testing.T) {
 			if code != c.code || !strings.Contains(stdout, c.stdout) || !strings.Contains(stderr, c.stderr) {
 				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, c.code, stdout, stderr)
 			}
-			if c.code == 1 && !strings.Contains(stderr, "JSON Lines") {
+			if c.code == exitFailure && !strings.Contains(stderr, "JSON Lines") {
 				t.Errorf("the error does not say stdin is JSON Lines: %s", stderr)
 			}
 		})

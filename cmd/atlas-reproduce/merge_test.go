@@ -54,7 +54,7 @@ func TestCrawlShardsThenMerge(t *testing.T) {
 		want string
 	}{
 		{[]string{"crawl", "--candidates", cands, "--out", filepath.Join(dir, "bad"), "--shard", "2/2"}, exitUsage, "0 <= K < N"},
-		{[]string{"merge", "--out", filepath.Join(dir, "half"), s0}, 1, "shard 1/2 missing"},
+		{[]string{"merge", "--out", filepath.Join(dir, "half"), s0}, exitFailure, "shard 1/2 missing"},
 		{[]string{"merge", s0, s1}, exitUsage, "--out"},
 	} {
 		if _, stderr, code := run(t, "", tc.args...); code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -81,6 +81,7 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 	}
 	var files []string
+	var verified map[string]string // the SHA-256 each file was verified against
 	if dep, err := publish.Find(*out); err != nil {
 		return err
 	} else if dep != nil && *zurl != "" {
@@ -89,9 +90,13 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 		if err := dep.Verify(); err != nil {
 			return err
 		}
+		if err := dep.Belongs(*data, *run); err != nil {
+			return err
+		}
 		if files, err = dep.UploadFiles(); err != nil {
 			return err
 		}
+		verified = dep.Sums
 		fmt.Fprintf(env.stdout, "deposit %s: already written, its files verified; uploading it as it is\n", *out)
 	} else {
 		res, err := publish.Write(ctx, publish.Options{
@@ -103,6 +108,11 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 		}
 		fmt.Fprintf(env.stdout, "deposit %s: %s (%d bytes; census files %d bytes), census date %s\n", res.Dir, res.Zip, res.ZipBytes, res.CensusBytes, res.Date)
 		files = res.Files
+		if dep, err := publish.Find(*out); err != nil {
+			return err
+		} else if dep != nil {
+			verified = dep.Sums
+		}
 	}
 	if *zurl == "" {
 		return nil
@@ -115,7 +125,7 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 	if *retries == 0 {
 		c.Retries = -1
 	}
-	d, err := c.Deposit(ctx, zenodo.Upload{Dir: *out, Files: files, Metadata: meta, Concept: *concept, Draft: *draft, Publish: *doPublish})
+	d, err := c.Deposit(ctx, zenodo.Upload{Dir: *out, Files: files, Metadata: meta, Concept: *concept, Draft: *draft, Publish: *doPublish, SHA256: verified})
 	if err != nil {
 		return err
 	}

@@ -136,7 +136,7 @@ func TestPublishThenReproduceRecord(t *testing.T) {
 	}
 	z.SetFile(v2, zipName, zb)
 	stdout, stderr, code = reproduce(v2)
-	if code != 1 || !strings.Contains(stderr, zipName+": SHA-256 mismatch") || strings.Contains(stdout, "REPRODUCED") {
+	if code != exitFailure || !strings.Contains(stderr, zipName+": SHA-256 mismatch") || strings.Contains(stdout, "REPRODUCED") {
 		t.Errorf("a changed byte: exit %d, stderr:\n%s", code, stderr)
 	}
 
@@ -156,7 +156,7 @@ func TestPublishThenReproduceRecord(t *testing.T) {
 	os.WriteFile(filepath.Join(run3, "report.json"), b, 0o644)
 	v3 := deposit(t, z, data, run3, "2026-12-02", "--concept", concept)
 	stdout, stderr, code = reproduce(v3)
-	if code != 1 || !strings.Contains(stdout, "**NOT REPRODUCED**") || !regexp.MustCompile(`(?m)^- servers \d+, published \d+$`).MatchString(stdout) {
+	if code != exitVerdict || !strings.Contains(stdout, "**NOT REPRODUCED**") || !regexp.MustCompile(`(?m)^- servers \d+, published \d+$`).MatchString(stdout) {
 		t.Errorf("a changed count: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if v := verdictFile(); v != "NOT REPRODUCED" {
@@ -179,7 +179,7 @@ func TestPublishRefusals(t *testing.T) {
 		t.Errorf("no token: exit %d, %s", code, stderr)
 	}
 	stdout, stderr, code := runWithEnv(t, []string{"MY_TOKEN=wrong-" + testToken}, append(base, "--out", out(), "--token-env", "MY_TOKEN")...)
-	if code != 1 || !strings.Contains(stderr, "401") || !strings.Contains(stderr, "token was refused") || strings.Contains(stdout+stderr, testToken) {
+	if code != exitFailure || !strings.Contains(stderr, "401") || !strings.Contains(stderr, "token was refused") || strings.Contains(stdout+stderr, testToken) {
 		t.Errorf("wrong token: exit %d\n%s", code, stderr)
 	}
 	if _, _, code := runWithEnv(t, nil, append(base, "--out", out(), "--token", "x")...); code != exitUsage {
@@ -202,7 +202,7 @@ func TestReproduceReleaseWithoutTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := run(t, "", "reproduce", "--record", d.ID, "--base-url", z.URL, "--dest", t.TempDir(), "--out", filepath.Join(t.TempDir(), "out"), "--progress=false")
-	if code != 1 || !strings.Contains(stdout, "A release with no published counts") || !strings.Contains(stderr, "no published counts") {
+	if code != exitVerdict || !strings.Contains(stdout, "A release with no published counts") || !strings.Contains(stderr, "no published counts") {
 		t.Errorf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
@@ -223,7 +223,7 @@ func TestPublishResumesADroppedUpload(t *testing.T) {
 	env := []string{"ZENODO_TOKEN=" + testToken}
 	_, stderr, code := runWithEnv(t, env, args...)
 	m := regexp.MustCompile(`--draft (\d+)`).FindStringSubmatch(stderr)
-	if code != 1 || m == nil {
+	if code != exitFailure || m == nil {
 		t.Fatalf("a dropped upload: exit %d\n%s", code, stderr)
 	}
 	before := len(z.Get(m[1]).Files)

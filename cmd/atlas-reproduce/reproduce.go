@@ -14,8 +14,9 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+
 		"the published pins), runs the census over them with every SHA-256 verified, writes\n"+
 		"the outputs to the --out folder and prints report.md. Exits 1 unless the verdict is\n"+
-		"REPRODUCED. A record made by publish is verified against its own SHA256SUMS and\n"+
-		"held to its own published table (report.json, classes.parquet).")
+		"REPRODUCED, 3 when it could not run (docs/exit-codes.md). A record made by publish\n"+
+		"is verified against its own SHA256SUMS and held to its own published table\n"+
+		"(report.json, classes.parquet).")
 	var ff fetchFlags
 	ff.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
 	out := fs.String("out", "", "output `DIR` (required)")
@@ -62,11 +63,11 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if dep != nil {
-		return holdToDeposit(env.stdout, dep, r, *out)
+		return dep.finish(env.stdout, *out)
 	}
 	// Like sha256sum -c: a reproduction that did not reproduce fails.
 	if err := r.Earned(); err != nil {
-		return err
+		return verdictError{err.Error()}
 	}
 	return nil
 }

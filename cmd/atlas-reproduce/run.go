@@ -147,18 +147,17 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if dep != nil {
-		err := holdToDeposit(env.stdout, dep, r, *out)
-		if *requireReproduced && err != nil {
-			return fmt.Errorf("--require-reproduced: %w", err)
-		}
-		return nil
+		// A run over a deposit judges it whether or not
+		// --require-reproduced was given: its verdict is printed and
+		// sets the exit status (docs/exit-codes.md).
+		return dep.finish(env.stdout, *out)
 	}
 	if !r.Verified {
 		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")
 	}
 	if *requireReproduced {
 		if err := r.Earned(); err != nil {
-			return fmt.Errorf("--require-reproduced: %w", err)
+			return verdictError{"--require-reproduced: " + err.Error()}
 		}
 	}
 	return nil

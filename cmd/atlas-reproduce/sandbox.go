@@ -26,7 +26,7 @@ func runSandbox(ctx context.Context, env *cmdEnv, args []string) error {
 		for _, p := range r.Problems {
 			fmt.Fprintln(env.stdout, "missing: "+p)
 		}
-		return fmt.Errorf("no working sandbox here; packaged servers become records of kind no_sandbox (crawl) or fail (scan)")
+		return verdictError{"no working sandbox here; packaged servers become records of kind no_sandbox (crawl) or fail (scan)"}
 	}
 	fmt.Fprintln(env.stdout, "sandbox: works")
 	for _, a := range r.Allows {

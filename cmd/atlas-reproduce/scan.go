@@ -131,5 +131,5 @@ func checkLock(env *cmdEnv, path string, pinned *toolid.File, id string, doc []b
 	if err := toolid.WriteChanges(env.stderr, o.Changes); err != nil {
 		return err
 	}
-	return fmt.Errorf("%d tools changed, appeared or vanished since %s", len(o.Changes), path)
+	return verdictError{fmt.Sprintf("%d tools changed, appeared or vanished since %s", len(o.Changes), path)}
 }

@@ -45,7 +45,7 @@ func TestScanLock(t *testing.T) {
 			add("run", `{"type":"object","properties":{"query":{"type":"string"},"cmd":{"type":"string","description":"shell command"}}}`)
 			s.RemoveTools("gone")
 			add("fresh", `{"type":"object","properties":{"api_key":{"type":"string"}}}`)
-		}, exitFailure, []string{
+		}, exitVerdict, []string{
 			`changed  "run" definition`, "gained gg:command-string",
 			`added    "fresh"`, "gained gg:credential-value",
 			`removed  "gone"`,

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodotest"
+)
+
+// publishedRun runs the census in data and writes its deposit (no
+// upload); with servers != 0 the published table is altered by that many
+// servers first, so that a run over the deposit does not reproduce it.
+func publishedRun(t *testing.T, data string, servers float64) (run, dep string) {
+	t.Helper()
+	run = filepath.Join(t.TempDir(), "run")
+	if _, stderr, code := runCmd(t, "run", "--data", data, "--out", run, "--sha256sums", filepath.Join(data, release.SumsFile), "--progress=false"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	if servers != 0 {
+		p := filepath.Join(run, "report.json")
+		b, _ := os.ReadFile(p)
+		var rep map[string]any
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		rep["servers"] = rep["servers"].(float64) + servers
+		b, _ = json.Marshal(rep)
+		os.WriteFile(p, b, 0o644)
+	}
+	dep = filepath.Join(t.TempDir(), "deposit")
+	if _, stderr, code := runCmd(t, "publish", "--data", data, "--run", run, "--out", dep, "--date", "2026-11-01"); code != 0 {
+		t.Fatalf("publish: exit %d\n%s", code, stderr)
+	}
+	return run, dep
+}
+
+func runCmd(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	return run(t, "", args...)
+}
+
+// TestRunOnDepositJudges: run over a deposit prints its verdict and exits
+// by the table without --require-reproduced; the verdict is in report.md,
+// report.html and report.json; running again into the same folder works.
+func TestRunOnDepositJudges(t *testing.T) {
+	data, _ := makeCensus(t, 400)
+	_, good := publishedRun(t, data, 0)
+	_, bad := publishedRun(t, data, 1)
+	for _, tc := range []struct {
+		name, dep, verdict string
+		code               int
+	}{
+		{"reproduced", good, "REPRODUCED", exitOK},
+		{"not reproduced", bad, "NOT REPRODUCED", exitVerdict},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			for i := range 2 { // the second run finds the first one's outputs
+				stdout, stderr, code := runCmd(t, "run", "--data", tc.dep, "--out", out, "--progress=false")
+				if code != tc.code || !strings.Contains(stdout, "**"+tc.verdict+"**") {
+					t.Fatalf("run %d: exit %d, want %d printing %s\n%s\n%s", i+1, code, tc.code, tc.verdict, stdout, stderr)
+				}
+			}
+			md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+			html, _ := os.ReadFile(filepath.Join(out, "report.html"))
+			js, _ := os.ReadFile(filepath.Join(out, "report.json"))
+			if !strings.Contains(string(md), "Verdict: **"+tc.verdict+"** against the deposit's published table") {
+				t.Errorf("report.md does not carry the verdict:\n%.600s", md)
+			}
+			if !strings.Contains(string(html), `<span class="word">`+tc.verdict+`</span> against the deposit`) || strings.Contains(string(html), "No verdict") {
+				t.Errorf("report.html does not carry the verdict")
+			}
+			var rep struct {
+				Deposit *struct{ Verdict string } `json:"deposit"`
+			}
+			if json.Unmarshal(js, &rep); rep.Deposit == nil || rep.Deposit.Verdict != tc.verdict {
+				t.Errorf("report.json deposit = %+v, want %s", rep.Deposit, tc.verdict)
+			}
+		})
+	}
+}
+
+// TestPublishRefusesAnotherReleasesDeposit: an --out folder holding the
+// deposit of another release is not uploaded for this one, with --zenodo
+// as without it; and a publish that fails leaves no --out folder.
+func TestPublishRefusesAnotherReleasesDeposit(t *testing.T) {
+	z := zenodotest.New(t, testToken)
+	dataA, _ := makeCensus(t, 300)
+	dataB, _ := makeCensus(t, 350)
+	runA, _ := publishedRun(t, dataA, 0)
+	_, depB := publishedRun(t, dataB, 0)
+	env := []string{"ZENODO_TOKEN=" + testToken}
+	for _, extra := range [][]string{nil, {"--zenodo", z.URL}} {
+		args := append([]string{"publish", "--data", dataA, "--run", runA, "--out", depB, "--date", "2026-11-01"}, extra...)
+		stdout, stderr, code := runWithEnv(t, env, args...)
+		if code != exitFailure || strings.Contains(stdout, "record ") {
+			t.Errorf("%v: exit %d, want %d and no upload\n%s\n%s", extra, code, exitFailure, stdout, stderr)
+		}
+	}
+	if n := len(z.Requests()); n != 0 {
+		t.Errorf("Zenodo got %d requests for another release's deposit", n)
+	}
+	out := filepath.Join(t.TempDir(), "never")
+	// The run is of release A, the data release B: refused once the zip
+	// of B is written, inside the new folder.
+	if _, stderr, code := runWithEnv(t, env, "publish", "--data", dataB, "--run", runA, "--out", out, "--date", "2026-11-01"); code != exitFailure || !strings.Contains(stderr, "not of this release") {
+		t.Errorf("publish of another release's run: exit %d, want %d\n%s", code, exitFailure, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a failed publish left %s behind", out)
+	}
+}
