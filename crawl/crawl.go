@@ -2,15 +2,18 @@ package crawl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -234,7 +237,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	}
 	log := defaults.Logger(opt.Logger)
 	log.Info("crawl: finished", "candidates", sum.Candidates, "servers", sum.Servers, "resumed", sum.Resumed, "probed", sum.Probed,
-		"reachable", sum.Reachable, "unreachable", sum.Unreachable, "tools", sum.Tools,
+		"reachable", sum.Reachable, "unreachable", sum.Unreachable, byKind(sum.UnreachableByKind), "tools", sum.Tools,
 		"elapsed", time.Since(start).Round(100*time.Millisecond), "out", opt.Out)
 	if leftOut > 0 {
 		log.Info("crawl: package candidates left out (--no-packages)", "packages", leftOut)
@@ -296,6 +299,22 @@ func (j *journal) restart(h *runHeader) error {
 	}
 	j.header, j.end = nil, 0
 	return j.writeHeader(h)
+}
+
+// byKind is the summary's count of unreachable servers by error kind, most
+// first (unreachable_by_kind.connect=2 unreachable_by_kind.timeout=1), so
+// that the summary says why servers were unreachable without a look into
+// servers.jsonl.gz.
+func byKind(counts map[string]int) slog.Attr {
+	kinds := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(kinds, func(a, b string) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a, b))
+	})
+	attrs := make([]any, 0, len(kinds))
+	for _, k := range kinds {
+		attrs = append(attrs, slog.Int(cmp.Or(k, "unknown"), counts[k]))
+	}
+	return slog.Group("unreachable_by_kind", attrs...)
 }
 
 // allBlocked says so when the address policy refused every server of the

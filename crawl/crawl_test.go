@@ -668,6 +668,10 @@ func TestCrawlAllBlocked(t *testing.T) {
 			if said != tc.want {
 				t.Errorf("log:\n%s\nwant the refusal said: %v", log.String(), tc.want)
 			}
+			// The summary counts the unreachable servers by error kind.
+			if counted := strings.Contains(log.String(), "unreachable=2 unreachable_by_kind.blocked=2 "); counted != tc.want {
+				t.Errorf("log:\n%s\nwant the summary to count 2 blocked: %v", log.String(), tc.want)
+			}
 		})
 	}
 }

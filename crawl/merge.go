@@ -158,8 +158,8 @@ func openShards(dirs []string) ([]*shardIn, error) {
 		case i > 0 && shards[i-1].rel.Shard.Index == s.rel.Shard.Index:
 			return nil, fmt.Errorf("merge: shard %d/%d is given twice: %s and %s", s.rel.Shard.Index, n, shards[i-1].dir, s.dir)
 		}
-		if d := recordOptionsDiffer(first.rel, s.rel); d != "" {
-			return nil, fmt.Errorf("merge: %s was crawled with other options that change a record than %s: %s", s.name(), first.name(), d)
+		if d := recordOptionsDiffer(shards[0].rel, s.rel, shards[0].name(), s.name()); d != "" {
+			return nil, fmt.Errorf("merge: shards crawled with options that change a record: %s", d)
 		}
 	}
 	var missing []string
@@ -175,6 +175,14 @@ func openShards(dirs []string) ([]*shardIn, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("merge: shard %s missing: every shard of %d must be given once", strings.Join(missing, ", "), n)
 	}
+	// Every shard carries the candidate list; the first one's is read
+	// and merged, every other is held to its own SHA256SUMS and to the
+	// list the shards name.
+	for _, s := range shards[1:] {
+		if err := checkCandidates(s, first.rel.Shard.CandidatesSHA256); err != nil {
+			return nil, err
+		}
+	}
 	for _, s := range shards {
 		var err error
 		if s.servers, err = openLines(s.dir, release.ServersFile, true, s.sums); err != nil {
@@ -187,25 +195,58 @@ func openShards(dirs []string) ([]*shardIn, error) {
 	return shards, nil
 }
 
-// recordOptionsDiffer names what differs between two releases in what can
-// change a record: the options other than scheduling, the build, the
-// client's declaration. "" when nothing does.
-func recordOptionsDiffer(a, b *release.Release) string {
-	oa, ob := recordOptions(a.Options), recordOptions(b.Options)
+// recordOptionsDiffer names, in words, what differs between the shards
+// a (named an) and b (named bn) in what can change a record: the options
+// the crawls were given other than scheduling, the build, the client's
+// declaration. "" when nothing does. The sandbox's memory bound is
+// compared only between shards that both ran packages: a shard that held
+// none writes no sandbox_memory, and its records are the same whatever
+// the bound.
+func recordOptionsDiffer(a, b *release.Release, an, bn string) string {
+	oa, ob := a.Options, b.Options
 	var d []string
-	va, vb := reflect.ValueOf(oa), reflect.ValueOf(ob)
-	for i := range va.NumField() {
-		if va.Field(i).Interface() != vb.Field(i).Interface() {
-			d = append(d, fmt.Sprintf("%s %v, not %v", va.Type().Field(i).Tag.Get("json"), vb.Field(i).Interface(), va.Field(i).Interface()))
+	differ := func(flag, va, vb string) {
+		if va != vb {
+			d = append(d, fmt.Sprintf("%s was crawled with %s %s, %s with %s", bn, flag, vb, an, va))
 		}
 	}
+	onOff := func(v bool) string {
+		if v {
+			return "on"
+		}
+		return "off"
+	}
+	differ("--timeout", oa.Timeout, ob.Timeout)
+	differ("--max-tools", fmt.Sprint(oa.MaxTools), fmt.Sprint(ob.MaxTools))
+	differ("--max-bytes", byteSize(oa.MaxBytes), byteSize(ob.MaxBytes))
+	differ("--max-pages", fmt.Sprint(oa.MaxPages), fmt.Sprint(ob.MaxPages))
+	differ("--allow-private", onOff(oa.AllowPrivate), onOff(ob.AllowPrivate))
+	differ("--no-elapsed", onOff(oa.OmitElapsed), onOff(ob.OmitElapsed))
+	differ("--no-packages", onOff(oa.NoPackages), onOff(ob.NoPackages))
+	if oa.SandboxMemory != 0 && ob.SandboxMemory != 0 {
+		differ("--sandbox-memory", byteSize(oa.SandboxMemory), byteSize(ob.SandboxMemory))
+	}
 	if a.Tool != b.Tool {
-		d = append(d, fmt.Sprintf("crawler %s %s, not %s %s", b.Tool.Version, b.Tool.Revision, a.Tool.Version, a.Tool.Revision))
+		d = append(d, fmt.Sprintf("%s was crawled by atlas-reproduce %s %s, %s by %s %s", bn, b.Tool.Version, b.Tool.Revision, an, a.Tool.Version, a.Tool.Revision))
 	}
 	if !reflect.DeepEqual(a.Client, b.Client) {
-		d = append(d, "another client declaration")
+		d = append(d, fmt.Sprintf("%s declared another MCP client in initialize than %s (protocol version %s, not %s)", bn, an, b.Client.ProtocolVersion, a.Client.ProtocolVersion))
 	}
 	return strings.Join(d, "; ")
+}
+
+// byteSize writes a byte count as a flag would be given it: in GiB, MiB
+// or KiB when it is a whole number of them.
+func byteSize(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n != 0 && n%u.size == 0 {
+			return fmt.Sprintf("%d%s (%d bytes)", n/u.size, u.name, n)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // recordOptions are o without the options that never change a record.
@@ -408,13 +449,36 @@ func countRecord(sum *Summary, t *target, rec *ServerRecord) {
 	sum.UnreachableByKind[rec.ErrorKind]++
 }
 
+// checkCandidates holds a shard's candidates file to its SHA256SUMS and to
+// the candidate list want of the shards.
+func checkCandidates(s *shardIn, want string) error {
+	name := filepath.Join(s.dir, release.CandidatesFile)
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("merge: %s is an incomplete shard: %w", s.dir, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fmt.Errorf("merge: %s: %w", name, err)
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if err := s.sums.Check(release.CandidatesFile, got); err != nil {
+		return fmt.Errorf("merge: %s: %w", s.dir, err)
+	}
+	if got != want {
+		return fmt.Errorf("merge: %s has SHA-256 %s, but the shards name a candidate list of %s", name, got, want)
+	}
+	return nil
+}
+
 // mergedRelease is the release.json of the merge: the shards' build,
 // client, candidates and record-changing options, the earliest start,
 // and the shards themselves.
 func mergedRelease(shards []*shardIn, sum *Summary) *release.Release {
 	first := shards[0].rel
 	rel := &release.Release{
-		Tool: first.Tool, Started: first.Started, Options: recordOptions(first.Options), Client: first.Client,
+		Tool: first.Tool, Started: first.Started, Options: mergedOptions(shards), Client: first.Client,
 		Candidates: first.Candidates,
 		Counts:     release.Counts{Candidates: sum.Candidates, Servers: sum.Servers, UnreachableByKind: map[string]int{}},
 	}
@@ -430,6 +494,19 @@ func mergedRelease(shards []*shardIn, sum *Summary) *release.Release {
 		})
 	}
 	return rel
+}
+
+// mergedOptions are the shards' record-changing options, with the
+// sandbox's memory bound of any shard that ran packages (they agree): the
+// bound the crawl of the whole list was given.
+func mergedOptions(shards []*shardIn) release.Options {
+	o := recordOptions(shards[0].rel.Options)
+	for _, s := range shards {
+		if m := s.rel.Options.SandboxMemory; m != 0 {
+			o.SandboxMemory = m
+		}
+	}
+	return o
 }
 
 // candidateRecord reads one line of a release's candidates_remotes.jsonl,

@@ -129,6 +129,8 @@ func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 		}
 		tampered := copyDir(t, shards[1])
 		tamper(t, filepath.Join(tampered, release.ServersFile))
+		otherCands := copyDir(t, shards[2])
+		tamper(t, filepath.Join(otherCands, release.CandidatesFile))
 		for _, tc := range []struct {
 			name string
 			dirs []string
@@ -137,19 +139,20 @@ func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 			{"missing", shards[:3], "shard 3/4 missing"},
 			{"duplicate", append(shards[:4:4], shards[2]), "shard 2/4 is given twice"},
 			{"another list", []string{shards[0], shards[1], shards[2], otherList}, "another candidate list"},
-			{"other record flags", []string{shards[0], shards[1], shards[2], otherFlags}, "timeout 3s, not 2s"},
+			{"other record flags", []string{shards[0], shards[1], shards[2], otherFlags}, "shard 3/4 (" + otherFlags + ") was crawled with --timeout 3s, shard 0/4 (" + shards[0] + ") with 2s"},
 			{"incomplete", []string{shards[0], shards[1], shards[2], unfinished}, unfinished + " is an incomplete shard"},
 			{"not a shard", []string{notShard}, notShard + " is not a shard"},
 			{"tampered", []string{shards[0], tampered, shards[2], shards[3]}, tampered},
+			{"tampered candidates after the first", []string{shards[0], shards[1], otherCands, shards[3]}, otherCands + ": " + release.CandidatesFile},
 			{"none", nil, "no shard folders"},
 		} {
-			out := t.TempDir()
+			out := filepath.Join(t.TempDir(), "merged")
 			_, err := Merge(context.Background(), out, tc.dirs)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%s: merge error %v, want one naming %q", tc.name, err, tc.want)
 			}
-			if ents, _ := os.ReadDir(out); len(ents) > 0 {
-				t.Errorf("%s: a refused merge left %d files in --out", tc.name, len(ents))
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("%s: a refused merge left its --out folder behind", tc.name)
 			}
 		}
 	})
