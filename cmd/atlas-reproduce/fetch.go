@@ -61,25 +61,40 @@ func (f *fetchFlags) options(rep *fetchReporter, log *slog.Logger) (fetch.Option
 	return opts, nil
 }
 
-func runFetch(ctx context.Context, env *cmdEnv, args []string) error {
+// fetchOptions is what fetch's flags say.
+type fetchOptions struct {
+	flags    fetchFlags
+	progress bool // draw a bar per file when stderr is a terminal
+}
+
+var runFetch = parsed(parseFetch, fetchRun)
+
+// parseFetch parses fetch's command line.
+func parseFetch(env *cmdEnv, args []string) (fetchOptions, error) {
 	fs := newFlagSet(env, "fetch", "fetch --dest DIR [--record ID]... [flags]\n\n"+
 		"Downloads every file of each Zenodo record to DIR/<key>, resuming DIR/<key>.part\n"+
 		"and verifying size and MD5; a record's files get their names together once all\n"+
 		"verify. Without --record it fetches the two records of the frozen census snapshot\n"+
 		"and checks them against the published pins. The verified paths are printed on\n"+
 		"stdout, one per line.")
-	var ff fetchFlags
-	ff.register(fs, "download into `DIR` (required)")
-	progress := fs.Bool("progress", true, "draw a progress bar per file when stderr is a terminal")
+	var o fetchOptions
+	o.flags.register(fs, "download into `DIR` (required)")
+	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar per file when stderr is a terminal")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	rep := newFetchReporter(env, *progress)
-	opts, err := ff.options(rep, env.logger(slog.LevelInfo))
+	return o, nil
+}
+
+// fetchRun downloads the records o names and prints each verified path.
+func fetchRun(ctx context.Context, env *cmdEnv, o fetchOptions) error {
+	rep := newFetchReporter(env, o.progress)
+	opts, err := o.flags.options(rep, env.logger(slog.LevelInfo))
 	if err != nil {
+		rep.close()
 		return err
 	}
 	results, err := fetch.Download(ctx, opts)

@@ -195,12 +195,20 @@ func runMain(parent context.Context, env *cmdEnv, args []string, handleSignals b
 	if fe, ok := err.(flagError); ok && fe.usage != "" {
 		fmt.Fprintf(env.stderr, "\n%s", fe.usage)
 	}
+	return exitStatus(err)
+}
+
+// exitStatus is the exit status of a command that returned err, signals
+// aside (runMain maps those): the one table of docs/exit-codes.md.
+func exitStatus(err error) int {
 	var ue usageError
-	if errors.As(err, &ue) {
-		return exitUsage
-	}
 	var ve verdictError
-	if errors.As(err, &ve) {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &ve):
 		return exitVerdict
 	}
 	return exitFailure

@@ -20,7 +20,22 @@ type repeatFlag []string
 func (r *repeatFlag) String() string     { return strings.Join(*r, "; ") }
 func (r *repeatFlag) Set(v string) error { *r = append(*r, v); return nil }
 
-func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
+// publishOptions is what publish's flags say.
+type publishOptions struct {
+	write   publish.Options // the deposit to write (Data, Run, Out, metadata)
+	zenodo  string          // the instance to upload to; "" for none
+	token   string          // its access token, read from the environment
+	concept string          // make the record a new version of this concept
+	draft   string          // resume this unpublished deposition
+	publish bool            // publish the record, not leave a draft
+	retries int             // retries of a request (0: none)
+}
+
+var runPublish = parsed(parsePublish, publishRun)
+
+// parsePublish parses publish's command line; the token comes from the
+// environment variable --token-env names, never from an argument.
+func parsePublish(env *cmdEnv, args []string) (publishOptions, error) {
 	fs := newFlagSet(env, "publish", "publish --data RELEASE --run RUN --out DIR [--name NAME] [--date YYYY-MM-DD] [--previous-doi DOI]\n"+
 		"        [--zenodo URL [--token-env NAME] [--concept ID | --draft ID] [--publish]]\n\n"+
 		"Writes a deposit of a census release in the form the frozen snapshot was published in:\n"+
@@ -29,7 +44,9 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 		"release.json, the run's report.json and classes.parquet (the published table a later\n"+
 		"`reproduce --record` is held to), .zenodo.json and CITATION.cff. The folder appears whole\n"+
 		"or not at all. With --zenodo it is uploaded through Zenodo's deposition API, the token\n"+
-		"read from the environment variable --token-env names, and left a draft unless --publish.")
+		"read from the environment variable --token-env names and sent to that instance only,\n"+
+		"and left a draft unless --publish. An --out folder holding a deposit already is uploaded\n"+
+		"as it is only when it is the deposit of this --data and --run.")
 	data := fs.String("data", "", "the release: a `PATH` to a folder of census files (or of zips holding them), or a zip (required)")
 	run := fs.String("run", "", "the folder of a run over --data, whose report.json and classes.parquet are published (required)")
 	out := fs.String("out", "", "write the deposit into `DIR`, which must not exist or be empty (required)")
@@ -49,83 +66,95 @@ func runPublish(ctx context.Context, env *cmdEnv, args []string) error {
 	doPublish := fs.Bool("publish", false, "publish the record; without it the record is left a draft to review on Zenodo")
 	retries := fs.Int("retries", zenodo.DefaultRetries, "retries of a Zenodo request after a connection error, 429 or 5xx (0: none)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return publishOptions{}, err
 	}
 	switch {
 	case fs.NArg() > 0:
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return publishOptions{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	case *data == "" || *run == "" || *out == "":
-		return usageError{"publish needs --data, --run and --out"}
+		return publishOptions{}, usageError{"publish needs --data, --run and --out"}
 	case *zurl == "" && (*concept != "" || *draft != "" || *doPublish):
-		return usageError{"--concept, --draft and --publish need --zenodo"}
+		return publishOptions{}, usageError{"--concept, --draft and --publish need --zenodo"}
 	case *concept != "" && *draft != "":
-		return usageError{"--concept and --draft contradict each other: a resumed draft is already a version"}
+		return publishOptions{}, usageError{"--concept and --draft contradict each other: a resumed draft is already a version"}
 	case *retries < 0:
-		return usageError{"--retries must not be negative"}
+		return publishOptions{}, usageError{"--retries must not be negative"}
 	}
 	if *concept != "" {
 		id, err := fetch.ParseRecordID(*concept)
 		if err != nil {
-			return usageError{"--concept: " + err.Error()}
+			return publishOptions{}, usageError{"--concept: " + err.Error()}
 		}
 		*concept = id
 	}
 	if *draft != "" && strings.Trim(*draft, "0123456789") != "" {
-		return usageError{fmt.Sprintf("--draft %q is not a deposition id", *draft)}
+		return publishOptions{}, usageError{fmt.Sprintf("--draft %q is not a deposition id", *draft)}
 	}
 	var token string
 	if *zurl != "" {
 		token = os.Getenv(*tokenEnv)
 		if token == "" {
-			return usageError{fmt.Sprintf("--zenodo needs an access token in the environment variable %s (--token-env)", *tokenEnv)}
+			return publishOptions{}, usageError{fmt.Sprintf("--zenodo needs an access token in the environment variable %s (--token-env)", *tokenEnv)}
 		}
 	}
+	return publishOptions{
+		write: publish.Options{
+			Data: *data, Run: *run, Out: *out, Name: *name, Date: *date, PublicationDate: *pubDate,
+			Version: *version, Title: *title, Creators: creators, License: *license, PreviousDOI: *prev,
+		},
+		zenodo: *zurl, token: token, concept: *concept, draft: *draft, publish: *doPublish, retries: *retries,
+	}, nil
+}
+
+// publishRun writes the deposit o names (or takes the one already in
+// o.write.Out, when it is of this release and run) and uploads it when
+// o.zenodo is set.
+func publishRun(ctx context.Context, env *cmdEnv, o publishOptions) error {
+	out := o.write.Out
 	var files []string
 	var verified map[string]string // the SHA-256 each file was verified against
-	if dep, err := publish.Find(*out); err != nil {
+	if dep, err := publish.Find(out); err != nil {
 		return err
-	} else if dep != nil && *zurl != "" {
+	} else if dep != nil && o.zenodo != "" {
 		// A deposit written before (an upload that failed, say) is
-		// uploaded as it is, once its files verify.
+		// uploaded as it is, once its files verify and it is the
+		// deposit of the release and run named.
 		if err := dep.Verify(); err != nil {
 			return err
 		}
-		if err := dep.Belongs(*data, *run); err != nil {
+		if err := dep.Belongs(o.write.Data, o.write.Run); err != nil {
 			return err
 		}
 		if files, err = dep.UploadFiles(); err != nil {
 			return err
 		}
 		verified = dep.Sums
-		fmt.Fprintf(env.stdout, "deposit %s: already written, its files verified; uploading it as it is\n", *out)
+		fmt.Fprintf(env.stdout, "deposit %s: already written, its files verified; uploading it as it is\n", out)
 	} else {
-		res, err := publish.Write(ctx, publish.Options{
-			Data: *data, Run: *run, Out: *out, Name: *name, Date: *date, PublicationDate: *pubDate,
-			Version: *version, Title: *title, Creators: creators, License: *license, PreviousDOI: *prev,
-		})
+		res, err := publish.Write(ctx, o.write)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "deposit %s: %s (%d bytes; census files %d bytes), census date %s\n", res.Dir, res.Zip, res.ZipBytes, res.CensusBytes, res.Date)
 		files = res.Files
-		if dep, err := publish.Find(*out); err != nil {
+		if dep, err := publish.Find(out); err != nil {
 			return err
 		} else if dep != nil {
 			verified = dep.Sums
 		}
 	}
-	if *zurl == "" {
+	if o.zenodo == "" {
 		return nil
 	}
-	meta, err := openreg.ReadFile(filepath.Join(*out, publish.ZenodoFile), 1<<20)
+	meta, err := openreg.ReadFile(filepath.Join(out, publish.ZenodoFile), 1<<20)
 	if err != nil {
 		return err
 	}
-	c := &zenodo.Client{BaseURL: *zurl, Token: token, Logger: env.logger(slog.LevelInfo), UserAgent: fetch.DefaultUserAgent(), Retries: *retries}
-	if *retries == 0 {
+	c := &zenodo.Client{BaseURL: o.zenodo, Token: o.token, Logger: env.logger(slog.LevelInfo), UserAgent: fetch.DefaultUserAgent(), Retries: o.retries}
+	if o.retries == 0 {
 		c.Retries = -1
 	}
-	d, err := c.Deposit(ctx, zenodo.Upload{Dir: *out, Files: files, Metadata: meta, Concept: *concept, Draft: *draft, Publish: *doPublish, SHA256: verified})
+	d, err := c.Deposit(ctx, zenodo.Upload{Dir: out, Files: files, Metadata: meta, Concept: o.concept, Draft: o.draft, Publish: o.publish, SHA256: verified})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,17 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 )
 
-func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
+// reproduceOptions is what reproduce's flags say.
+type reproduceOptions struct {
+	fetch fetchFlags // the records and where they go (--dest)
+	out   string     // the run's output folder
+	run   runFlags
+}
+
+var runReproduce = parsed(parseReproduce, reproduce)
+
+// parseReproduce parses reproduce's command line.
+func parseReproduce(env *cmdEnv, args []string) (reproduceOptions, error) {
 	fs := newFlagSet(env, "reproduce", "reproduce --dest DIR --out DIR [--record ID]... [flags]\n\n"+
 		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+
 		"the published pins), runs the census over them with every SHA-256 verified, writes\n"+
@@ -17,26 +27,31 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 		"REPRODUCED, 3 when it could not run (docs/exit-codes.md). A record made by publish\n"+
 		"is verified against its own SHA256SUMS and held to its own published table\n"+
 		"(report.json, classes.parquet).")
-	var ff fetchFlags
-	ff.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
-	out := fs.String("out", "", "output `DIR` (required)")
-	var rf runFlags
-	rf.register(fs)
+	var o reproduceOptions
+	o.fetch.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
+	fs.StringVar(&o.out, "out", "", "output `DIR` (required)")
+	o.run.register(fs)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	rep := newFetchReporter(env, rf.progress)
-	fo, err := ff.options(rep, env.logger(slog.LevelInfo))
+	return o, nil
+}
+
+// reproduce downloads the records o names, runs the census over them and
+// judges the run: against the pinned snapshot, or a deposit's own table.
+func reproduce(ctx context.Context, env *cmdEnv, o reproduceOptions) error {
+	rep := newFetchReporter(env, o.run.progress)
+	fo, err := o.fetch.options(rep, env.logger(slog.LevelInfo))
 	if err != nil {
 		return err
 	}
-	if *out == "" {
+	if o.out == "" {
 		return usageError{"--out is required"}
 	}
-	opt, err := rf.options(env, ff.dest, *out)
+	opt, err := o.run.options(env, o.fetch.dest, o.out)
 	if err != nil {
 		return err
 	}
@@ -45,13 +60,13 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		if ctx.Err() == nil {
 			// Offline, or Zenodo down: the files may be here already.
-			fmt.Fprintf(env.stderr, "atlas-reproduce reproduce: to run offline on files already downloaded, run: atlas-reproduce run --data %s --out %s --require-reproduced (every SHA-256 is still checked against the pinned hashes)\n", ff.dest, *out)
+			fmt.Fprintf(env.stderr, "atlas-reproduce reproduce: to run offline on files already downloaded, run: atlas-reproduce run --data %s --out %s --require-reproduced (every SHA-256 is still checked against the pinned hashes)\n", o.fetch.dest, o.out)
 		}
 		return err
 	}
 	// A deposit made by publish is verified against its own SHA256SUMS
 	// and held to its own published table, not the spec's.
-	dep, err := depositInputs(ff.dest, &opt, &rf, false)
+	dep, err := depositInputs(o.fetch.dest, &opt, &o.run, false)
 	if err != nil {
 		return err
 	}
@@ -59,11 +74,11 @@ func runReproduce(ctx context.Context, env *cmdEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := copyFile(env.stdout, filepath.Join(*out, "report.md")); err != nil {
+	if err := copyFile(env.stdout, filepath.Join(o.out, "report.md")); err != nil {
 		return err
 	}
 	if dep != nil {
-		return dep.finish(env.stdout, *out)
+		return dep.finish(env.stdout, o.out)
 	}
 	// Like sha256sum -c: a reproduction that did not reproduce fails.
 	if err := r.Earned(); err != nil {

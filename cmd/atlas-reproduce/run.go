@@ -100,7 +100,19 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 	return opt, nil
 }
 
-func runRun(ctx context.Context, env *cmdEnv, args []string) error {
+// runOptions is what run's flags say.
+type runOptions struct {
+	data, out         string
+	flags             runFlags
+	releaseID         string // --release-id
+	releaseDate       string // --release-date
+	requireReproduced bool   // fail unless the run earns its verdict
+}
+
+var runRun = parsed(parseRun, runCensusRun)
+
+// parseRun parses run's command line.
+func parseRun(env *cmdEnv, args []string) (runOptions, error) {
 	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--release-id ID] [--release-date YYYY-MM-DD] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES] [--memory-limit BYTES] [--huge-pages=false]\n\n"+
 		"The report's kind follows the inputs: the pinned snapshot gets a reproduction verdict\n"+
 		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
@@ -109,39 +121,46 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		"day it was taken: the snapshot's, a crawl's end, or --release-date when the inputs do not say.\n"+
 		"A deposit made by publish (its SHA256SUMS, release.json and report.json beside its zip)\n"+
 		"is verified against its own SHA256SUMS and held to its published table: REPRODUCED or\n"+
-		"NOT REPRODUCED, printed on stdout.")
-	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
-	out := fs.String("out", "", "output `DIR` (created if needed)")
-	var rf runFlags
-	rf.register(fs)
-	relID := fs.String("release-id", "", "name the census release `ID` (letters, digits, '.', '_', '-'; default: its date) in report.json and each table's metadata, as history files it")
-	relDate := fs.String("release-date", "", "the `YYYY-MM-DD` the census was taken, when its inputs do not say (a crawl release's release.json and the pinned snapshot do)")
-	requireReproduced := fs.Bool("require-reproduced", false, "exit 1 unless the run earns its verdict: REPRODUCED (a synthetic census: MATCHES TRUTH); a release, which has none, fails too")
+		"NOT REPRODUCED, printed on stdout, shown in the reports and given as the exit status\n"+
+		"(docs/exit-codes.md), with or without --require-reproduced.")
+	var o runOptions
+	fs.StringVar(&o.data, "data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
+	fs.StringVar(&o.out, "out", "", "output `DIR` (created if needed)")
+	o.flags.register(fs)
+	fs.StringVar(&o.releaseID, "release-id", "", "name the census release `ID` (letters, digits, '.', '_', '-'; default: its date) in report.json and each table's metadata, as history files it")
+	fs.StringVar(&o.releaseDate, "release-date", "", "the `YYYY-MM-DD` the census was taken, when its inputs do not say (a crawl release's release.json and the pinned snapshot do)")
+	fs.BoolVar(&o.requireReproduced, "require-reproduced", false, "exit 1 unless the run earns its verdict: REPRODUCED (a synthetic census: MATCHES TRUTH); a release, which has none, fails too")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return o, err
 	}
-	if *data == "" || *out == "" || fs.NArg() > 0 {
-		return usageError{"run needs --data PATH and --out DIR, and no other arguments"}
+	if o.data == "" || o.out == "" || fs.NArg() > 0 {
+		return o, usageError{"run needs --data PATH and --out DIR, and no other arguments"}
 	}
-	opt, err := rf.options(env, *data, *out)
+	return o, nil
+}
+
+// runCensusRun runs the census o names and judges it where its inputs
+// call for a verdict.
+func runCensusRun(ctx context.Context, env *cmdEnv, o runOptions) error {
+	opt, err := o.flags.options(env, o.data, o.out)
 	if err != nil {
 		return err
 	}
-	dep, err := depositInputs(*data, &opt, &rf, true)
+	dep, err := depositInputs(o.data, &opt, &o.flags, true)
 	if err != nil {
 		return err
 	}
-	if *relID != "" {
-		if err := report.CheckReleaseID(*relID); err != nil {
+	if o.releaseID != "" {
+		if err := report.CheckReleaseID(o.releaseID); err != nil {
 			return usageError{"--release-id: " + err.Error()}
 		}
 	}
-	if *relDate != "" {
-		if err := report.CheckReleaseDate(*relDate); err != nil {
+	if o.releaseDate != "" {
+		if err := report.CheckReleaseDate(o.releaseDate); err != nil {
 			return usageError{"--release-date: " + err.Error()}
 		}
 	}
-	opt.ReleaseID, opt.ReleaseDate = *relID, *relDate
+	opt.ReleaseID, opt.ReleaseDate = o.releaseID, o.releaseDate
 	r, err := runPipeline(ctx, env, opt)
 	if err != nil {
 		return err
@@ -150,12 +169,12 @@ func runRun(ctx context.Context, env *cmdEnv, args []string) error {
 		// A run over a deposit judges it whether or not
 		// --require-reproduced was given: its verdict is printed and
 		// sets the exit status (docs/exit-codes.md).
-		return dep.finish(env.stdout, *out)
+		return dep.finish(env.stdout, o.out)
 	}
 	if !r.Verified {
 		fmt.Fprintln(env.stderr, "atlas-reproduce run: UNVERIFIED: hashes were not checked (--no-verify)")
 	}
-	if *requireReproduced {
+	if o.requireReproduced {
 		if err := r.Earned(); err != nil {
 			return verdictError{"--require-reproduced: " + err.Error()}
 		}

@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodotest"
@@ -112,5 +114,95 @@ func TestPublishRefusesAnotherReleasesDeposit(t *testing.T) {
 	}
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a failed publish left %s behind", out)
+	}
+}
+
+// TestExitCodesOfEachCommand holds the exit-code table of
+// docs/exit-codes.md for the commands that judge and the commands this
+// table moved failures of, calling their run functions with options
+// structs, no flags parsed.
+func TestExitCodesOfEachCommand(t *testing.T) {
+	z := zenodotest.New(t, testToken)
+	data, _ := makeCensus(t, 300)
+	runDir, good := publishedRun(t, data, 0)
+	_, bad := publishedRun(t, data, 1)
+	env := func() (*cmdEnv, *strings.Builder) {
+		var b strings.Builder
+		return &cmdEnv{stdout: &b, stderr: &b}, &b
+	}
+	var rf runFlags
+	rf.maxLine, rf.memRoom.bytes = 1<<20, 0
+	ctx := t.Context()
+	var published string
+	for _, tc := range []struct {
+		name string
+		code int
+		say  string
+		run  func(env *cmdEnv) error
+	}{
+		{"run on a reproduced deposit", exitOK, "**REPRODUCED**", func(env *cmdEnv) error {
+			return runCensusRun(ctx, env, runOptions{data: good, out: filepath.Join(t.TempDir(), "o"), flags: rf})
+		}},
+		{"run on a deposit not reproduced", exitVerdict, "**NOT REPRODUCED**", func(env *cmdEnv) error {
+			return runCensusRun(ctx, env, runOptions{data: bad, out: filepath.Join(t.TempDir(), "o"), flags: rf})
+		}},
+		{"run --require-reproduced, counts not the truth", exitVerdict, "DIFFERS FROM TRUTH", func(env *cmdEnv) error {
+			f := rf
+			f.sums = filepath.Join(data, release.SumsFile)
+			f.truth = filepath.Join(t.TempDir(), "other.json") // another census's truth
+			os.WriteFile(f.truth, []byte(`{"tools": 1, "classes": {}, "buckets": {}, "shapes": {}}`), 0o644)
+			return runCensusRun(ctx, env, runOptions{data: data, out: filepath.Join(t.TempDir(), "o"), flags: f, requireReproduced: true})
+		}},
+		{"run on missing data", exitFailure, "", func(env *cmdEnv) error {
+			return runCensusRun(ctx, env, runOptions{data: filepath.Join(t.TempDir(), "none"), out: filepath.Join(t.TempDir(), "o"), flags: rf})
+		}},
+		{"run with a bad release id", exitUsage, "--release-id", func(env *cmdEnv) error {
+			return runCensusRun(ctx, env, runOptions{data: good, out: filepath.Join(t.TempDir(), "o"), flags: rf, releaseID: "a b"})
+		}},
+		{"merge of a folder that is no shard", exitFailure, "is an incomplete shard", func(env *cmdEnv) error {
+			return merge(ctx, env, mergeOptions{out: filepath.Join(t.TempDir(), "m"), shards: []string{t.TempDir()}})
+		}},
+		{"publish to Zenodo", exitOK, "record ", func(env *cmdEnv) error {
+			o := publishOptions{zenodo: z.URL, token: testToken, publish: true, retries: 0}
+			o.write.Data, o.write.Run, o.write.Out, o.write.Date = data, runDir, filepath.Join(t.TempDir(), "d"), "2026-11-01"
+			err := publishRun(ctx, env, o)
+			if m := recordLine.FindStringSubmatch(env.stdout.(*strings.Builder).String()); m != nil {
+				published = m[1]
+			}
+			return err
+		}},
+		{"publish with a refused token", exitFailure, "", func(env *cmdEnv) error {
+			o := publishOptions{zenodo: z.URL, token: "wrong", retries: 0}
+			o.write.Data, o.write.Run, o.write.Out, o.write.Date = data, runDir, filepath.Join(t.TempDir(), "d"), "2026-11-01"
+			return publishRun(ctx, env, o)
+		}},
+		{"fetch the published record", exitOK, release.SumsFile, func(env *cmdEnv) error {
+			return fetchRun(ctx, env, fetchOptions{flags: fetchFlags{dest: t.TempDir(), records: listFlag{published}, baseURL: z.URL, timeout: time.Minute}})
+		}},
+		{"fetch a record that is not there", exitFailure, "", func(env *cmdEnv) error {
+			return fetchRun(ctx, env, fetchOptions{flags: fetchFlags{dest: t.TempDir(), records: listFlag{"999999"}, baseURL: z.URL, timeout: time.Minute}})
+		}},
+		{"reproduce the published record", exitOK, "**REPRODUCED**", func(env *cmdEnv) error {
+			return reproduce(ctx, env, reproduceOptions{fetch: fetchFlags{dest: t.TempDir(), records: listFlag{published}, baseURL: z.URL, timeout: time.Minute}, out: filepath.Join(t.TempDir(), "o"), run: rf})
+		}},
+		{"reproduce without --out", exitUsage, "--out", func(env *cmdEnv) error {
+			return reproduce(ctx, env, reproduceOptions{fetch: fetchFlags{dest: t.TempDir(), records: listFlag{published}, baseURL: z.URL}, run: rf})
+		}},
+		{"diff --fail-on a gained class", exitVerdict, "--fail-on", func(env *cmdEnv) error {
+			oldRun := runCensus(t, `{"server_id": "a", "tools": [{"name": "q", "inputSchema": {"properties": {"query": {}}}}]}`)
+			newRun := runCensus(t, `{"server_id": "a", "tools": [{"name": "q", "inputSchema": {"properties": {"cmd": {"description": "shell command"}}}}]}`)
+			return diff(ctx, env, diffOptions{old: oldRun, new: newRun, json: true, failOn: []string{"gg:command-string"}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, out := env()
+			err := tc.run(e)
+			if got := exitStatus(err); got != tc.code {
+				t.Fatalf("exit status %d (err %v), want %d\n%s", got, err, tc.code, out)
+			}
+			if msg := out.String() + fmt.Sprint(err); !strings.Contains(msg, tc.say) {
+				t.Errorf("output and error lack %q:\n%s", tc.say, msg)
+			}
+		})
 	}
 }
