@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodohttp"
 )
 
@@ -26,7 +27,7 @@ type client struct {
 	backoff   func(int) time.Duration
 	sleep     func(context.Context, time.Duration) error
 	userAgent string
-	progress  Progress
+	progress  progress.Func
 	log       *slog.Logger
 	buf       []byte
 }
@@ -215,6 +216,37 @@ func (k kickReader) Read(p []byte) (int, error) {
 		k.kick()
 	}
 	return n, err
+}
+
+// summary is the line that says a file is verified.
+func summary(res Result) string {
+	if res.Skipped {
+		return fmt.Sprintf("%q: already complete (record %s, %d bytes, MD5 verified)", res.Path, res.Record, res.Size)
+	}
+	rate := ""
+	if secs := res.Elapsed.Seconds(); secs > 0 && res.Transferred > 0 {
+		rate = fmt.Sprintf(", %s/s", humanBytes(int64(float64(res.Transferred)/secs)))
+	}
+	resumed := ""
+	if res.Resumed > 0 {
+		resumed = fmt.Sprintf(", resumed at %s", humanBytes(res.Resumed))
+	}
+	return fmt.Sprintf("%q: record %s, %d bytes, MD5 verified (%s downloaded in %s%s%s)",
+		res.Path, res.Record, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
+}
+
+// humanBytes formats n in binary units.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func plural(n int, one, many string) string {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ctxio"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
 
 // file brings path.part to the verified content of f, resuming it, and adds it
@@ -39,9 +40,7 @@ func (c *client) file(ctx context.Context, set *outset.Set, f File, path string)
 	}
 	defer p.close()
 	r.Resumed = p.have
-	if c.progress != nil {
-		c.progress.Start(f, p.have)
-	}
+	c.progress.Tell(progress.Report{Task: f.Key, Done: p.have, Total: f.Size})
 	err = c.retry(ctx, strconv.Quote(f.Key), func() (bool, error) {
 		before := p.high
 		err := c.transfer(ctx, f, p, &r.Transferred)
@@ -273,9 +272,7 @@ func (c *client) transfer(ctx context.Context, f File, p *part, transferred *int
 }
 
 func (c *client) update(f File, have int64) {
-	if c.progress != nil {
-		c.progress.Update(f, have)
-	}
+	c.progress.Tell(progress.Report{Task: f.Key, Done: have, Total: f.Size})
 }
 
 // parseContentRange reads "bytes FROM-TO/TOTAL"; total is -1 for "*".

@@ -34,6 +34,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodohttp"
 )
 
@@ -100,25 +101,16 @@ type Options struct {
 	HTTPClient *http.Client
 	// UserAgent is sent with every request; empty means DefaultUserAgent().
 	UserAgent string
-	// Progress, if set, is told about each file's transfer.
-	Progress Progress
+	// Progress, if set, is told each file's transfer, from the goroutine
+	// that called Download, one file at a time: Task is the file's key,
+	// Done its bytes on disk of Total (Done goes down when a server
+	// ignores a range request and the file restarts from zero); a last
+	// report says the file verified (Done == Total) or failed (Failed 1).
+	// A file found complete gets only the last report.
+	Progress progress.Func
 	// Logger receives one-line notices such as retries and restarts; nil
 	// discards them.
 	Logger *slog.Logger
-}
-
-// Progress receives the state of each file's transfer, from the goroutine
-// that called Download, one file at a time.
-type Progress interface {
-	// Start is called before f is requested; have bytes of it are already in
-	// its .part file from an earlier attempt or run.
-	Start(f File, have int64)
-	// Update reports that have bytes of f are now on disk. It can decrease
-	// when a server ignores a range request and the file restarts from zero.
-	Update(f File, have int64)
-	// Finish is called once per file, whether it was downloaded, found
-	// complete, or failed; Start may not have preceded it.
-	Finish(r Result, err error)
 }
 
 // File is one file of a record as the records API lists it.
@@ -280,8 +272,11 @@ func (c *client) fetchRecord(ctx context.Context, set *outset.Set, rec *record) 
 	results := make([]Result, 0, len(rec.Files))
 	for _, f := range rec.Files {
 		r, err := c.file(ctx, set, f, filepath.Join(set.Dir(), f.Key))
-		if c.progress != nil {
-			c.progress.Finish(r, err)
+		if err != nil {
+			c.progress.Tell(progress.Report{Task: f.Key, Total: f.Size, Failed: 1})
+		} else {
+			c.progress.Tell(progress.Report{Task: f.Key, Done: f.Size, Total: f.Size})
+			c.logf("%s", summary(r))
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -99,7 +101,7 @@ func TestHappyPath(t *testing.T) {
 	fc := z.add("200", "empty.txt", c)
 	opts, w := testOptions(t, z, "100", "https://zenodo.org/records/200")
 	var prog recordingProgress
-	opts.Progress = &prog
+	opts.Progress = prog.tell
 
 	res := mustDownload(t, opts)
 
@@ -217,7 +219,7 @@ func TestServerIgnoringRangeRestartsFromZero(t *testing.T) {
 		t.Fatal(err)
 	}
 	var prog recordingProgress
-	opts.Progress = &prog
+	opts.Progress = prog.tell
 
 	mustDownload(t, opts)
 
@@ -416,7 +418,7 @@ func TestCompleteFileNotFetchedTwice(t *testing.T) {
 
 	mustDownload(t, opts)
 	var prog recordingProgress
-	opts.Progress = &prog
+	opts.Progress = prog.tell
 	res := mustDownload(t, opts)
 
 	wantFile(t, opts.Dest, "f.bin", data)
@@ -496,7 +498,7 @@ func TestCancelKeepsPart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Cancel as soon as the stalled attempt has written its bytes.
-	opts.Progress = &cancelAt{at: 15_000, cancel: cancel}
+	opts.Progress = (&cancelAt{at: 15_000, cancel: cancel}).tell
 
 	_, err := Download(ctx, opts)
 
@@ -686,33 +688,39 @@ func newStaticServer(t *testing.T, body string) string {
 	return srv.URL
 }
 
-// recordingProgress remembers every Progress call.
+// recordingProgress remembers every progress report: the files whose
+// transfer started (a report before the last), every Done of each file,
+// and the files finished.
 type recordingProgress struct {
 	started []string
 	updates map[string][]int64
 	last    map[string]int64
-	done    []Result
+	done    []string
 }
 
-func (p *recordingProgress) Start(f File, have int64) { p.started = append(p.started, f.Key) }
-
-func (p *recordingProgress) Update(f File, have int64) {
+func (p *recordingProgress) tell(r progress.Report) {
 	if p.updates == nil {
 		p.updates, p.last = map[string][]int64{}, map[string]int64{}
 	}
-	p.updates[f.Key] = append(p.updates[f.Key], have)
-	p.last[f.Key] = have
-}
-
-func (p *recordingProgress) Finish(r Result, err error) { p.done = append(p.done, r) }
-
-func (p *recordingProgress) finished() []string {
-	var keys []string
-	for _, r := range p.done {
-		keys = append(keys, r.Key)
+	final := r.Failed > 0 || r.Done == r.Total
+	if !final {
+		if _, seen := p.updates[r.Task]; !seen {
+			p.started = append(p.started, r.Task)
+		}
+		p.updates[r.Task] = append(p.updates[r.Task], r.Done)
+		p.last[r.Task] = r.Done
+		return
 	}
-	return keys
+	if r.Failed == 0 {
+		p.last[r.Task] = r.Done
+	}
+	// The last byte's report and the verified one both say Done == Total.
+	if n := len(p.done); n == 0 || p.done[n-1] != r.Task {
+		p.done = append(p.done, r.Task)
+	}
 }
+
+func (p *recordingProgress) finished() []string { return p.done }
 
 // cancelAt cancels the run once a file reaches a given length.
 type cancelAt struct {
@@ -720,13 +728,11 @@ type cancelAt struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelAt) Start(File, int64) {}
-func (c *cancelAt) Update(_ File, have int64) {
-	if have >= c.at {
+func (c *cancelAt) tell(r progress.Report) {
+	if r.Done >= c.at {
 		c.cancel()
 	}
 }
-func (c *cancelAt) Finish(Result, error) {}
 
 // messageLogger hands the message of each record logged to fn.
 func messageLogger(fn func(msg string)) *slog.Logger { return slog.New(messageHandler{fn}) }

@@ -55,7 +55,7 @@ func (f *fetchFlags) options(rep *fetchReporter, log *slog.Logger) (fetch.Option
 		// does; on the command line 0 means none.
 		NoRetries: f.retries == 0,
 		NoTimeout: f.timeout == 0,
-		Progress:  rep,
+		Progress:  rep.tell,
 		Logger:    log,
 	}
 	return opts, nil
@@ -106,23 +106,6 @@ func fetchRun(ctx context.Context, env *cmdEnv, o fetchOptions) error {
 		fmt.Fprintln(env.stdout, r.Path)
 	}
 	return nil
-}
-
-// fetchSummary is the line that says a file is verified.
-func fetchSummary(res fetch.Result) string {
-	if res.Skipped {
-		return fmt.Sprintf("%q: already complete (record %s, %d bytes, MD5 verified)\n", res.Path, res.Record, res.Size)
-	}
-	rate := ""
-	if secs := res.Elapsed.Seconds(); secs > 0 && res.Transferred > 0 {
-		rate = fmt.Sprintf(", %s/s", humanBytes(int64(float64(res.Transferred)/secs)))
-	}
-	resumed := ""
-	if res.Resumed > 0 {
-		resumed = fmt.Sprintf(", resumed at %s", humanBytes(res.Resumed))
-	}
-	return fmt.Sprintf("%q: record %s, %d bytes, MD5 verified (%s downloaded in %s%s%s)\n",
-		res.Path, res.Record, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
 }
 
 // humanBytes formats n in binary units, as the progress bar is told to.

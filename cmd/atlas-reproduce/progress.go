@@ -10,7 +10,6 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/atlas-reproduce/atlas-reproduce/fetch"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
 
@@ -159,13 +158,15 @@ func (c *console) toolsProgress(on bool, total int) progress.Func {
 	return func(r progress.Report) { _ = bar.Set64(r.Done) }
 }
 
-// fetchReporter draws one progress bar per file on a terminal and, in every
-// case, one summary line per file once it is verified.
+// fetchReporter draws one progress bar per file on a terminal, from the
+// reports fetch tells (internal/progress); fetch logs the summary line of
+// each file verified itself.
 type fetchReporter struct {
 	con  *console
 	bars bool
 
-	bar *progressbar.ProgressBar
+	bar  *progressbar.ProgressBar
+	task string
 	// base is the length the file had when the bar was made: the bar counts
 	// only this run's bytes, so that resumed bytes do not inflate the rate.
 	base int64
@@ -175,23 +176,34 @@ func newFetchReporter(env *cmdEnv, progress bool) *fetchReporter {
 	return &fetchReporter{con: env.console(), bars: env.drawBars(progress)}
 }
 
-func (r *fetchReporter) Start(f fetch.File, have int64) {
-	if r.bars {
-		r.newBar(f, have)
+// tell is the progress.Func fetch reports to.
+func (r *fetchReporter) tell(p progress.Report) {
+	final := p.Failed > 0 || p.Done == p.Total
+	switch {
+	case final && r.bar != nil && r.task == p.Task:
+		if p.Failed == 0 {
+			_ = r.bar.Set64(p.Done - r.base)
+		}
+		r.con.end(p.Failed == 0)
+		r.bar = nil
+	case final || !r.bars:
+	case r.bar == nil || r.task != p.Task || p.Done < r.base:
+		// A new file, or the server ignored a range request and the
+		// file restarted.
+		r.newBar(p)
+	default:
+		_ = r.bar.Set64(p.Done - r.base)
 	}
 }
 
-func (r *fetchReporter) newBar(f fetch.File, have int64) {
+func (r *fetchReporter) newBar(p progress.Report) {
 	r.close()
-	r.base = have
-	if f.Size-have <= 0 {
-		return
+	r.task, r.base = p.Task, p.Done
+	desc := strconv.Quote(p.Task)
+	if p.Done > 0 {
+		desc = fmt.Sprintf("%q (resumed at %s)", p.Task, humanBytes(p.Done))
 	}
-	desc := strconv.Quote(f.Key)
-	if have > 0 {
-		desc = fmt.Sprintf("%q (resumed at %s)", f.Key, humanBytes(have))
-	}
-	r.bar = progressbar.NewOptions64(f.Size-have,
+	r.bar = progressbar.NewOptions64(p.Total-p.Done,
 		progressbar.OptionSetWriter(r.con.w),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionShowBytes(true),
@@ -206,30 +218,6 @@ func (r *fetchReporter) newBar(f fetch.File, have int64) {
 		progressbar.OptionSetRenderBlankState(true),
 	)
 	r.con.show(r.bar)
-}
-
-func (r *fetchReporter) Update(f fetch.File, have int64) {
-	if !r.bars {
-		return
-	}
-	if have < r.base || r.bar == nil {
-		// The server ignored a range request and the file restarted.
-		r.newBar(f, have)
-		return
-	}
-	_ = r.bar.Set64(have - r.base)
-}
-
-func (r *fetchReporter) Finish(res fetch.Result, err error) {
-	if r.bar != nil {
-		r.con.end(err == nil)
-		r.bar = nil
-	}
-	if err != nil {
-		// The caller reports the error itself.
-		return
-	}
-	fmt.Fprint(r.con, fetchSummary(res))
 }
 
 // close takes the bar off the screen.

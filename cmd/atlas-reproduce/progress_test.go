@@ -51,6 +51,11 @@ func TestConsole(t *testing.T) {
 			p := c.fileProgress(true)
 			p(progress.Report{Task: "server_tools.jsonl.gz", Done: 1000, Total: 4000})
 		}, []string{"server_tools.jsonl.gz", "25%"}},
+		{"fetch, resumed", func(c *console) {
+			r := &fetchReporter{con: c, bars: true}
+			r.tell(progress.Report{Task: "census.zip", Done: 2048, Total: 4096})
+			r.tell(progress.Report{Task: "census.zip", Done: 3072, Total: 4096})
+		}, []string{`"census.zip" (resumed at 2.0 KiB)`, "0%"}}, // throttled: the blank state shows
 		{"synth", func(c *console) {
 			c.toolsProgress(true, 10)(progress.Report{Task: "synth", Done: 4, Total: 10})
 		}, []string{"synth", "/10", "tools"}}, // throttled: the blank state shows
