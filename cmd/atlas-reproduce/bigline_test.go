@@ -68,8 +68,8 @@ func TestMaxLineRefusesLongerLine(t *testing.T) {
 		max  int
 		code int
 	}{
-		{size - 1, 1},
-		{size / 3, 1},
+		{size - 1, exitFailure},
+		{size / 3, exitFailure},
 		{size, 0},
 	}
 	for _, tt := range tests {
