@@ -27,6 +27,9 @@ type Deposit struct {
 	Dir string
 	// Sums is its SHA256SUMS.
 	Sums hashverify.Manifest
+	// SumsSHA256 is the SHA-256 of the SHA256SUMS file as Find read it:
+	// what the deposit was verified by.
+	SumsSHA256 string
 	// Table is its published report.json, nil for a release that
 	// publishes no counts.
 	Table *report.Report
@@ -41,11 +44,22 @@ func Find(dir string) (*Deposit, error) {
 			return nil, nil
 		}
 	}
-	m, err := hashverify.ReadSHA256Sums(filepath.Join(dir, SumsFile))
+	p := filepath.Join(dir, SumsFile)
+	f, err := outset.OpenFile(p)
 	if err != nil {
 		return nil, err
 	}
-	return &Deposit{Dir: dir, Sums: m}, nil
+	defer f.Close()
+	// The manifest is hashed on the one read that parses it.
+	hr := hashverify.NewReader(f)
+	m, err := hashverify.ParseSHA256Sums(hr, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := io.Copy(io.Discard, hr); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return &Deposit{Dir: dir, Sums: m, SumsSHA256: hr.Sum()}, nil
 }
 
 // Verify checks every file SHA256SUMS lists that lies loose in the folder
@@ -312,10 +326,7 @@ const VerdictFile = "deposit-verdict.json"
 // naming the deposit's SHA256SUMS it was held to, so that the verdict
 // outlives the terminal it was printed on.
 func (d *Deposit) WriteVerdict(dir string, v *Verdict) error {
-	sums, err := fileSHA256(filepath.Join(d.Dir, SumsFile))
-	if err != nil {
-		return err
-	}
+	sums := d.SumsSHA256
 	body := struct {
 		Verdict     string   `json:"verdict"`
 		Differences []string `json:"differences"`

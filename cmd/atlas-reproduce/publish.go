@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,7 +129,7 @@ func publishRun(ctx context.Context, env *cmdEnv, o publishOptions) error {
 		if files, err = dep.UploadFiles(); err != nil {
 			return err
 		}
-		verified = dep.Sums
+		verified = verifiedSums(dep)
 		fmt.Fprintf(env.stdout, "deposit %s: already written, its files verified; uploading it as it is\n", out)
 	} else {
 		res, err := publish.Write(ctx, o.write)
@@ -140,7 +141,7 @@ func publishRun(ctx context.Context, env *cmdEnv, o publishOptions) error {
 		if dep, err := publish.Find(out); err != nil {
 			return err
 		} else if dep != nil {
-			verified = dep.Sums
+			verified = verifiedSums(dep)
 		}
 	}
 	if o.zenodo == "" {
@@ -164,4 +165,12 @@ func publishRun(ctx context.Context, env *cmdEnv, o publishOptions) error {
 	}
 	fmt.Fprintf(env.stdout, "record %s, DOI %s: %s\n", d.ID, d.DOI, state)
 	return nil
+}
+
+// verifiedSums is the SHA-256 of every file of dep as it was verified,
+// its SHA256SUMS included: the upload holds each file's bytes to it.
+func verifiedSums(dep *publish.Deposit) map[string]string {
+	m := maps.Clone(map[string]string(dep.Sums))
+	m[publish.SumsFile] = dep.SumsSHA256
+	return m
 }
