@@ -267,6 +267,9 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	}
 	el := time.Since(start)
 	verdict := r.Verdict
+	if verdict == "" && r.Deposit != nil {
+		verdict = r.Deposit.Verdict
+	}
 	if verdict == "" {
 		verdict = "none"
 	}
