@@ -206,3 +206,69 @@ func TestExitCodesOfEachCommand(t *testing.T) {
 		})
 	}
 }
+
+// TestParseJudgingCommands: the command lines of fetch, merge, publish,
+// reproduce and run parse into the options their run functions take, and
+// bad ones are usage errors naming what is wrong.
+func TestParseJudgingCommands(t *testing.T) {
+	t.Setenv("H49_TOKEN", "tok")
+	for _, tc := range []struct {
+		name    string
+		parse   func(env *cmdEnv) (any, error)
+		check   func(o any) bool
+		wantErr string
+	}{
+		{"merge", func(env *cmdEnv) (any, error) { return parseMerge(env, []string{"a", "--out", "m", "b"}) },
+			func(o any) bool {
+				m := o.(mergeOptions)
+				return m.out == "m" && strings.Join(m.shards, " ") == "a b"
+			}, ""},
+		{"merge without shards", func(env *cmdEnv) (any, error) { return parseMerge(env, []string{"--out", "m"}) }, nil, "folders of every shard"},
+		{"fetch", func(env *cmdEnv) (any, error) {
+			return parseFetch(env, []string{"--dest", "d", "--record", "1,2", "--progress=false", "--retries", "0"})
+		}, func(o any) bool {
+			f := o.(fetchOptions)
+			return f.flags.dest == "d" && strings.Join(f.flags.records, " ") == "1 2" && !f.progress && f.flags.retries == 0
+		}, ""},
+		{"fetch with an argument", func(env *cmdEnv) (any, error) { return parseFetch(env, []string{"--dest", "d", "x"}) }, nil, `unexpected argument "x"`},
+		{"publish", func(env *cmdEnv) (any, error) {
+			return parsePublish(env, []string{"--data", "a", "--run", "r", "--out", "o", "--zenodo", "http://127.0.0.1:1", "--token-env", "H49_TOKEN", "--draft", "42", "--publish"})
+		}, func(o any) bool {
+			p := o.(publishOptions)
+			return p.write.Data == "a" && p.write.Run == "r" && p.write.Out == "o" && p.token == "tok" && p.draft == "42" && p.publish && p.zenodo == "http://127.0.0.1:1"
+		}, ""},
+		{"publish without a token", func(env *cmdEnv) (any, error) {
+			return parsePublish(env, []string{"--data", "a", "--run", "r", "--out", "o", "--zenodo", "http://127.0.0.1:1", "--token-env", "H49_NONE"})
+		}, nil, "H49_NONE"},
+		{"publish --concept and --draft", func(env *cmdEnv) (any, error) {
+			return parsePublish(env, []string{"--data", "a", "--run", "r", "--out", "o", "--zenodo", "http://x", "--token-env", "H49_TOKEN", "--concept", "1", "--draft", "2"})
+		}, nil, "contradict"},
+		{"reproduce", func(env *cmdEnv) (any, error) {
+			return parseReproduce(env, []string{"--dest", "d", "--out", "o", "--record", "7", "--workers", "3"})
+		}, func(o any) bool {
+			r := o.(reproduceOptions)
+			return r.fetch.dest == "d" && r.out == "o" && r.run.workers == 3 && strings.Join(r.fetch.records, "") == "7"
+		}, ""},
+		{"run", func(env *cmdEnv) (any, error) {
+			return parseRun(env, []string{"--data", "d", "--out", "o", "--require-reproduced", "--release-id", "r1"})
+		}, func(o any) bool {
+			r := o.(runOptions)
+			return r.data == "d" && r.out == "o" && r.requireReproduced && r.releaseID == "r1"
+		}, ""},
+		{"run without --out", func(env *cmdEnv) (any, error) { return parseRun(env, []string{"--data", "d"}) }, nil, "--out DIR"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			o, err := tc.parse(&cmdEnv{stdout: &b, stderr: &b})
+			if tc.wantErr != "" {
+				if exitStatus(err) != exitUsage || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Errorf("err = %v (exit %d), want a usage error saying %q", err, exitStatus(err), tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !tc.check(o) {
+				t.Errorf("parsed %+v, %v", o, err)
+			}
+		})
+	}
+}
