@@ -38,6 +38,11 @@ func depositInputs(data string, opt *pipeline.Options, rf *runFlags, tableOnly b
 	if _, err := os.Stat(filepath.Join(data, publish.ReportFile)); tableOnly && err != nil {
 		return nil, nil
 	}
+	if sameFolder(data, opt.Out) {
+		// The run's report.json and classes.parquet would replace the
+		// published table it is to be held to.
+		return nil, usageError{fmt.Sprintf("--out %s is the deposit itself: write the run's outputs into another folder", opt.Out)}
+	}
 	if err := dep.Verify(); err != nil {
 		return nil, err
 	}
@@ -81,4 +86,14 @@ func (d *depositRun) finish(w io.Writer, out string) error {
 		return verdictError{fmt.Sprintf("verdict %s against the deposit's published table: %d differences, first: %s", v.Verdict, len(v.Differences), v.Differences[0])}
 	}
 	return nil
+}
+
+// sameFolder reports whether a and b name one existing folder.
+func sameFolder(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

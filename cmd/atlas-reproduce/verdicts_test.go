@@ -153,6 +153,9 @@ func TestExitCodesOfEachCommand(t *testing.T) {
 			os.WriteFile(f.truth, []byte(`{"tools": 1, "classes": {}, "buckets": {}, "shapes": {}}`), 0o644)
 			return runCensusRun(ctx, env, runOptions{data: data, out: filepath.Join(t.TempDir(), "o"), flags: f, requireReproduced: true})
 		}},
+		{"run on a deposit into the deposit", exitUsage, "is the deposit itself", func(env *cmdEnv) error {
+			return runCensusRun(ctx, env, runOptions{data: good, out: good + "/.", flags: rf})
+		}},
 		{"run on missing data", exitFailure, "", func(env *cmdEnv) error {
 			return runCensusRun(ctx, env, runOptions{data: filepath.Join(t.TempDir(), "none"), out: filepath.Join(t.TempDir(), "o"), flags: rf})
 		}},
