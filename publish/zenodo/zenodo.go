@@ -356,7 +356,7 @@ func (c *Client) put(ctx context.Context, bucket, path, name, sha string) error 
 			f.Close()
 			return nil, 0, err
 		}
-		sent = &hashingFile{f: f, name: path, sha: sha, md5: md5.New(), sha256: sha256.New()}
+		sent = &hashingFile{f: f, name: path, sha: sha, size: fi.Size(), md5: md5.New(), sha256: sha256.New()}
 		return sent, fi.Size(), nil
 	}, &got)
 	if err != nil {
@@ -373,12 +373,15 @@ func (c *Client) put(ctx context.Context, bucket, path, name, sha string) error 
 }
 
 // hashingFile is an upload's body: the file's bytes, hashed as they are
-// read. At the end it holds them to the SHA-256 they were verified
-// against, and fails the read instead of ending it when they differ, so
-// that the transport never completes a request with changed bytes.
+// read. When a read brings the last of the size the request announced, the
+// bytes so far are held to the SHA-256 they were verified against before
+// that read is handed on: on a mismatch it hands on nothing and fails, so
+// the request never carries its whole body and the server never completes
+// an upload of changed bytes.
 type hashingFile struct {
 	f           *os.File
 	name, sha   string
+	size, read  int64
 	md5, sha256 hash.Hash
 	done        bool
 }
@@ -387,11 +390,12 @@ func (h *hashingFile) Read(p []byte) (int, error) {
 	n, err := h.f.Read(p)
 	h.md5.Write(p[:n])
 	h.sha256.Write(p[:n])
-	if err == io.EOF {
+	h.read += int64(n)
+	if h.read >= h.size && !h.done {
 		if got := hex.EncodeToString(h.sha256.Sum(nil)); h.sha != "" && !strings.EqualFold(got, h.sha) {
-			return n, &changedError{name: h.name, want: h.sha, got: got}
+			return 0, &changedError{name: h.name, want: h.sha, got: got}
 		}
-		h.done = true
+		h.done = h.read == h.size
 	}
 	return n, err
 }
