@@ -61,6 +61,7 @@ var commandList = []command{
 	{name: "classify", summary: "label MCP tool schemas (JSON Lines on stdin, or --schema FILE) with the gg: classes", run: runClassify},
 	{name: "crawl", summary: "crawl live MCP servers, from a candidates file or the MCP Registry, into a census release", run: runCrawl},
 	{name: "diff", summary: "compare two runs (two census releases, or ours and a reference): class totals, and tool by tool", run: runDiff},
+	{name: "evaluate", summary: "estimate the classes' precision, recall and true counts, with 95% intervals, from a labelled sample", run: runEvaluate},
 	{name: "fetch", summary: "download Zenodo records, resumable and MD5-verified", run: runFetch},
 	{name: "history", summary: "add runs to a dataset of census releases (a hive partition each) and chart the classes over them", run: runHistory},
 	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/evaluate"
+)
+
+// sharedSample is the bundled first part of the shared labelled sample.
+var sharedSample = filepath.Join("..", "..", "evaluate", "testdata", "shared-sample")
+
+// TestEvaluateCommand runs evaluate on the shared sample through its
+// command line: both files written, the table printed, and --fail-under
+// a verdict (exit 1) only when a threshold is missed.
+func TestEvaluateCommand(t *testing.T) {
+	labels := []string{filepath.Join(sharedSample, "labels-A.jsonl"), filepath.Join(sharedSample, "labels-B.jsonl")}
+	tests := []struct {
+		fail    string
+		verdict bool
+		names   []string
+	}{
+		{"", false, nil},
+		{"precision=0.25", false, nil},
+		{"precision=0.5", true, []string{"gg:credential-value precision", "gg:command-string precision", "gg:money-amount precision"}},
+		{"filesystem.precision=0.95", true, []string{"gg:filesystem-path precision 93%"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.fail, func(t *testing.T) {
+			out := t.TempDir()
+			args := []string{"--sample", sharedSample, "--out", out, "--bootstrap", "200"}
+			if tc.fail != "" {
+				args = append(args, "--fail-under", tc.fail)
+			}
+			var stdout, stderr bytes.Buffer
+			env := &cmdEnv{stdout: &stdout, stderr: &stderr}
+			o, err := parseEvaluate(env, append(args, labels...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = runEvaluateOpts(context.Background(), env, o)
+			var ve verdictError
+			if tc.verdict != errors.As(err, &ve) {
+				t.Fatalf("err = %v; verdict wanted: %v", err, tc.verdict)
+			}
+			if !tc.verdict && err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range tc.names {
+				if !strings.Contains(ve.msg, n) {
+					t.Errorf("verdict %q does not name %q", ve.msg, n)
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(out, "evaluation.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := evaluate.Read(b)
+			if err != nil || len(ev.Classes) != 5 || len(ev.Raters) != 2 {
+				t.Fatalf("evaluation.json: %v", err)
+			}
+			md, err := os.ReadFile(filepath.Join(out, "evaluation.md"))
+			if err != nil || !bytes.Contains(md, []byte(ev.Table())) || !strings.Contains(stdout.String(), ev.Table()) {
+				t.Errorf("evaluation.md or standard output lacks the table (%v)", err)
+			}
+		})
+	}
+}
+
+// TestParseEvaluateUsage holds the usage errors (exit 2).
+func TestParseEvaluateUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"labels-A.jsonl"},
+		{"--sample", "x"},
+		{"--sample", "x", "--agree", "most", "l.jsonl"},
+		{"--sample", "x", "--fail-under", "precision=2", "l.jsonl"},
+		{"--sample", "x", "--fail-under", "accuracy=0.5", "l.jsonl"},
+		{"--sample", "x", "--fail-under", "bogus.precision=0.5", "l.jsonl"},
+	} {
+		var buf bytes.Buffer
+		_, err := parseEvaluate(&cmdEnv{stdout: &buf, stderr: &buf}, args)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%q: err = %v, want a usage error", args, err)
+		}
+	}
+}
