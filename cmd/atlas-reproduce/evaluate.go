@@ -173,3 +173,16 @@ func belowThresholds(ev *evaluate.Evaluation, ts []threshold) []string {
 	}
 	return out
 }
+
+// readEvaluation reads run --evaluation's evaluation.json.
+func readEvaluation(path string) (*evaluate.Evaluation, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := evaluate.Read(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ev, nil
+}

@@ -90,3 +90,51 @@ func TestParseEvaluateUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluationInRun is the shared sample end to end through the binary:
+// evaluate writes evaluation.json (and exits 1 on a missed --fail-under),
+// and run --evaluation shows it in report.md and report.html; a run
+// without it says the counts are unmeasured.
+func TestEvaluationInRun(t *testing.T) {
+	dir := t.TempDir()
+	labels := []string{filepath.Join(sharedSample, "labels-A.jsonl"), filepath.Join(sharedSample, "labels-B.jsonl")}
+	args := append([]string{"evaluate", "--sample", sharedSample, "--out", dir, "--bootstrap", "200"}, labels...)
+	if _, stderr, code := run(t, "", append(args, "--fail-under", "precision=0.9")...); code != exitVerdict || !strings.Contains(stderr, "below --fail-under") {
+		t.Fatalf("evaluate --fail-under precision=0.9: exit %d, want %d\n%s", code, exitVerdict, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "evaluation.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := evaluate.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := makeCensus(t, 2000)
+	for _, with := range []bool{true, false} {
+		out := t.TempDir()
+		args := []string{"run", "--data", data, "--sha256sums", filepath.Join(data, "SHA256SUMS"), "--out", out, "--progress=false"}
+		if with {
+			args = append(args, "--evaluation", filepath.Join(dir, "evaluation.json"))
+		}
+		if _, stderr, code := run(t, "", args...); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+		md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+		page, _ := os.ReadFile(filepath.Join(out, "report.html"))
+		if with != strings.Contains(string(md), ev.Table()) || with != bytes.Contains(page, []byte(`id="evaluation-chart"`)) {
+			t.Errorf("with evaluation %v: report.md has the table %v, report.html the chart %v", with,
+				strings.Contains(string(md), ev.Table()), bytes.Contains(page, []byte(`id="evaluation-chart"`)))
+		}
+		if !with && !strings.Contains(string(md), "have not been measured for this census") {
+			t.Error("a run without an evaluation does not say its counts are unmeasured")
+		}
+	}
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"unit": "property"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, "SHA256SUMS"), "--out", t.TempDir(), "--evaluation", bad); code == 0 || !strings.Contains(stderr, "bad.json") {
+		t.Errorf("run --evaluation with a bad file: exit %d, stderr %q; want a failure naming the file", code, stderr)
+	}
+}
