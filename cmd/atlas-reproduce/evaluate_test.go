@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/evaluate"
+	"github.com/atlas-reproduce/atlas-reproduce/evaluate/sample"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 )
 
 // sharedSample is the bundled first part of the shared labelled sample.
@@ -136,5 +141,57 @@ func TestEvaluationInRun(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, "SHA256SUMS"), "--out", t.TempDir(), "--evaluation", bad); code == 0 || !strings.Contains(stderr, "bad.json") {
 		t.Errorf("run --evaluation with a bad file: exit %d, stderr %q; want a failure naming the file", code, stderr)
+	}
+}
+
+// TestSampleThenEvaluate draws tools from the bundled real schemas and
+// evaluates them with labels that copy the rules: every precision and
+// recall is then 1 and the true count the rules' own, whatever the draw.
+func TestSampleThenEvaluate(t *testing.T) {
+	dir := t.TempDir()
+	env := &cmdEnv{stdout: io.Discard, stderr: io.Discard}
+	o, err := parseSample(env, []string{"--data", realcorpus.Path(), "--out", dir, "--unit", "tool", "--per-class", "10", "--negatives", "20", "--seed", "5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runSampleOpts(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	s, err := sample.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Strata.Unit != "tool" || len(s.Items) != 5*10+20 {
+		t.Fatalf("unit %s, %d items", s.Strata.Unit, len(s.Items))
+	}
+	var lines []byte
+	for _, it := range s.Items {
+		l := sample.Label{ID: it.ID, Credential: it.RuleHas("credential"), Filesystem: it.RuleHas("filesystem"),
+			Command: it.RuleHas("command"), Money: it.RuleHas("money"), URL: it.RuleHas("url")}
+		b, _ := json.Marshal(l)
+		lines = append(append(lines, b...), '\n')
+	}
+	lp := filepath.Join(dir, "labels-rules.jsonl")
+	if err := os.WriteFile(lp, lines, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eo, err := parseEvaluate(env, []string{"--sample", dir, "--out", dir, "--bootstrap", "100", "--fail-under", "precision=1,recall=1", lp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runEvaluateOpts(context.Background(), env, eo); err != nil {
+		t.Fatalf("labels equal to the rules: %v", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "evaluation.json"))
+	ev, err := evaluate.Read(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range ev.Classes {
+		// The rule count is estimated (a tool with two classes stands in
+		// the first one's stratum), at least the class's own stratum.
+		if math.Abs(c.TrueCount.Estimate-c.RuleCount) > 1e-6 || c.RuleCount < float64(s.Strata.Strata["pos:"+c.Class].Population)-1e-6 {
+			t.Errorf("%s: true %v, rule %v, stratum %d", c.Class, c.TrueCount.Estimate, c.RuleCount, s.Strata.Strata["pos:"+c.Class].Population)
+		}
 	}
 }

@@ -70,6 +70,7 @@ var commandList = []command{
 	{name: "publish", summary: "write a census release's deposit (zip, SHA256SUMS, published table, Zenodo metadata) and upload it to Zenodo", run: runPublish},
 	{name: "reproduce", summary: "fetch the Zenodo snapshot, verify it, run the census and print report.md", run: runReproduce},
 	{name: "run", summary: "verify, decode and classify a census; write report.json, report.md and Parquet", run: runRun},
+	{name: "sample", summary: "draw a stratified, seeded sample of properties (or tools) from a census to label and evaluate", run: runSample},
 	{name: "sandbox", summary: "check the sandbox of packaged servers on this machine: what is missing, what it allows", run: runSandbox},
 	{name: "scan", summary: "label the tools of one live MCP server with the gg: classes, as classify does", run: runScan},
 	{name: "serve", summary: "serve classify over HTTP (POST /v1/classify, /metrics) and MCP (/mcp, or --stdio) for gateways", run: runServe},
