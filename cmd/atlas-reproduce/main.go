@@ -65,6 +65,7 @@ var commandList = []command{
 	{name: "fetch", summary: "download Zenodo records, resumable and MD5-verified", run: runFetch},
 	{name: "history", summary: "add runs to a dataset of census releases (a hive partition each) and chart the classes over them", run: runHistory},
 	{name: "inspect", summary: "show the record shapes and key paths of the first records of each census file", run: runInspect},
+	{name: "label", summary: "serve a blind labelling page for a sample on loopback; answers go to labels-NAME.jsonl", run: runLabel},
 	{name: "merge", summary: "combine the shards of a crawl (crawl --shard K/N) into one release, as one crawl of the whole list writes it", run: runMerge},
 	{name: "proxy", summary: "relay an MCP server, adding the gg: labels to each listed tool's _meta (HTTP, or --stdio)", run: runProxy},
 	{name: "publish", summary: "write a census release's deposit (zip, SHA256SUMS, published table, Zenodo metadata) and upload it to Zenodo", run: runPublish},

@@ -14,6 +14,16 @@ import (
 	"slices"
 )
 
+// Definitions are the five classes as a rater reads them (from the spec's
+// definitions; docs/labelling-guide.md gives the full guide), by short name.
+var Definitions = map[string]string{
+	"credential": "carries an authentication secret or credential material: a token, API key, password, private key, client secret, bearer/authorization value, session cookie. Not: a username, an account id, a token count, a pagination token.",
+	"filesystem": "names a filesystem location: a file path, file name, directory or folder, a target/destination path on disk. Not: a URL path, a JSON path, a route, a database table.",
+	"command":    "carries an executable string or fragment an engine interprets: a shell/system command, script, code, expression, SQL statement, argument vector, or a free-form instruction or prompt for an interpreter or model. Not: a colour, country or status code, an ordinary search query.",
+	"money":      "carries a monetary quantity or a currency designation: an amount, price, total, sum, charge, refund, unit amount, cents, a currency code. Not: a count of results, a page total, a price id.",
+	"url":        "addresses a network destination: a URL/URI, endpoint, host or hostname, domain, link, webhook, base/callback URL. Not: a file path, an email address, a resource id, the id of a domain object.",
+}
+
 // Classes are the five classes in the short names labels use, in the
 // order every table shows them.
 var Classes = []string{"credential", "filesystem", "command", "money", "url"}
@@ -203,6 +213,8 @@ type Label struct {
 	Command    bool `json:"command"`
 	Money      bool `json:"money"`
 	URL        bool `json:"url"`
+	// Note is the rater's few words on a hard call; optional.
+	Note string `json:"note,omitempty"`
 }
 
 // Has reports the label's answer for a class's short name.
