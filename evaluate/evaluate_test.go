@@ -232,3 +232,40 @@ func TestReadRejects(t *testing.T) {
 		t.Fatalf("err = %v; want one naming sample.jsonl:3 and the stratum", err)
 	}
 }
+
+// TestThreeRatersFleiss: with three raters the class's agreement is
+// Fleiss' kappa over the items all three labelled, and the majority needs
+// two of three; an item only one rater labelled counts by that rater alone.
+func TestThreeRatersFleiss(t *testing.T) {
+	s := &sample.Sample{Strata: sample.Strata{Unit: "property", Design: sample.Disjoint, Strata: map[string]sample.Stratum{
+		"all": {Population: 50, Drawn: 5},
+	}}}
+	votes := [][3]bool{{true, true, false}, {true, false, false}, {false, false, false}, {true, true, true}}
+	rs := []sample.Rater{{Name: "a", Labels: map[int]sample.Label{}}, {Name: "b", Labels: map[int]sample.Label{}}, {Name: "c", Labels: map[int]sample.Label{}}}
+	var rows [][]int
+	for i, v := range votes {
+		s.Items = append(s.Items, sample.Item{ID: i, Stratum: "all", Rule: []string{"gg:url-endpoint"}})
+		yes := 0
+		for r := range rs {
+			rs[r].Labels[i] = sample.Label{ID: i, URL: v[r]}
+			if v[r] {
+				yes++
+			}
+		}
+		rows = append(rows, []int{3 - yes, yes})
+	}
+	s.Items = append(s.Items, sample.Item{ID: 4, Stratum: "all", Rule: []string{"gg:url-endpoint"}})
+	rs[0].Labels[4] = sample.Label{ID: 4, URL: true}
+	ev, err := Evaluate(s, rs, Options{Bootstrap: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := ev.Classes[4]
+	want, _ := FleissKappa(rows)
+	if u.Short != "url" || u.KappaMethod != "fleiss" || float64(u.Kappa) != want || u.KappaItems != 4 || u.RaterDisagreeOn != 2 {
+		t.Errorf("url: kappa %v by %s over %d items, %d disagreements; want Fleiss %v over 4, 2", u.Kappa, u.KappaMethod, u.KappaItems, u.RaterDisagreeOn, want)
+	}
+	if u.Precision.Estimate != 0.6 {
+		t.Errorf("precision %v, want 3 of 5 (two by majority, one by its only rater)", u.Precision.Estimate)
+	}
+}
