@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,6 +193,58 @@ func TestSampleThenEvaluate(t *testing.T) {
 		// the first one's stratum), at least the class's own stratum.
 		if math.Abs(c.TrueCount.Estimate-c.RuleCount) > 1e-6 || c.RuleCount < float64(s.Strata.Strata["pos:"+c.Class].Population)-1e-6 {
 			t.Errorf("%s: true %v, rule %v, stratum %d", c.Class, c.TrueCount.Estimate, c.RuleCount, s.Strata.Strata["pos:"+c.Class].Population)
+		}
+	}
+}
+
+// TestSampleFromRun samples a synthetic census through its run folder and
+// through the census folder alike, and the tools it reads carry the
+// classes the run counted: per class, as many tools as report.json says.
+func TestSampleFromRun(t *testing.T) {
+	data, _ := makeCensus(t, 3000)
+	runDir := t.TempDir()
+	if _, stderr, code := run(t, "", "run", "--data", data, "--sha256sums", filepath.Join(data, "SHA256SUMS"), "--out", runDir, "--progress=false"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	env := &cmdEnv{stdout: io.Discard, stderr: io.Discard}
+	var drawn [2][]byte
+	for i, from := range []string{runDir, data} {
+		out := t.TempDir()
+		o, err := parseSample(env, []string{"--data", from, "--out", out, "--seed", "9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := runSampleOpts(context.Background(), env, o); err != nil {
+			t.Fatalf("sample --data %s: %v", from, err)
+		}
+		if drawn[i], err = os.ReadFile(filepath.Join(out, "sample.jsonl")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(drawn[0], drawn[1]) || len(drawn[0]) == 0 {
+		t.Error("the run folder and its census draw different samples")
+	}
+	files, err := censusFiles(env, runDir)
+	if err != nil || len(files) != 1 {
+		t.Fatalf("census files of the run: %v, %v", files, err)
+	}
+	tools, err := readUnits(files[0], "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := readReportFile(env, filepath.Join(runDir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, c := range r.Classes {
+		n := int64(0)
+		for _, it := range tools {
+			if slices.Contains(it.Rule, id) {
+				n++
+			}
+		}
+		if n != c.Tools {
+			t.Errorf("%s: %d sampled tools carry it, report.json counts %d", id, n, c.Tools)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/evaluate/sample"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
 // sampleOptions is what sample's flags say.
@@ -31,10 +32,10 @@ func parseSample(env *cmdEnv, args []string) (sampleOptions, error) {
 	fs := newFlagSet(env, "sample", "sample --data PATH --out DIR [--unit property|tool] [--per-class N] [--negatives N] [--seed N]\n\n"+
 		"Draws a stratified random sample to label: --per-class properties (or, with --unit\n"+
 		"tool, tools) from each class the rules give and --negatives from those they give none,\n"+
-		"seeded and reproducible. PATH is a census folder or file (JSON Lines, plain or gzipped:\n"+
-		"census records, tools, or tools/list results). Writes sample.jsonl and strata.json\n"+
-		"(docs/evaluate.md).")
-	data := fs.String("data", "", "census `PATH`: a JSON Lines file (.jsonl or .jsonl.gz) or a folder of them")
+		"seeded and reproducible. PATH is a run folder (the census it read), a census release\n"+
+		"folder, or JSON Lines files, plain or gzipped (census records, tools, or tools/list\n"+
+		"results). Writes sample.jsonl and strata.json (docs/evaluate.md).")
+	data := fs.String("data", "", "`PATH`: a run folder, a census folder, or a JSON Lines file (.jsonl or .jsonl.gz)")
 	out := fs.String("out", "", "the sample `DIR` (created if needed)")
 	unit := fs.String("unit", "property", "what one item is: `property` or tool")
 	per := fs.Int("per-class", 30, "units drawn from each rule class's stratum (`N`)")
@@ -57,7 +58,7 @@ func parseSample(env *cmdEnv, args []string) (sampleOptions, error) {
 // runSampleOpts reads the population, draws, and writes both files as
 // one set.
 func runSampleOpts(ctx context.Context, env *cmdEnv, o sampleOptions) error {
-	files, err := censusFiles(o.data)
+	files, err := censusFiles(env, o.data)
 	if err != nil {
 		return err
 	}
@@ -105,15 +106,43 @@ func runSampleOpts(ctx context.Context, env *cmdEnv, o sampleOptions) error {
 	return nil
 }
 
-// censusFiles is path itself, or the JSON Lines files of the folder path
-// in name order.
-func censusFiles(path string) ([]string, error) {
+// censusFiles is what sample reads from path: the file itself; for a run
+// folder (it has report.json) the census tools file the run read; for a
+// census release folder its server_tools.jsonl.gz; for any other folder
+// its JSON Lines files in name order.
+func censusFiles(env *cmdEnv, path string) ([]string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
 		return []string{path}, nil
+	}
+	if rp := filepath.Join(path, "report.json"); isFile(rp) {
+		r, err := readReportFile(env, rp)
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, in := range r.Inputs {
+			if in.Name != release.ToolsFile {
+				continue
+			}
+			if strings.Contains(in.Location, "!") {
+				return nil, fmt.Errorf("%s: the run read its tools from inside a zip (%s): unzip it and give sample --data the folder", rp, in.Location)
+			}
+			if !isFile(in.Location) {
+				return nil, fmt.Errorf("%s: the run read its tools from %s, which is not there now: give sample --data the census folder", rp, in.Location)
+			}
+			out = append(out, in.Location)
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s: the run read no %s", rp, release.ToolsFile)
+		}
+		return out, nil
+	}
+	if tf := filepath.Join(path, release.ToolsFile); isFile(tf) {
+		return []string{tf}, nil
 	}
 	ents, err := os.ReadDir(path)
 	if err != nil {
@@ -126,9 +155,15 @@ func censusFiles(path string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no .jsonl or .jsonl.gz files (a run folder holds no descriptions: sample from the census it read)", path)
+		return nil, fmt.Errorf("%s: no census: no report.json, %s, nor .jsonl or .jsonl.gz files", path, release.ToolsFile)
 	}
 	return out, nil
+}
+
+// isFile reports whether path is a regular file.
+func isFile(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // readUnits reads one census file, gunzipping a .gz one.

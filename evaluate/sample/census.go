@@ -30,10 +30,11 @@ func Units(r io.Reader, file, unit string) ([]Item, error) {
 		if len(line) == 0 {
 			continue
 		}
+		// The census is Python's JSON (NaN, Infinity), which the labeller's
+		// decoder reads and encoding/json does not: such a line is still
+		// sampled, without the descriptions this second reading finds.
 		var doc any
-		if err := json.Unmarshal(line, &doc); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, n, err)
-		}
+		_ = json.Unmarshal(line, &doc)
 		err := lab.ClassifyBody(line, func(t *label.ToolLabels) error {
 			it := Item{Rule: []string{}}
 			if t.ServerID != nil {
