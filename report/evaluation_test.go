@@ -123,3 +123,19 @@ func parseCoord(t *testing.T, s string) float64 {
 	}
 	return x
 }
+
+// TestEvaluationRendersInChromium loads a report with the evaluation
+// section in headless Chromium: the page logs nothing to the console (an
+// invalid SVG attribute of the chart would) and the chart is in the DOM.
+func TestEvaluationRendersInChromium(t *testing.T) {
+	needChromium(t)
+	r := sampleReport(true)
+	r.Evaluation = sharedEvaluation(t)
+	res := runChromium(t, renderHTML(t, r))
+	if len(res.console) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(res.console, "\n"))
+	}
+	if !strings.Contains(res.dom, `id="evaluation-chart"`) || strings.Count(res.dom, `class="true-range"`) != 5 {
+		t.Error("the rendered page lacks the evaluation chart's five whiskers")
+	}
+}
