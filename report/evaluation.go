@@ -25,10 +25,18 @@ func (r *Report) writeEvaluationMarkdown(b *bufio.Writer) {
 		p("%s\n", EvaluationHowTo)
 		return
 	}
-	p("Measured on a labelled sample of %d %ss (%s design, %d labelled by %d rater(s)); counts in this section are %ss of the sampled population, not this report's tools. An item carries a class when %s of its raters say so.\n\n",
-		ev.Items, ev.Unit, ev.Design, ev.Labelled, len(ev.Raters), ev.Unit, ev.Agree)
+	p("Measured on a labelled sample of %d %s (%s design, %d labelled by %d rater(s)); counts in this section are %s of the sampled population, not this report's tools. An item carries a class when %s of its raters say so.\n\n",
+		ev.Items, unitPlural(ev.Unit), ev.Design, ev.Labelled, len(ev.Raters), unitPlural(ev.Unit), ev.Agree)
 	b.WriteString(ev.Table())
 	p("\n%s\n", ev.Methods)
+}
+
+// unitPlural names many units of an evaluation: "properties" or "tools".
+func unitPlural(unit string) string {
+	if unit == "property" {
+		return "properties"
+	}
+	return unit + "s"
 }
 
 // evalRow is one class of the evaluation chart: the rules' count as a bar,
@@ -101,7 +109,7 @@ func buildEvalView(r *Report) evalView {
 }
 
 func init() {
-	htmlTemplate.Funcs(template.FuncMap{"evalView": buildEvalView})
+	htmlTemplate.Funcs(template.FuncMap{"evalView": buildEvalView, "unitPlural": unitPlural})
 	template.Must(htmlTemplate.New("evaluation").Parse(evaluationHTML))
 }
 
@@ -111,13 +119,14 @@ func init() {
 const evaluationHTML = `{{with evalView .R}}<section id="evaluation">
 <h2>How good are these labels</h2>
 {{if not .Ev}}<p class="warnv" id="evaluation-missing">{{.HowTo}}</p>
-{{else}}<p class="note">Measured on a labelled sample of {{.Ev.Items}} {{.Ev.Unit}}s ({{.Ev.Design}} design, {{.Ev.Labelled}} labelled by {{len .Ev.Raters}} rater(s), {{.Ev.Agree}} agreement); counts in this section are {{.Ev.Unit}}s of the sampled population, not this report's tools.</p>
+{{else}}<p class="note">Measured on a labelled sample of {{.Ev.Items}} {{unitPlural .Ev.Unit}} ({{.Ev.Design}} design, {{.Ev.Labelled}} labelled by {{len .Ev.Raters}} rater(s), {{.Ev.Agree}} agreement); counts in this section are {{unitPlural .Ev.Unit}} of the sampled population, not this report's tools.</p>
 <table id="evaluation-table">
 <thead><tr><th>Class</th><th>Precision</th><th>Recall</th><th>F1</th><th>Rule count</th><th>Estimated true count</th><th>Kappa</th></tr></thead>
 <tbody>
 {{range .Rows}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{.Precision}}</td><td class="n">{{.Recall}}</td><td class="n">{{.F1}}</td><td class="n">{{.Rule}}</td><td class="n">{{.TrueText}}</td><td class="n">{{.Kappa}}</td></tr>
 {{end}}</tbody>
 </table>
+<p class="note">Blue bar: the rules' count. Brown dot and line: the estimated number that truly carry the class, with its 95% interval.</p>
 <svg id="evaluation-chart" class="chart" role="img" aria-labelledby="evaluation-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}">
 <title id="evaluation-chart-title">Each class's rule count (bar) and its estimated true count with 95% interval (dot and whisker)</title>
 {{$axis := .AxisY}}{{range .Ticks}}<line x1="{{.X}}" y1="30" x2="{{.X}}" y2="{{$axis}}" stroke="#d0d7de"/><text x="{{.X}}" y="{{$axis}}" dy="14" text-anchor="middle" font-size="11">{{.Label}}</text>
