@@ -74,7 +74,8 @@ func runLabelOpts(ctx context.Context, env *cmdEnv, o labelOptions) error {
 	if err != nil {
 		return err
 	}
-	url := "http://" + ln.Addr().String() + "/"
+	srv.Host = ln.Addr().String()
+	url := "http://" + srv.Host + "/"
 	fmt.Fprintf(env.stdout, "Label %d items as %s at %s (%d answered so far; answers go to %s)\n", len(s.Items), o.rater, url, srv.Answered(), o.labels)
 	if o.ready != nil {
 		o.ready(url)

@@ -54,6 +54,17 @@ func TestLabelCommand(t *testing.T) {
 	if res.StatusCode != http.StatusNoContent {
 		t.Errorf("answer: %s", res.Status)
 	}
+	// Another site's name pointed at loopback (DNS rebinding) is refused.
+	req, _ := http.NewRequest(http.MethodGet, u+"state", nil)
+	req.Host = "rebind.example:80"
+	if res, err := http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("a request for another host: %s, want 403", res.Status)
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -39,6 +39,11 @@ type definition struct {
 
 // Server is one rater's labelling session on one sample.
 type Server struct {
+	// Host, when set, is the only Host header served (the listener's
+	// address): a page of another site that a DNS rebinding points at
+	// loopback then reaches nothing.
+	Host string
+
 	rater string
 	unit  string
 	items []blindItem
@@ -86,6 +91,10 @@ func (s *Server) Answered() int {
 // ServeHTTP serves the page (GET /), the session (GET /state) and the
 // answers (POST /answer, one Label as JSON).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.Host != "" && r.Host != s.Host {
+		http.Error(w, "unknown host", http.StatusForbidden)
+		return
+	}
 	switch {
 	case r.URL.Path == "/" && r.Method == http.MethodGet:
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
