@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
+	"github.com/atlas-reproduce/atlas-reproduce/evaluate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
@@ -71,6 +72,9 @@ type Options struct {
 	// Baseline is a previous run's output folder: a release's report then
 	// sets its figures beside that run's, class by class and tool by tool.
 	Baseline string
+	// Evaluation, when set, is a labelled sample's measure of the classes
+	// (evaluate's evaluation.json), shown in the report beside the counts.
+	Evaluation *evaluate.Evaluation
 	// ReleaseID and ReleaseDate name the census release when its inputs
 	// do not (see releaseOf): a release verified against other sums, a
 	// synthetic census. ReleaseID also renames a release its inputs name.
@@ -236,6 +240,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			return nil, err
 		}
 	}
+	r.Evaluation = opt.Evaluation
 	if opt.Baseline != "" {
 		if err := setBaseline(ctx, r, opt.Baseline, toolsF.Name()); err != nil {
 			return nil, err

@@ -488,6 +488,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 </table>
 {{end}}{{template "baseline" .}}
 {{template "sensitivity" .}}
+{{template "evaluation" .}}
 <h2>Inputs</h2>
 {{if .R.Verified}}<p>Expected hashes from: <code>{{.R.Manifest}}</code>.</p>
 {{else}}<p class="warnv">Hashes were computed but not checked: no expected values.</p>

@@ -104,6 +104,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		r.Definitions.writeMarkdown(p)
 	}
 
+	r.writeEvaluationMarkdown(b)
 	p("\n## Inputs\n\n")
 	if r.Verified {
 		p("Expected hashes: %s.\n\n", r.Manifest)

@@ -14,6 +14,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/atlas-reproduce/atlas-reproduce/evaluate"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
@@ -183,6 +184,10 @@ type Report struct {
 	// ClassOrder is the published table's row order, for readers of the
 	// JSON that want to lay the classes out as the spec does.
 	ClassOrder []string `json:"class_order"`
+
+	// Evaluation is the labelled sample's measure of the classes (run
+	// --evaluation); absent when none was given.
+	Evaluation *evaluate.Evaluation `json:"evaluation,omitempty"`
 }
 
 // Percent is n of total as a percentage rounded to three decimals, as the

@@ -26,6 +26,7 @@ type runFlags struct {
 	noSens    bool
 	truth     string
 	baseline  string
+	eval      string
 	memRoom   memoryRoom
 	hugePages bool
 }
@@ -74,6 +75,7 @@ func (f *runFlags) register(fs interface {
 	f.memRoom.bytes = pipeline.DefaultMemoryRoom
 	fs.Var(&f.memRoom, "memory-limit", "working room in `bytes` of the run's soft memory limit, which is this plus what the run's lasting tallies hold, raised as they grow (0: no limit; GOMEMLIMIT, when set, stands unless this flag is given)")
 	fs.BoolVar(&f.hugePages, "huge-pages", true, "where the kernel gives transparent huge pages only when asked (mode madvise), ask for them for the run's heap: fewer page faults and TLB misses, less CPU (false: leave the heap to the kernel's default)")
+	fs.StringVar(&f.eval, "evaluation", "", "add \"How good are these labels\" to the report from evaluate's evaluation.json `FILE`")
 	fs.StringVar(&f.baseline, "baseline", "", "set a release beside the previous run in `DIR` (its report.json and tools.parquet), class by class and tool by tool")
 }
 
@@ -89,6 +91,13 @@ func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, err
 			return opt, err
 		}
 		opt.Manifest, opt.ManifestName = m, filepath.Base(f.sums)
+	}
+	if f.eval != "" {
+		ev, err := readEvaluation(f.eval)
+		if err != nil {
+			return opt, err
+		}
+		opt.Evaluation = ev
 	}
 	if f.workers < 0 {
 		return opt, usageError{"--workers must be positive"}

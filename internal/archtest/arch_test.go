@@ -13,7 +13,7 @@ const module = "github.com/atlas-reproduce/atlas-reproduce"
 
 // Each half, as ARCHITECTURE.md draws it.
 var (
-	analysis    = []string{"label/...", "pipeline/...", "hashverify/...", "aggregate/...", "report/...", "history/...", "publish/..."}
+	analysis    = []string{"label/...", "pipeline/...", "hashverify/...", "aggregate/...", "report/...", "history/...", "publish/...", "evaluate/..."}
 	acquisition = []string{"crawl/...", "fetch/...", "synth/...", "internal/sandbox/..."}
 	services    = []string{"serve/...", "proxy/..."}
 	// stages are the analysis packages the acquisition half may not
