@@ -92,7 +92,7 @@ demo-diff: build
 ## tools resampled to the snapshot's size: definitions served many times)
 ## on the dense census (every definition distinct), on the near-miss census
 ## (the held-back census's shape: small schemas, a near-miss vocabulary,
-## 10:1 in gzip), then the 1×
+## 8.4:1 in gzip), then the 1×
 ## synthetic census and its heavy-tailed twin with the Python reference.
 ## Each prints its headline table first: wall and CPU ratios to `gzip -dc`,
 ## the load average during the loop and the CPU model.
