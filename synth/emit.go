@@ -411,7 +411,7 @@ func (g *gen) appendNestedMembers(b []byte) []byte {
 		if i > 0 {
 			b = comma(b)
 		}
-		e := &g.v.props[pick(g, g.v.pools[g.intn(len(g.v.pools))])]
+		e := &g.v.props[g.pickPool(g.v.pools[g.intn(len(g.v.pools))])]
 		b = appendString(b, e.name, escPlain)
 		b = append(b, ':', ' ', '{')
 		b = appendKey(b, "type")

@@ -99,6 +99,9 @@ type server struct {
 	url    string
 	tools  int
 	house  []int32 // neutral properties its tools share
+	tag    string  // serverTag of its index
+	built  int     // tools built so far (the near-miss profile's tags)
+	tmpl   *schema // the near-miss profile's schema its tools vary
 }
 
 // gen generates one chunk of servers. It is not safe for concurrent use;
@@ -112,6 +115,7 @@ type gen struct {
 	sids    map[string]struct{}
 	c       counts
 	dense   bool // Options.Dense
+	near    bool // Options.NearMiss
 }
 
 func newGen(seed uint64, chunk int, shape string) *gen {
@@ -160,7 +164,8 @@ var (
 
 func (g *gen) server(index, tools int) server {
 	s := server{tools: tools}
-	s.slug = pick(g, g.v.servers) + "-" + serverTag(index)
+	s.tag = serverTag(index)
+	s.slug = pick(g, g.v.servers) + "-" + s.tag
 	s.owner = pick(g, syllables) + pick(g, syllables)
 	if g.chance(0.3) {
 		s.owner += strconv.Itoa(g.intn(100))
@@ -376,7 +381,7 @@ func (g *gen) newMember(idx int32) member {
 			m.deco |= decoDefault
 		}
 	case "array":
-		if g.chance(nestedProb * 3) {
+		if !g.near && g.chance(nestedProb*3) {
 			m.deco |= decoItemsObject
 		} else if g.chance(0.7) {
 			m.deco |= decoItems
@@ -475,15 +480,15 @@ func (g *gen) fill(s *schema, k int, srv *server, picks bool) {
 	if picks {
 		for i := range labelBits {
 			if g.chance(pickProb[i]) {
-				g.addMember(s, g.newMember(pick(g, g.v.pools[i])), reqProb[i])
+				g.addMember(s, g.newMember(g.pickPool(g.v.pools[i])), reqProb[i])
 			}
 		}
 		if g.chance(mixedProb) {
-			g.addMember(s, g.newMember(pick(g, g.v.mixed)), 0.5)
+			g.addMember(s, g.newMember(g.pickPool(g.v.mixed)), 0.5)
 		}
 	}
 	for tries := 0; len(s.props) < k && tries < 2*k; tries++ {
-		idx := pick(g, g.v.neutral)
+		idx := g.pickPool(g.v.neutral)
 		if srv != nil && g.chance(0.5) {
 			idx = pick(g, srv.house)
 		}
@@ -500,6 +505,9 @@ func (g *gen) fill(s *schema, k int, srv *server, picks bool) {
 var defNames = strings.Fields("Filter Options Address Item Config Pagination Auth Payment Target Range Query Settings Recipient Attachment Location Schedule Credentials Metadata")
 
 func (g *gen) buildTool(srv *server) *tool {
+	if g.near {
+		return g.buildNearMissTool(srv)
+	}
 	t := &g.t
 	t.reset()
 	te := pick(g, g.v.tools)

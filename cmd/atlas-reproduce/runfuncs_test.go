@@ -107,6 +107,13 @@ func TestParseOptions(t *testing.T) {
 			o, err := parseSynth(env, []string{"--out", "d", "--next-of", "c", "--edits", "4", "--seed", "9"})
 			return o, err
 		}, synthOptions{out: "d", nextOf: "c", edits: 4, progress: true, opt: synth.Options{Seed: 9}}, ""},
+		{"synth near-miss", func(env *cmdEnv) (any, error) {
+			o, err := parseSynth(env, []string{"--out", "d", "--near-miss", "--servers", "13502"})
+			return o.opt, err
+		}, synth.Options{Tools: synth.DefaultTools, Servers: 13502, Seed: synth.DefaultSeed, Shape: synth.ShapeServers, NearMiss: true}, ""},
+		{"synth next near-miss", func(env *cmdEnv) (any, error) {
+			return parseSynth(env, []string{"--out", "d", "--next-of", "c", "--near-miss"})
+		}, nil, "--near-miss does not apply"},
 		{"synth next with tools", func(env *cmdEnv) (any, error) {
 			return parseSynth(env, []string{"--out", "d", "--next-of", "c", "--tools", "5"})
 		}, nil, "--tools does not apply"},
