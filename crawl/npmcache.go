@@ -49,6 +49,9 @@ type npmCache struct {
 	mounts     []sandbox.Mount
 	hide       []string // paths an install must not run (git)
 	registry   string   // the registry npm is configured with
+	conf       npmConfig
+	confEnv    []string // npm's CA files and strict-ssl, as the sandbox sees them
+	hasCAs     bool     // confEnv names copies of CA files in caDir
 	proxy      *sandbox.Proxy
 	memory     int64 // the install sandbox's memory bound
 	max        int64 // the whole cache
@@ -193,10 +196,14 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 		"npm_config_fund=false",
 		"npm_config_audit=false",
 	}
+	env = append(env, c.confEnv...)
 	mounts := append([]sandbox.Mount{
 		{Host: filepath.Join(c.dir, npmCacheDir), Sandbox: "/npm-cache", Writable: true},
 		{Host: out, Sandbox: "/out", Writable: true},
 	}, c.mounts...)
+	if c.hasCAs {
+		mounts = append(mounts, sandbox.Mount{Host: filepath.Join(c.dir, caDir), Sandbox: caMount})
+	}
 	return sandbox.Spec{
 		Args: args, Env: env, Network: true, Mounts: mounts,
 		// A MiB over the bound: a package that fills the tmpfs (npm
@@ -373,7 +380,18 @@ func (c *npmCache) prepare() error {
 	if err := os.MkdirAll(npmDir, 0o700); err != nil {
 		return err
 	}
-	return c.own(npmDir)
+	if err := c.own(npmDir); err != nil {
+		return err
+	}
+	// The machine's CA files, copied where the sandbox's user reads
+	// them (the originals may be closed to it), and shown read-only.
+	env, err := c.conf.copyCAs(filepath.Join(c.dir, caDir))
+	if err != nil {
+		return fmt.Errorf("npm's configuration: %w", err)
+	}
+	c.hasCAs = len(env) > 0
+	c.confEnv = append(env, "npm_config_strict_ssl="+strconv.FormatBool(c.conf.StrictSSL))
+	return nil
 }
 
 // reachable checks that the folders above dir let uid pass: bwrap, run
