@@ -52,6 +52,7 @@ type npmCache struct {
 	conf       npmConfig
 	confEnv    []string // npm's CA files and strict-ssl, as the sandbox sees them
 	hasCAs     bool     // confEnv names copies of CA files in caDir
+	store      *pkgStore
 	proxy      *sandbox.Proxy
 	memory     int64 // the install sandbox's memory bound
 	max        int64 // the whole cache
@@ -166,8 +167,19 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	if err != nil {
 		return installed{}, &installError{err}
 	}
+	if c.store != nil {
+		// A dependency version many packages install is one file on
+		// disk per file, hard-linked from each package's folder.
+		if _, err := c.store.Adopt(tmp); err != nil {
+			return installed{}, err
+		}
+	}
 	return c.seal(tmp, dir, main)
 }
+
+// storeDir is the content-addressed store of the installed packages'
+// files, in the package cache (hard links need one file system).
+const storeDir = ".store"
 
 // npmCacheDir is npm's own download cache in the package cache, shared
 // by the installs of a crawl (npm checks every tarball's integrity).
@@ -343,18 +355,24 @@ func (c *npmCache) evict() {
 		total += m.Size
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].used.Before(fs[j].used) })
+	removed := false
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, f := range fs {
 		if total <= c.max {
-			return
+			break
 		}
 		if c.inUse[f.key] > 0 {
 			continue
 		}
 		if os.RemoveAll(filepath.Join(c.dir, f.key)) == nil {
 			total -= f.size
+			removed = true
 		}
+	}
+	c.mu.Unlock()
+	if removed && c.store != nil {
+		// Files only the removed folders linked go with them.
+		_, _ = c.store.Prune()
 	}
 }
 
@@ -390,7 +408,13 @@ func (c *npmCache) prepare() error {
 		return fmt.Errorf("npm's configuration: %w", err)
 	}
 	c.hasCAs = len(env) > 0
-	c.confEnv = append(env, "npm_config_strict_ssl="+strconv.FormatBool(c.conf.StrictSSL))
+	if c.store, err = openStore(filepath.Join(c.dir, storeDir)); err != nil {
+		return fmt.Errorf("package store: %w", err)
+	}
+	c.confEnv = env
+	if c.conf.Registry != "" {
+		c.confEnv = append(c.confEnv, "npm_config_strict_ssl="+strconv.FormatBool(c.conf.StrictSSL))
+	}
 	return nil
 }
 
