@@ -49,6 +49,10 @@ type npmCache struct {
 	mounts     []sandbox.Mount
 	hide       []string // paths an install must not run (git)
 	registry   string   // the registry npm is configured with
+	conf       npmConfig
+	confEnv    []string // npm's CA files and strict-ssl, as the sandbox sees them
+	hasCAs     bool     // confEnv names copies of CA files in caDir
+	store      *pkgStore
 	proxy      *sandbox.Proxy
 	memory     int64 // the install sandbox's memory bound
 	max        int64 // the whole cache
@@ -163,8 +167,19 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	if err != nil {
 		return installed{}, &installError{err}
 	}
+	if c.store != nil {
+		// A dependency version many packages install is one file on
+		// disk per file, hard-linked from each package's folder.
+		if _, err := c.store.Adopt(tmp); err != nil {
+			return installed{}, err
+		}
+	}
 	return c.seal(tmp, dir, main)
 }
+
+// storeDir is the content-addressed store of the installed packages'
+// files, in the package cache (hard links need one file system).
+const storeDir = ".store"
 
 // npmCacheDir is npm's own download cache in the package cache, shared
 // by the installs of a crawl (npm checks every tarball's integrity).
@@ -193,10 +208,14 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 		"npm_config_fund=false",
 		"npm_config_audit=false",
 	}
+	env = append(env, c.confEnv...)
 	mounts := append([]sandbox.Mount{
 		{Host: filepath.Join(c.dir, npmCacheDir), Sandbox: "/npm-cache", Writable: true},
 		{Host: out, Sandbox: "/out", Writable: true},
 	}, c.mounts...)
+	if c.hasCAs {
+		mounts = append(mounts, sandbox.Mount{Host: filepath.Join(c.dir, caDir), Sandbox: caMount})
+	}
 	return sandbox.Spec{
 		Args: args, Env: env, Network: true, Mounts: mounts,
 		// A MiB over the bound: a package that fills the tmpfs (npm
@@ -336,18 +355,24 @@ func (c *npmCache) evict() {
 		total += m.Size
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].used.Before(fs[j].used) })
+	removed := false
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, f := range fs {
 		if total <= c.max {
-			return
+			break
 		}
 		if c.inUse[f.key] > 0 {
 			continue
 		}
 		if os.RemoveAll(filepath.Join(c.dir, f.key)) == nil {
 			total -= f.size
+			removed = true
 		}
+	}
+	c.mu.Unlock()
+	if removed && c.store != nil {
+		// Files only the removed folders linked go with them.
+		_, _ = c.store.Prune()
 	}
 }
 
@@ -373,7 +398,24 @@ func (c *npmCache) prepare() error {
 	if err := os.MkdirAll(npmDir, 0o700); err != nil {
 		return err
 	}
-	return c.own(npmDir)
+	if err := c.own(npmDir); err != nil {
+		return err
+	}
+	// The machine's CA files, copied where the sandbox's user reads
+	// them (the originals may be closed to it), and shown read-only.
+	env, err := c.conf.copyCAs(filepath.Join(c.dir, caDir))
+	if err != nil {
+		return fmt.Errorf("npm's configuration: %w", err)
+	}
+	c.hasCAs = len(env) > 0
+	if c.store, err = openStore(filepath.Join(c.dir, storeDir)); err != nil {
+		return fmt.Errorf("package store: %w", err)
+	}
+	c.confEnv = env
+	if c.conf.Registry != "" {
+		c.confEnv = append(c.confEnv, "npm_config_strict_ssl="+strconv.FormatBool(c.conf.StrictSSL))
+	}
+	return nil
 }
 
 // reachable checks that the folders above dir let uid pass: bwrap, run

@@ -186,33 +186,25 @@ func (pr *packageRunner) prepareNPM(ctx context.Context, npm, node string) error
 		root := cli[:i+len("/node_modules/npm")]
 		mounts = append(mounts, sandbox.Mount{Host: root, Sandbox: root})
 	}
-	registry, err := npmRegistry(ctx, npm)
+	conf, err := readNPMConfig(ctx, npm)
 	if err != nil {
 		return err
 	}
-	proxy, err := sandbox.NewProxy(registry)
+	if err := conf.checkRegistryTLS(ctx); err != nil {
+		return err
+	}
+	via, err := conf.upstream()
+	if err != nil {
+		return err
+	}
+	proxy, err := sandbox.NewProxyVia(via, conf.Registry)
 	if err != nil {
 		return err
 	}
 	pr.proxy = proxy
 	c := pr.cache
-	c.node, c.npmCLI, c.mounts, c.hide, c.registry, c.proxy = real, cli, mounts, gitPaths(), registry, proxy
+	c.node, c.npmCLI, c.mounts, c.hide, c.registry, c.proxy, c.conf = real, cli, mounts, gitPaths(), conf.Registry, proxy, conf
 	return nil
-}
-
-// npmRegistry is the registry npm is configured with: npm_config_registry,
-// or what npm config says (the user's .npmrc).
-func npmRegistry(ctx context.Context, npm string) (string, error) {
-	if r := os.Getenv("npm_config_registry"); r != "" {
-		return r, nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "config", "get", "registry").Output()
-	if err != nil {
-		return "", fmt.Errorf("npm config get registry: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 // gitPaths are git's programs, hidden from an install: npm would run git

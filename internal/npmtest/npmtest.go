@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"crypto/sha512"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -145,10 +146,27 @@ func (p Package) tarball(t testing.TB) []byte {
 // npm registry does, and says how many tarballs were fetched.
 func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
 	t.Helper()
+	return registry(t, pkgs, nil)
+}
+
+// RegistryTLS is Registry over https, presenting cert (a test CA's, say).
+func RegistryTLS(t testing.TB, pkgs []Package, cert tls.Certificate) (string, *atomic.Int64) {
+	t.Helper()
+	return registry(t, pkgs, &tls.Config{Certificates: []tls.Certificate{cert}})
+}
+
+func registry(t testing.TB, pkgs []Package, tc *tls.Config) (string, *atomic.Int64) {
+	t.Helper()
 	tarballs := map[string][]byte{}
 	packuments := map[string]map[string]any{}
 	var fetched atomic.Int64
-	srv := httptest.NewServer(nil)
+	srv := httptest.NewUnstartedServer(nil)
+	if tc != nil {
+		srv.TLS = tc
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(srv.Close)
 	for _, p := range pkgs {
 		tgz := p.tarball(t)

@@ -18,11 +18,13 @@ import (
 // installer (npm, pip) is told to use it for every request; the
 // installer's own code is the only code an install step runs.
 type Proxy struct {
-	srv     *http.Server
-	ln      net.Listener
-	allowed map[string]bool
-	mu      sync.Mutex
-	refused []string
+	srv          *http.Server
+	ln           net.Listener
+	allowed      map[string]bool
+	via          *url.URL // the host's proxy to the registry, or nil
+	viaTransport *http.Transport
+	mu           sync.Mutex
+	refused      []string
 }
 
 // NewProxy starts a proxy that allows the hosts (and ports) of the URLs
@@ -97,7 +99,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.refuse(w, target)
 			return
 		}
-		up, err := net.DialTimeout("tcp", target, 30*time.Second)
+		up, err := p.dial(target)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
@@ -131,7 +133,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out.RequestURI = ""
 	out.Header.Del("Proxy-Connection")
 	out.Header.Del("Proxy-Authorization")
-	resp, err := direct.RoundTrip(out)
+	resp, err := p.transport().RoundTrip(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
