@@ -63,6 +63,13 @@ type streamConn struct {
 	// client's revision too, taken when it refuses the initialize anyway
 	// (see refusedInit).
 	spare *bridge
+	// inputCalls are a translated session's calls that may be answered
+	// with input_required, by id; inputWaits take the client's answers to
+	// the requests the proxy made of them, by the request's id (see
+	// inputrequired.go).
+	inputCalls map[any]*inputCall
+	inputWaits map[any]chan *jsonrpc.Response
+	inputSeq   int64
 }
 
 // useBridge makes this a stateless upstream's connection.
@@ -449,6 +456,12 @@ func (c *streamConn) deliverBody(body []byte, call jsonrpc.ID) bool {
 			c.mu.Lock()
 			b := c.bridge
 			c.mu.Unlock()
+			if b != nil && b.legacy && r.Error == nil && c.takeInput(r.ID, r.Result) {
+				return // answered once the client's input is in
+			}
+			if b != nil && b.legacy {
+				c.settleInputCall(r.ID)
+			}
 			if b != nil && b.legacy && r.Error == nil {
 				// A translated session: the answer as the client's
 				// revision defines it.

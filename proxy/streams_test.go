@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -265,7 +266,14 @@ func TestResumeAfterCut(t *testing.T) {
 			cut()
 			resp.Body.Close()
 			close(hold) // the rest is sent while no one listens
+			// The server may not have seen the cut yet (409: the stream
+			// is still held): a client tries again, as the SDKs do.
 			r2 := s.resume(got.lastID)
+			for r2.StatusCode == http.StatusConflict && s.ctx.Err() == nil {
+				r2.Body.Close()
+				time.Sleep(10 * time.Millisecond)
+				r2 = s.resume(got.lastID)
+			}
 			defer r2.Body.Close()
 			if r2.StatusCode != http.StatusOK {
 				b, _ := io.ReadAll(r2.Body)
