@@ -190,6 +190,9 @@ func (t *sessionTable) closeAll() {
 	// table's context; open refuses it, and the opener closes its upstream.
 	t.cancel()
 	t.wg.Wait()
+	if t.p.link != nil {
+		t.p.link.close()
+	}
 }
 
 // janitor ends sessions idle for longer than SessionIdle.

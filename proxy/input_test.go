@@ -147,3 +147,42 @@ func TestInconsistentUpstream(t *testing.T) {
 		t.Errorf("%v sessions translated, want 2", n)
 	}
 }
+
+// TestStatelessOverStdio: a client of revision 2026-07-28 reaches a stdio
+// upstream that speaks it (the Go SDK 1.8 server, the test binary) through
+// the proxy's HTTP downstream as 2026: it negotiates 2026-07-28, and its
+// results keep resultType and the server's info in _meta; two clients'
+// calls of the same id over the one link each get their own answer; a
+// tools/list is labelled.
+func TestStatelessOverStdio(t *testing.T) {
+	p := newProxy(t, stdioUpstream(t), Policy{})
+	url := serveHTTP(t, p) + "/mcp"
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var sessions []*mcp.ClientSession
+	var recs []*recorder
+	for range 2 {
+		cs, rec := samplingClient(t, &mcp.StreamableClientTransport{Endpoint: url}, "")
+		if v := cs.InitializeResult().ProtocolVersion; v != statelessVersion {
+			t.Fatalf("negotiated %q through the proxy, want %s", v, statelessVersion)
+		}
+		sessions, recs = append(sessions, cs), append(recs, rec)
+	}
+	for i, cs := range sessions {
+		text := fmt.Sprintf("client %d", i)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != text {
+			t.Fatalf("echo: %v %+v", err, res)
+		}
+		raw := recs[i].last("tools/call")
+		for _, f := range []string{`"resultType":"complete"`, `"io.modelcontextprotocol/serverInfo"`} {
+			if !strings.Contains(string(raw), f) {
+				t.Errorf("the 2026 result lost %s: %s", f, raw)
+			}
+		}
+	}
+	tools, err := sessions[0].ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 || tools.Tools[0].Meta[MetaKey] == nil {
+		t.Errorf("tools/list over the link: %v, first tool unlabelled", err)
+	}
+}

@@ -164,6 +164,9 @@ type Proxy struct {
 	// statelessClient carries stateless requests (see stateless.go) to a
 	// Streamable HTTP upstream; nil for other upstreams.
 	statelessClient *http.Client
+	// link carries stateless requests to any other upstream (see
+	// statelesslink.go).
+	link *statelessLink
 }
 
 // New returns a Proxy for cfg, or an error naming what is wrong with it.
@@ -198,6 +201,7 @@ func New(cfg Config) (*Proxy, error) {
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.events = newEventStore(cfg.EventBytes, cfg.EventAge)
 	p.sessions = newSessionTable(p)
+	p.link = newStatelessLink(p)
 	if u := cfg.Upstream; u.URL != "" && u.Transport == nil && !u.isSSE() {
 		base := u.HTTPClient
 		if base == nil {
