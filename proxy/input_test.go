@@ -186,3 +186,22 @@ func TestStatelessOverStdio(t *testing.T) {
 		t.Errorf("tools/list over the link: %v, first tool unlabelled", err)
 	}
 }
+
+// TestStatelessOverStdioPolicy: the policy holds for a 2026 client over
+// the link: a denied tool's call is refused, another runs.
+func TestStatelessOverStdioPolicy(t *testing.T) {
+	p := newProxy(t, stdioUpstream(t), Policy{Deny: []string{"command-string"}})
+	cs := connectVersion(t, &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, p) + "/mcp"}, nil, "")
+	if v := cs.InitializeResult().ProtocolVersion; v != statelessVersion {
+		t.Fatalf("negotiated %q", v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil || res.IsError {
+		t.Errorf("echo: %v %+v", err, res)
+	}
+	_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"command": "ls"}})
+	if err == nil || !strings.Contains(err.Error(), "command-string") {
+		t.Errorf("run: %v, want the policy's refusal naming the class", err)
+	}
+}

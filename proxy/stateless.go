@@ -78,11 +78,6 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	req, _ := msgs[0].(*jsonrpc.Request)
-	if p.statelessClient == nil && req != nil && req.Method == "tools/call" && p.cfg.Policy.active() {
-		// The policy's check lists the tools over HTTP; over the link
-		// the client is sent to a session, where it applies.
-		req = nil
-	}
 	if p.statelessClient == nil && req != nil {
 		if err := p.calls.Acquire(r.Context(), 1); err != nil {
 			return // the client went away

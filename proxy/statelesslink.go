@@ -107,27 +107,19 @@ func (l *statelessLink) get(ctx context.Context, meta json.RawMessage) (mcp.Conn
 
 // discover asks the upstream whether it speaks the stateless revision.
 func (l *statelessLink) discover(ctx context.Context, conn mcp.Connection, meta json.RawMessage) (bool, error) {
-	key, call := l.add(jsonrpc.ID{}, nil)
-	defer l.forget(key)
 	params, _ := json.Marshal(map[string]json.RawMessage{"_meta": meta})
-	id, _ := jsonrpc.MakeID(key)
-	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: "server/discover", Params: params}); err != nil {
+	result, err := l.roundTrip(ctx, conn, "server/discover", params)
+	var je *jsonrpc.Error
+	if errors.As(err, &je) {
+		return false, nil // an error answer: it does not speak it
+	}
+	if err != nil {
 		return false, err
-	}
-	var m jsonrpc.Message
-	select {
-	case m = <-call.out:
-	case <-ctx.Done():
-		return false, ctx.Err()
-	}
-	resp, ok := m.(*jsonrpc.Response)
-	if !ok {
-		return false, errors.New("the upstream did not answer server/discover")
 	}
 	var dr struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
-	if resp.Error != nil || json.Unmarshal(resp.Result, &dr) != nil {
+	if json.Unmarshal(result, &dr) != nil {
 		return false, nil
 	}
 	return slices.Contains(dr.SupportedVersions, statelessVersion), nil
@@ -267,6 +259,12 @@ func (p *Proxy) serveLinked(w http.ResponseWriter, r *http.Request, req *jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return true
 	}
+	if req.Method == "tools/call" && p.cfg.Policy.active() {
+		if resp := p.checkLinked(ctx, conn, req, meta); resp != nil {
+			writeRPC(w, http.StatusOK, resp)
+			return true
+		}
+	}
 	// The progress token, if any, is the link's too: the call's key.
 	key, call := l.add(req.ID, meta["progressToken"])
 	if call.token != nil {
@@ -343,5 +341,65 @@ func writeEvent(w http.ResponseWriter, m jsonrpc.Message) {
 	fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
 	if f, ok := w.(http.Flusher); ok {
 		f.Flush()
+	}
+}
+
+// checkLinked applies the policy to a stateless tools/call over the link:
+// the upstream's tools are listed first, with the call's own _meta, so
+// that the policy knows the classes of the tool it names (see
+// checkStateless).
+func (p *Proxy) checkLinked(ctx context.Context, conn mcp.Connection, req *jsonrpc.Request, meta map[string]json.RawMessage) *jsonrpc.Response {
+	s := &session{p: p, tools: map[string]*toolState{}}
+	if _, err := callName(req.Params); err != nil {
+		return s.check(req)
+	}
+	delete(meta, "progressToken")
+	cursor := ""
+	for page := 0; page < maxPolicyPages; page++ {
+		lp := map[string]any{"_meta": meta}
+		if cursor != "" {
+			lp["cursor"] = cursor
+		}
+		params, _ := json.Marshal(lp)
+		result, err := p.link.roundTrip(ctx, conn, "tools/list", params)
+		if err != nil {
+			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
+		}
+		s.labelList(result)
+		var next struct {
+			NextCursor string `json:"nextCursor"`
+		}
+		json.Unmarshal(result, &next)
+		if cursor = next.NextCursor; cursor == "" {
+			break
+		}
+	}
+	return s.check(req)
+}
+
+// roundTrip sends one request of the proxy's own over the link and
+// returns its result.
+func (l *statelessLink) roundTrip(ctx context.Context, conn mcp.Connection, method string, params json.RawMessage) (json.RawMessage, error) {
+	key, call := l.add(jsonrpc.ID{}, nil)
+	defer l.forget(key)
+	id, _ := jsonrpc.MakeID(key)
+	if err := conn.Write(ctx, &jsonrpc.Request{ID: id, Method: method, Params: params}); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case m, ok := <-call.out:
+			if !ok {
+				return nil, errors.New("the connection ended before the answer")
+			}
+			if resp, ok := m.(*jsonrpc.Response); ok {
+				if resp.Error != nil {
+					return nil, resp.Error
+				}
+				return resp.Result, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 }
