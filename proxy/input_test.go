@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 sampling is deprecated in the newest protocol revision, but a proxy must still translate it for the older ones.
+
 package proxy
 
 import (
