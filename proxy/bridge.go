@@ -264,11 +264,16 @@ func readResult(resp *http.Response, max int64) (json.RawMessage, error) {
 // bridged handles a message of a bridged session that is not sent as it
 // is: the initialize (answered from the discover result), the initialized
 // notification and answers to server requests (which the stateless
-// revision has no channel for) are not sent; a request gains the triple.
+// revision has no channel for; those to the requests the proxy made of an
+// input_required result go to their round, see inputrequired.go) are not
+// sent; a request gains the triple.
 // It returns the message to send, or nil.
 func (c *streamConn) bridged(msg jsonrpc.Message) (jsonrpc.Message, error) {
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok {
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.inputAnswer(resp)
+		}
 		return nil, nil
 	}
 	switch {
@@ -278,7 +283,11 @@ func (c *streamConn) bridged(msg jsonrpc.Message) (jsonrpc.Message, error) {
 	case req.Method == "notifications/initialized":
 		return nil, nil
 	}
-	return c.bridge.withMeta(req)
+	out, err := c.bridge.withMeta(req)
+	if err == nil && c.bridge.legacy {
+		c.noteInputCall(out)
+	}
+	return out, err
 }
 
 // statelessOnly are the result members the stateless revision added, which
@@ -292,7 +301,8 @@ var statelessMeta = []string{mcp.MetaKeyServerInfo, mcp.MetaKeyProtocolVersion, 
 // legacyResult translates a stateless upstream's result for a client of
 // an older revision: the members that revision does not define are
 // removed (an empty _meta with them). A result asking for the client's
-// input (resultType "input_required") has no older form: it is an error.
+// input (resultType "input_required") that the session could not
+// translate (see inputrequired.go) has no older form: it is an error.
 func legacyResult(result json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(result, &m) != nil || m == nil {

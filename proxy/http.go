@@ -35,7 +35,12 @@ type httpSession struct {
 	done chan struct{} // closed when the relay has ended
 
 	active atomic.Int32 // requests being served
-	last   atomic.Int64 // unix nanoseconds of the last request's end
+	// listening counts the client's standalone streams (GET) open: with
+	// an event store the transport takes a message for that stream even
+	// when none is, and the client would see it only on a resumption it
+	// has no reason to make, so such messages wait in the outbox.
+	listening atomic.Int32
+	last      atomic.Int64 // unix nanoseconds of the last request's end
 
 	// wmu serializes the writes of what is not an answer (notifications
 	// and the server's requests, which go to the standalone stream), so
@@ -133,7 +138,7 @@ func (t *sessionTable) get(id string) *httpSession {
 // closed it refuses (the caller closes up).
 func (t *sessionTable) open(up mcp.Connection) (*httpSession, error) {
 	s := &httpSession{id: rand.Text(), done: make(chan struct{})}
-	s.t = &mcp.StreamableServerTransport{SessionID: s.id}
+	s.t = &mcp.StreamableServerTransport{SessionID: s.id, EventStore: t.p.events}
 	conn, err := s.t.Connect(t.ctx)
 	if err != nil {
 		return nil, err
@@ -185,6 +190,9 @@ func (t *sessionTable) closeAll() {
 	// table's context; open refuses it, and the opener closes its upstream.
 	t.cancel()
 	t.wg.Wait()
+	if t.p.link != nil {
+		t.p.link.close()
+	}
 }
 
 // janitor ends sessions idle for longer than SessionIdle.
@@ -221,12 +229,21 @@ func (s *httpSession) write(ctx context.Context, msg jsonrpc.Message) error {
 	if _, ok := msg.(*jsonrpc.Response); ok {
 		return s.conn.Write(ctx, msg)
 	}
+	// A message of a call in flight (its progress, a request the server
+	// makes for it) goes on that call's own stream, as the transport
+	// specification has it; once the call is answered, the standalone
+	// stream takes it.
+	if id, ok := relatedCall(ctx); ok {
+		if err := s.conn.Write(sdkRelated(ctx, id), msg); err == nil {
+			return nil
+		}
+	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()
 	queued := len(s.outbox) > 0
 	s.mu.Unlock()
-	if !queued {
+	if !queued && s.listening.Load() > 0 {
 		if err := s.conn.Write(ctx, msg); err == nil {
 			return nil
 		}
@@ -329,7 +346,32 @@ func (p *Proxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		defer s.touch()()
-		s.t.ServeHTTP(&openedWriter{ResponseWriter: w, opened: s.flush}, r)
+		if !standaloneGET(r) {
+			s.t.ServeHTTP(w, r) // a call's stream, resumed
+			return
+		}
+		// opened runs in a goroutine of its own (see openedWriter): it
+		// may come after the stream has ended, and then counts nothing.
+		var mu sync.Mutex
+		counted, ended := false, false
+		opened := func() {
+			mu.Lock()
+			if ended {
+				mu.Unlock()
+				return
+			}
+			counted = true
+			s.listening.Add(1)
+			mu.Unlock()
+			s.flush()
+		}
+		s.t.ServeHTTP(&openedWriter{ResponseWriter: w, opened: opened}, r)
+		mu.Lock()
+		ended = true
+		if counted {
+			s.listening.Add(-1)
+		}
+		mu.Unlock()
 	case http.MethodDelete:
 		s := p.session(w, r)
 		if s == nil {
@@ -341,6 +383,16 @@ func (p *Proxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// standaloneGET reports whether a GET opens (or resumes) the standalone
+// stream rather than resuming a call's: the transport numbers the
+// standalone stream's events "_N".
+func standaloneGET(r *http.Request) bool {
+	if len(r.Header.Values("Last-Event-ID")) == 0 {
+		return true
+	}
+	return strings.HasPrefix(r.Header.Get("Last-Event-ID"), "_")
 }
 
 // touch marks a request in flight on the session; the function it returns

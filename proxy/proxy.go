@@ -54,6 +54,10 @@ const (
 	DefaultMaxCommandSessions = 32
 	DefaultMaxCalls           = 256
 	DefaultMaxSessionCalls    = 32
+	// DefaultEventBytes and DefaultEventAge bound the events kept for
+	// clients that resume a stream (Config.EventBytes, EventAge).
+	DefaultEventBytes = 16 << 20
+	DefaultEventAge   = 5 * time.Minute
 )
 
 // Config configures a Proxy. Zero fields take the defaults above.
@@ -83,6 +87,13 @@ type Config struct {
 	// connections.
 	MaxCalls        int
 	MaxSessionCalls int
+	// EventBytes and EventAge bound the events the HTTP downstream keeps
+	// so that a client cut off mid-stream can resume it with
+	// Last-Event-ID: the bytes held over every session, and how long an
+	// event is held. An event dropped before the client came back makes
+	// its resumption fail (the client starts the request again).
+	EventBytes int
+	EventAge   time.Duration
 	// CacheSize is how many tool definitions' labels are kept.
 	CacheSize int
 	// SessionIdle ends an HTTP session no request has touched for this
@@ -124,6 +135,8 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.MaxCalls, DefaultMaxCalls)
 	defaults.Set(&c.MaxSessionCalls, DefaultMaxSessionCalls)
 	defaults.Set(&c.CacheSize, DefaultCacheSize)
+	defaults.Set(&c.EventBytes, DefaultEventBytes)
+	defaults.Set(&c.EventAge, DefaultEventAge)
 	defaults.Set(&c.SessionIdle, DefaultSessionIdle)
 	defaults.Set(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	defaults.Set(&c.ReadTimeout, DefaultReadTimeout)
@@ -147,9 +160,13 @@ type Proxy struct {
 	handler  http.Handler
 	inFlight *semaphore.Weighted // request body bytes, see Config.MaxInFlight
 	calls    *semaphore.Weighted // upstream calls, see Config.MaxCalls
+	events   *eventStore         // see Config.EventBytes
 	// statelessClient carries stateless requests (see stateless.go) to a
 	// Streamable HTTP upstream; nil for other upstreams.
 	statelessClient *http.Client
+	// link carries stateless requests to any other upstream (see
+	// statelesslink.go).
+	link *statelessLink
 }
 
 // New returns a Proxy for cfg, or an error naming what is wrong with it.
@@ -182,7 +199,9 @@ func New(cfg Config) (*Proxy, error) {
 	cfg.Policy.AllowTools = slices.Clone(cfg.Policy.AllowTools)
 	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
+	p.events = newEventStore(cfg.EventBytes, cfg.EventAge)
 	p.sessions = newSessionTable(p)
+	p.link = newStatelessLink(p)
 	if u := cfg.Upstream; u.URL != "" && u.Transport == nil && !u.isSSE() {
 		base := u.HTTPClient
 		if base == nil {

@@ -74,6 +74,10 @@ type session struct {
 	// upErr is the upstream's failure once it has failed: every later call
 	// is answered with it. Guarded by mu.
 	upErr error
+	// progress maps the progress tokens of pending calls (their JSON
+	// text) to the calls, so that their progress goes on their own
+	// streams. Guarded by mu.
+	progress map[string]jsonrpc.ID
 	// waiters take the answers of calls the proxy made itself (call), by
 	// id, instead of the client. Guarded by mu.
 	waiters map[any]chan callAnswer
@@ -103,6 +107,8 @@ type callAnswer struct {
 type pendingCall struct {
 	id     jsonrpc.ID
 	method string
+	// token is the call's progress token (its JSON text), "" for none.
+	token string
 }
 
 // toolState is what the policy knows of a tool name.
@@ -140,7 +146,8 @@ func (p *Proxy) newSession(down, up mcp.Connection, writeDown func(context.Conte
 	}
 	return &session{p: p, down: down, up: up, writeDown: writeDown, withdraw: withdraw,
 		pending: map[any]pendingCall{}, tools: map[string]*toolState{}, waiters: map[any]chan callAnswer{},
-		timers: map[*time.Timer]struct{}{}}
+		progress: map[string]jsonrpc.ID{},
+		timers:   map[*time.Timer]struct{}{}}
 }
 
 // run relays the session (see relay).
@@ -409,7 +416,14 @@ func (s *session) admit(m *jsonrpc.Request) *jsonrpc.Response {
 		return errorResponse(m.ID, CodeInvalidRequest,
 			fmt.Sprintf("request id %v is already in use by a %s request in flight", m.ID.Raw(), prev.method), nil)
 	}
-	s.pending[m.ID.Raw()] = pendingCall{id: m.ID, method: m.Method}
+	pc := pendingCall{id: m.ID, method: m.Method, token: progressToken(m.Params)}
+	if pc.token != "" {
+		if s.progress == nil {
+			s.progress = map[string]jsonrpc.ID{}
+		}
+		s.progress[pc.token] = m.ID
+	}
+	s.pending[m.ID.Raw()] = pc
 	return nil
 }
 
@@ -437,6 +451,9 @@ func (s *session) take(id jsonrpc.ID) string {
 	m, ok := s.pending[id.Raw()]
 	if ok {
 		delete(s.pending, id.Raw())
+		if m.token != "" && s.progress[m.token] == m.id {
+			delete(s.progress, m.token)
+		}
 	}
 	return m.method
 }
@@ -483,7 +500,11 @@ func (s *session) serverToClient(ctx context.Context) error {
 			}
 		}
 		large := messageSize(msg) >= reclaimAbove
-		err = s.writeDown(ctx, msg)
+		wctx := ctx
+		if id, ok := s.relatedTo(msg); ok {
+			wctx = withRelated(ctx, id)
+		}
+		err = s.writeDown(wctx, msg)
 		if large && s.p.cfg.Reclaim != nil {
 			s.p.cfg.Reclaim()
 		}
@@ -493,6 +514,74 @@ func (s *session) serverToClient(ctx context.Context) error {
 			s.p.log.Debug("client did not take a message", "err", err)
 		}
 	}
+}
+
+// relater is an upstream connection that knows which call a message it
+// read belongs to (the call on whose stream it came).
+type relater interface {
+	relatedTo(jsonrpc.Message) (jsonrpc.ID, bool)
+}
+
+// relatedTo is the client's call in flight that a server's message (not
+// an answer) belongs to: the call on whose stream the upstream sent it,
+// or the one whose progress token a progress notification names.
+func (s *session) relatedTo(msg jsonrpc.Message) (jsonrpc.ID, bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return jsonrpc.ID{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.up.(relater); ok {
+		if id, ok := r.relatedTo(msg); ok {
+			if _, live := s.pending[id.Raw()]; live {
+				return id, true
+			}
+		}
+	}
+	if req.Method == "notifications/progress" {
+		if tok := progressTokenOf(req.Params); tok != "" {
+			id, ok := s.progress[tok]
+			return id, ok
+		}
+	}
+	return jsonrpc.ID{}, false
+}
+
+// progressToken is the JSON text of a request's params._meta.progressToken,
+// "" when it has none.
+func progressToken(params json.RawMessage) string {
+	var p struct {
+		Meta struct {
+			Token json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return tokenText(p.Meta.Token)
+}
+
+// progressTokenOf is the JSON text of a progress notification's token.
+func progressTokenOf(params json.RawMessage) string {
+	var p struct {
+		Token json.RawMessage `json:"progressToken"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	return tokenText(p.Token)
+}
+
+// tokenText normalises a token's JSON text (a string or a number) so that
+// the same token spelled with other whitespace or escapes matches.
+func tokenText(raw json.RawMessage) string {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil || v == nil {
+		return ""
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
 }
 
 // bound gives a server's request that waits for the client's standalone
@@ -536,6 +625,7 @@ func (s *session) failPending(ctx context.Context, err error) {
 		calls = append(calls, c)
 	}
 	clear(s.pending)
+	clear(s.progress)
 	s.upErr = err
 	s.mu.Unlock()
 	for _, c := range calls {

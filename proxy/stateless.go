@@ -78,6 +78,17 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	req, _ := msgs[0].(*jsonrpc.Request)
+	if p.statelessClient == nil && req != nil {
+		if err := p.calls.Acquire(r.Context(), 1); err != nil {
+			return // the client went away
+		}
+		p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
+		done := p.serveLinked(w, r, req)
+		p.calls.Release(1)
+		if done {
+			return
+		}
+	}
 	if p.statelessClient == nil {
 		// A command or an SSE server has no stateless form here: the
 		// client is told which revisions the proxy speaks, and falls back.

@@ -46,6 +46,9 @@ type streamConn struct {
 	failed       chan struct{}
 	wg           sync.WaitGroup
 	translated   func() // see callLimits
+	// related maps a server's message read on a call's event stream to
+	// the call, until the relay asks (see relatedTo).
+	related sync.Map
 
 	mu        sync.Mutex
 	sessionID string
@@ -56,6 +59,47 @@ type streamConn struct {
 	// bridge, once set (before any request but the initialize), makes
 	// this a stateless upstream's connection (see bridge.go).
 	bridge *bridge
+	// spare is the bridge to a server whose discover result named the
+	// client's revision too, taken when it refuses the initialize anyway
+	// (see refusedInit).
+	spare *bridge
+	// inputCalls are a translated session's calls that may be answered
+	// with input_required, by id; inputWaits take the client's answers to
+	// the requests the proxy made of them, by the request's id (see
+	// inputrequired.go).
+	inputCalls map[any]*inputCall
+	inputWaits map[any]chan *jsonrpc.Response
+	inputSeq   int64
+}
+
+// useBridge makes this a stateless upstream's connection.
+func (c *streamConn) useBridge(b *bridge) {
+	c.mu.Lock()
+	c.bridge, c.version, c.spare = b, statelessVersion, nil
+	c.mu.Unlock()
+	if b.legacy {
+		c.onTranslate()
+	}
+}
+
+// refusedInit reports whether r refuses the initialize as a version the
+// server does not speak while a spare bridge is at hand; the connection
+// is then bridged, and the caller answers the initialize from the
+// bridge.
+func (c *streamConn) refusedInit(r *jsonrpc.Response) bool {
+	c.mu.Lock()
+	b := c.spare
+	isInit := c.initID != nil && r.ID.Raw() == c.initID
+	c.mu.Unlock()
+	var je *jsonrpc.Error
+	if b == nil || !isInit || !errors.As(r.Error, &je) || je.Code != codeUnsupportedVersion {
+		return false
+	}
+	c.mu.Lock()
+	c.initID = nil
+	c.mu.Unlock()
+	c.useBridge(b)
+	return true
 }
 
 func newStreamConn(url string, client *http.Client, maxMessage int64, lim callLimits) *streamConn {
@@ -401,10 +445,23 @@ func (c *streamConn) deliverBody(body []byte, call jsonrpc.ID) bool {
 			if call.IsValid() && r.ID == call {
 				seen = true
 			}
+			if c.refusedInit(r) {
+				c.mu.Lock()
+				answer := c.bridge.answer
+				c.mu.Unlock()
+				c.deliver(&jsonrpc.Response{ID: r.ID, Result: answer})
+				return
+			}
 			c.noteInitialize(r)
 			c.mu.Lock()
 			b := c.bridge
 			c.mu.Unlock()
+			if b != nil && b.legacy && r.Error == nil && c.takeInput(r.ID, r.Result) {
+				return // answered once the client's input is in
+			}
+			if b != nil && b.legacy {
+				c.settleInputCall(r.ID)
+			}
 			if b != nil && b.legacy && r.Error == nil {
 				// A translated session: the answer as the client's
 				// revision defines it.
@@ -414,6 +471,9 @@ func (c *streamConn) deliverBody(body []byte, call jsonrpc.ID) bool {
 					r.Result = res
 				}
 			}
+		}
+		if _, ok := m.(*jsonrpc.Request); ok && call.IsValid() {
+			c.related.Store(m, call)
 		}
 		c.deliver(m)
 	}
@@ -428,6 +488,15 @@ func (c *streamConn) deliverBody(body []byte, call jsonrpc.ID) bool {
 	}
 	one(body)
 	return seen
+}
+
+// relatedTo implements relater: the call on whose stream msg came.
+func (c *streamConn) relatedTo(msg jsonrpc.Message) (jsonrpc.ID, bool) {
+	v, ok := c.related.LoadAndDelete(msg)
+	if !ok {
+		return jsonrpc.ID{}, false
+	}
+	return v.(jsonrpc.ID), true
 }
 
 // noteInitialize keeps the negotiated protocol version, which every later

@@ -258,12 +258,7 @@ func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		f.mu.Lock()
 		f.tried = true
 		f.mu.Unlock()
-		sc.mu.Lock()
-		sc.bridge, sc.version = b, statelessVersion
-		sc.mu.Unlock()
-		if b.legacy {
-			sc.onTranslate()
-		}
+		sc.useBridge(b)
 		return sc.Write(ctx, msg)
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
@@ -272,9 +267,20 @@ func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	sc.mu.Lock()
 	sc.initID = req.ID.Raw()
+	// A server whose discover result named the client's revision may
+	// still refuse its initialize (-32022): the session is then bridged,
+	// as if discover had named the stateless revision alone.
+	sc.spare = b
 	sc.mu.Unlock()
 	err = sc.post(data, req.ID, false)
 	var se *statusError
+	if errors.As(err, &se) && se.resp != nil && sc.refusedInit(se.resp) {
+		f.mu.Lock()
+		f.tried = true
+		f.mu.Unlock()
+		sc.deliver(&jsonrpc.Response{ID: req.ID, Result: b.answer})
+		return nil
+	}
 	if !errors.As(err, &se) || se.code < 400 || se.code > 499 || se.code == http.StatusUnauthorized || se.code == http.StatusForbidden {
 		f.mu.Lock()
 		f.tried = true
@@ -301,6 +307,14 @@ func (f *fallbackConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	sc.Close() // its Read gives way to the SSE connection's
 	return sseConn.Write(ctx, msg)
+}
+
+// relatedTo implements relater.
+func (f *fallbackConn) relatedTo(msg jsonrpc.Message) (jsonrpc.ID, bool) {
+	if r, ok := f.current().(relater); ok {
+		return r.relatedTo(msg)
+	}
+	return jsonrpc.ID{}, false
 }
 
 // Close implements mcp.Connection.

@@ -35,10 +35,24 @@ func commaItems(list string) []string {
 	return items
 }
 
+// proxyOptions is what proxy's flags say: the proxy's configuration but
+// its logger and reclaimer, which the run makes.
+type proxyOptions struct {
+	cfg   proxy.Config
+	stdio bool // one session over stdin and stdout instead of HTTP
+	quiet bool // log only upstream failures
+	// memLimit is --memory-limit; memLimitGiven whether it was given.
+	memLimit      int64
+	memLimitGiven bool
+}
+
 // runProxy relays until SIGINT or SIGTERM cancels ctx (HTTP), or until the
 // client closes stdin (--stdio); both are clean stops.
-func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME] [--max-body BYTES] [--max-in-flight BYTES] [--max-conns N] [--max-sessions N] [--memory-limit BYTES]`)
+var runProxy = parsed(parseProxy, proxyRun)
+
+// parseProxy parses proxy's command line.
+func parseProxy(env *cmdEnv, args []string) (proxyOptions, error) {
+	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME] [--max-body BYTES] [--max-in-flight BYTES] [--max-conns N] [--max-sessions N] [--event-bytes BYTES] [--event-age DURATION] [--memory-limit BYTES]`)
 	upstream := fs.String("upstream", "", "MCP server `URL`: Streamable HTTP, or legacy SSE when the path ends in /sse")
 	upstreamCmd := fs.String("upstream-cmd", "", "stdio MCP server to start per session, as a shell-quoted `command` (e.g. \"npx -y @scope/server\"); nothing is expanded")
 	listen := fs.String("listen", proxy.DefaultAddr, "`address` to serve Streamable HTTP on at /mcp, with /healthz and /metrics (port 0 picks a free one; the bound address is printed on stderr)")
@@ -48,6 +62,8 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	maxInFlight := fs.Int64("max-in-flight", 0, "request body `bytes` held at once; a body waits for room, then is answered 503 (default 4 × --max-body)")
 	maxConns := fs.Int("max-conns", proxy.DefaultMaxConns, "most open connections; more wait to be accepted")
 	maxSessions := fs.Int("max-sessions", 0, fmt.Sprintf("most HTTP sessions, each holding an upstream session; an initialize beyond is answered 503 (default %d, or %d with --upstream-cmd: a process each)", proxy.DefaultMaxSessions, proxy.DefaultMaxCommandSessions))
+	eventBytes := fs.Int("event-bytes", proxy.DefaultEventBytes, "`bytes` of sent events kept, over every session, for clients that resume a stream with Last-Event-ID")
+	eventAge := fs.Duration("event-age", proxy.DefaultEventAge, "how long a sent event is kept for a client that resumes its stream")
 	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	var hide, deny classesFlag
 	var allow listFlag
@@ -56,42 +72,36 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&allow, "allow-tool", "exempt the tool `NAME` from --hide and --deny; repeatable")
 	quiet := fs.Bool("quiet", false, "log only upstream failures, not each policy decision")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return proxyOptions{}, err
 	}
 	if fs.NArg() > 0 {
-		return usageError{"proxy takes no arguments"}
+		return proxyOptions{}, usageError{"proxy takes no arguments"}
 	}
 	up := proxy.Upstream{URL: *upstream, Stderr: env.stderr}
 	if *upstreamCmd != "" {
 		words, err := proxy.SplitCommand(*upstreamCmd)
 		if err != nil {
-			return usageError{fmt.Sprintf("--upstream-cmd: %v", err)}
+			return proxyOptions{}, usageError{fmt.Sprintf("--upstream-cmd: %v", err)}
 		}
 		up.Command = words
 	}
 	if *maxBody <= 0 {
-		return usageError{fmt.Sprintf("--max-body %d: want a positive number of bytes", *maxBody)}
+		return proxyOptions{}, usageError{fmt.Sprintf("--max-body %d: want a positive number of bytes", *maxBody)}
 	}
 	for _, f := range []struct {
 		name string
 		v    int64
 		zero bool
-	}{{"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}, {"max-sessions", int64(*maxSessions), true}} {
+	}{{"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}, {"max-sessions", int64(*maxSessions), true},
+		{"event-bytes", int64(*eventBytes), false}, {"event-age", int64(*eventAge), false}} {
 		if f.v < 0 || (f.v == 0 && !f.zero) {
-			return usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
+			return proxyOptions{}, usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
 		}
 	}
 	if *maxInFlight != 0 && *maxInFlight <= *maxBody {
-		return usageError{fmt.Sprintf("--max-in-flight %d is not above --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
+		return proxyOptions{}, usageError{fmt.Sprintf("--max-in-flight %d is not above --max-body %d: a body of the largest size could never be read", *maxInFlight, *maxBody)}
 	}
-	setMemoryLimit(fs, *memLimit)
-	level := slog.LevelInfo
-	if *quiet {
-		level = slog.LevelWarn
-	}
-	rec := reclaim.Start(time.Second)
-	defer rec.Stop()
-	p, err := proxy.New(proxy.Config{
+	cfg := proxy.Config{
 		Upstream:    up,
 		Policy:      proxy.Policy{Hide: hide, Deny: deny, AllowTools: allow},
 		Addr:        *listen,
@@ -100,13 +110,30 @@ func runProxy(ctx context.Context, env *cmdEnv, args []string) error {
 		MaxConns:    *maxConns,
 		MaxSessions: *maxSessions,
 		CacheSize:   *cacheSize,
-		Logger:      env.logger(level),
-		Reclaim:     rec.Request,
-	})
+		EventBytes:  *eventBytes,
+		EventAge:    *eventAge,
+	}
+	return proxyOptions{cfg: cfg, stdio: *stdio, quiet: *quiet, memLimit: *memLimit, memLimitGiven: flagSet(fs, "memory-limit")}, nil
+}
+
+// proxyRun builds the proxy o describes and serves until ctx is cancelled
+// (HTTP) or the client closes stdin (--stdio).
+func proxyRun(ctx context.Context, env *cmdEnv, o proxyOptions) error {
+	applyMemoryLimit(o.memLimitGiven, o.memLimit)
+	level := slog.LevelInfo
+	if o.quiet {
+		level = slog.LevelWarn
+	}
+	rec := reclaim.Start(time.Second)
+	defer rec.Stop()
+	cfg := o.cfg
+	cfg.Logger = env.logger(level)
+	cfg.Reclaim = rec.Request
+	p, err := proxy.New(cfg)
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	if *stdio {
+	if o.stdio {
 		return p.ServeStdio(ctx, env.stdin, env.stdout)
 	}
 	return p.Run(ctx, func(a net.Addr) {

@@ -131,3 +131,28 @@ func TestProxyUsage(t *testing.T) {
 		}
 	})
 }
+
+// TestParseProxy: what proxy's flags become, without running it.
+func TestParseProxy(t *testing.T) {
+	var out strings.Builder
+	env := &cmdEnv{stdout: &out, stderr: &out}
+	o, err := parseProxy(env, []string{"--upstream-cmd", "srv --x 'a b'", "--stdio", "--deny", "command_string",
+		"--event-bytes", "1000", "--event-age", "30s", "--memory-limit", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.stdio || !o.memLimitGiven || o.memLimit != 0 || o.cfg.EventBytes != 1000 || o.cfg.EventAge != 30*time.Second {
+		t.Errorf("options %+v", o)
+	}
+	if got := strings.Join(o.cfg.Upstream.Command, "|"); got != "srv|--x|a b" {
+		t.Errorf("command %q", got)
+	}
+	if len(o.cfg.Policy.Deny) != 1 {
+		t.Errorf("deny %q", o.cfg.Policy.Deny)
+	}
+	for _, bad := range [][]string{{"--upstream", "http://x/mcp", "--event-age", "0s"}, {"--upstream", "http://x/mcp", "--event-bytes", "-1"}} {
+		if _, err := parseProxy(env, bad); err == nil || !strings.Contains(err.Error(), "want a positive number") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -89,10 +88,6 @@ func serveRun(ctx context.Context, env *cmdEnv, o serveOptions) error {
 // properties); the limit makes the collector reclaim their garbage
 // before the heap doubles past that, as it would by GOGC alone.
 const defaultServeMemoryLimit = 256 << 20
-
-func setMemoryLimit(fs *flag.FlagSet, limit int64) {
-	applyMemoryLimit(flagSet(fs, "memory-limit"), limit)
-}
 
 // applyMemoryLimit sets the soft memory limit, unless it is 0, or GOMEMLIMIT
 // is set and --memory-limit was not given.

@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestEventStore: the events kept for resuming are bounded in bytes (the
+// oldest go first, over every session) and in age, and a replay from an
+// index whose next event was dropped fails rather than skip it.
+func TestEventStore(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	s := newEventStore(10, time.Minute)
+	s.now = func() time.Time { return now }
+	after := func(session, stream string, index int) (string, error) {
+		var out string
+		for d, err := range s.After(ctx, session, stream, index) {
+			if err != nil {
+				return out, err
+			}
+			out += string(d) + ","
+		}
+		return out, nil
+	}
+	s.Open(ctx, "a", "1")
+	for _, d := range []string{"a0", "a1", "a2"} {
+		s.Append(ctx, "a", "1", []byte(d))
+	}
+	s.Append(ctx, "b", "", []byte("b0"))
+	cases := []struct {
+		name          string
+		step          func()
+		session, strm string
+		index         int
+		want          string
+		purged        bool
+	}{
+		{"all kept", func() {}, "a", "1", -1, "a0,a1,a2,", false},
+		{"from the middle", func() {}, "a", "1", 0, "a1,a2,", false},
+		{"over the bytes: the oldest go", func() { s.Append(ctx, "b", "", []byte("b1xx")) }, "a", "1", -1, "", true},
+		{"what is left", func() {}, "a", "1", 0, "a1,a2,", false},
+		{"the other session", func() {}, "b", "", -1, "b0,b1xx,", false},
+		{"too old", func() { now = now.Add(2 * time.Minute) }, "b", "", 0, "", true},
+		{"closed session", func() { s.SessionClosed(ctx, "a") }, "a", "1", 1, "", false},
+	}
+	for _, c := range cases {
+		c.step()
+		got, err := after(c.session, c.strm, c.index)
+		switch {
+		case c.purged && !errors.Is(err, mcp.ErrEventsPurged):
+			t.Errorf("%s: %q, %v; want ErrEventsPurged", c.name, got, err)
+		case !c.purged && c.name == "closed session" && err == nil:
+			t.Errorf("%s: %q, want an error", c.name, got)
+		case !c.purged && c.name != "closed session" && (err != nil || got != c.want):
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+	if s.bytes != 0 || len(s.order) != 0 {
+		t.Errorf("%d bytes, %d events held after every event expired or its session closed", s.bytes, len(s.order))
+	}
+}
