@@ -70,3 +70,11 @@ func subMap(m map[string]string, sub func(string) string) map[string]string {
 	}
 	return out
 }
+
+// OnlyVariables says v holds nothing but variable references (and the
+// words "Bearer"/"Basic" before one), so printing it reveals no secret.
+func OnlyVariables(v string) bool {
+	rest := strings.TrimSpace(variable.ReplaceAllString(v, ""))
+	rest = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(rest, "Bearer"), "Basic"))
+	return rest == "" && variable.MatchString(v)
+}

@@ -45,3 +45,12 @@ func TestTargetOf(t *testing.T) {
 		})
 	}
 }
+
+func TestOnlyVariables(t *testing.T) {
+	for v, want := range map[string]bool{"${env:X}": true, "Bearer ${TOKEN}": true, "${A}${B}": true,
+		"Bearer abc": false, "abc${X}": false, "": false, "plain": false} {
+		if got := OnlyVariables(v); got != want {
+			t.Errorf("OnlyVariables(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
