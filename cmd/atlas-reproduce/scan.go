@@ -28,6 +28,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs.Var(&cf, "config", "list the MCP servers of this user's agent clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex, Zed); --config FILE reads one file")
 	repo := fs.String("repo", "", "list the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
 	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
+	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
 	var pf probeFlags
 	pf.register(fs)
 	var pkf packageFlags
@@ -36,7 +37,16 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if cf.set || *repo != "" {
-		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON}
+		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list}
+		var err error
+		if o.Probe, err = pf.options(); err != nil {
+			return err
+		}
+		pko, err := pkf.options()
+		if err != nil {
+			return err
+		}
+		o.Packages = &pko
 		switch {
 		case fs.NArg() > 1:
 			return usageError{"scan --config takes at most one FILE"}

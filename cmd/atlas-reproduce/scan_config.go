@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 )
@@ -41,6 +42,11 @@ type scanConfigOptions struct {
 	Home  string
 	Repo  string
 	JSON  bool
+	// List only lists; otherwise each server is scanned (see
+	// scanConfigured) with Probe and Packages.
+	List     bool
+	Probe    crawl.ProbeOptions
+	Packages *crawl.PackageOptions
 }
 
 // configServer is one listed server: where it is written and what runs it.
@@ -51,6 +57,11 @@ type configServer struct {
 	// NeedsConfiguration names the variables the environment lacks; a
 	// server with any is not started and not counted as failed.
 	NeedsConfiguration []string `json:"needs_configuration,omitempty"`
+	// Scan is what scanning the server came to, Tools its labelled tools.
+	Scan  string        `json:"scan,omitempty"`
+	Tools []scannedTool `json:"tools,omitempty"`
+	// raw is the server as read, values unredacted, for the scan alone.
+	raw agentconfig.Server
 }
 
 // configServers reads every config o names, in order, each server with its
@@ -82,7 +93,7 @@ func configServers(o scanConfigOptions, lookup func(string) (string, bool)) ([]c
 			t := agentconfig.TargetOf(s)
 			shown := s
 			shown.Env, shown.Headers = redacted(s.Env), redacted(s.Headers)
-			out = append(out, configServer{Server: shown, Target: t, Unpinned: !t.Pinned(), NeedsConfiguration: missing})
+			out = append(out, configServer{Server: shown, Target: t, Unpinned: !t.Pinned(), NeedsConfiguration: missing, raw: s})
 		}
 	}
 	return out, nil
@@ -91,10 +102,18 @@ func configServers(o scanConfigOptions, lookup func(string) (string, bool)) ([]c
 // runScanConfig lists the configured servers, as a table or JSON Lines.
 // Values are printed as written in the config, never resolved: a
 // substituted secret must not reach the terminal or a CI log.
-func runScanConfig(_ context.Context, env *cmdEnv, o scanConfigOptions) error {
+func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error {
 	servers, err := configServers(o, os.LookupEnv)
 	if err != nil {
 		return err
+	}
+	if !o.List {
+		for i := range servers {
+			servers[i].Scan, servers[i].Tools = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages)
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+		}
 	}
 	if o.JSON {
 		enc := json.NewEncoder(env.stdout)
@@ -118,6 +137,9 @@ func runScanConfig(_ context.Context, env *cmdEnv, o scanConfigOptions) error {
 			target = s.Target.Package + " (unpinned)"
 		}
 		state := "ready"
+		if s.Scan != "" {
+			state = s.Scan
+		}
 		switch {
 		case s.Disabled:
 			state = "disabled"

@@ -4,9 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestScanConfigListsRepo lists the fixture repository's committed configs:
@@ -17,7 +25,7 @@ func TestScanConfigListsRepo(t *testing.T) {
 	t.Setenv("GH_TOKEN", "")
 	var out bytes.Buffer
 	env := &cmdEnv{stdout: &out, stderr: &bytes.Buffer{}}
-	if err := runScanConfig(context.Background(), env, scanConfigOptions{Repo: repo, JSON: true}); err != nil {
+	if err := runScanConfig(context.Background(), env, scanConfigOptions{Repo: repo, JSON: true, List: true}); err != nil {
 		t.Fatal(err)
 	}
 	type row struct {
@@ -74,7 +82,7 @@ func TestScanConfigTable(t *testing.T) {
 	file := filepath.Join("..", "..", "internal", "agentconfig", "testdata", "home", ".codex", "config.toml")
 	var out bytes.Buffer
 	env := &cmdEnv{stdout: &out, stderr: &bytes.Buffer{}}
-	if err := runScanConfig(context.Background(), env, scanConfigOptions{Files: []string{file}}); err != nil {
+	if err := runScanConfig(context.Background(), env, scanConfigOptions{Files: []string{file}, List: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{file + ":4", file + ":11", "(unpinned)", "needs env:FIGMA_OAUTH_TOKEN"} {
@@ -84,5 +92,69 @@ func TestScanConfigTable(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "MY_ENV_VALUE") {
 		t.Errorf("table shows an env value:\n%s", out.String())
+	}
+}
+
+// TestScanConfigRemoteHeaderFromEnv scans a loopback server configured in a
+// project's .cursor/mcp.json whose token comes from the environment: with
+// the variable set the server answers and its tools are labelled; without
+// it the server is recorded as needing configuration and not asked.
+func TestScanConfigRemoteHeaderFromEnv(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "cfg-test", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "run_shell", Description: "run a command", InputSchema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var asked atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		if r.Header.Get("Authorization") != "Bearer tok-123" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"mcpServers": {` + "\n" + `"loop": {"url": "` + ts.URL + `/mcp", "headers": {"Authorization": "Bearer ${env:ATLAS_SCAN_TEST_TOKEN}"}}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".cursor", "mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scan := func() map[string]any {
+		var out bytes.Buffer
+		env := &cmdEnv{stdout: &out, stderr: &bytes.Buffer{}}
+		o := scanConfigOptions{Repo: dir, JSON: true, Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+		if err := runScanConfig(context.Background(), env, o); err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", out.String(), err)
+		}
+		if strings.Contains(out.String(), "tok-123") {
+			t.Errorf("the token reached the output: %s", out.String())
+		}
+		return m
+	}
+	m := scan()
+	if m["scan"] != "needs configuration" || asked.Load() != 0 {
+		t.Errorf("without the token: scan %v, server asked %d times", m["scan"], asked.Load())
+	}
+	if m["line"] != float64(2) {
+		t.Errorf("line %v, want 2", m["line"])
+	}
+	t.Setenv("ATLAS_SCAN_TEST_TOKEN", "tok-123")
+	m = scan()
+	tools, _ := m["tools"].([]any)
+	if m["scan"] != "scanned: 1 tools" || len(tools) != 1 {
+		t.Fatalf("with the token: %v", m)
+	}
+	tool := tools[0].(map[string]any)
+	if tool["name"] != "run_shell" || len(tool["classes"].([]any)) == 0 {
+		t.Errorf("tool %v: want run_shell with classes", tool)
 	}
 }
