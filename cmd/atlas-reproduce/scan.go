@@ -29,6 +29,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	repo := fs.String("repo", "", "list the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
 	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
 	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
+	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, or a server is unpinned (unpinned)")
 	var pf probeFlags
 	pf.register(fs)
 	var pkf packageFlags
@@ -39,6 +40,11 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if cf.set || *repo != "" {
 		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list}
 		var err error
+		if *failOnList != "" {
+			if o.FailOn, err = parseFailOn(*failOnList); err != nil {
+				return err
+			}
+		}
 		if o.Probe, err = pf.options(); err != nil {
 			return err
 		}

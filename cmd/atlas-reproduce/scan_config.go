@@ -44,7 +44,9 @@ type scanConfigOptions struct {
 	JSON  bool
 	// List only lists; otherwise each server is scanned (see
 	// scanConfigured) with Probe and Packages.
-	List     bool
+	List bool
+	// FailOn makes the verdict fail (exit 1) on these findings.
+	FailOn   failOn
 	Probe    crawl.ProbeOptions
 	Packages *crawl.PackageOptions
 }
@@ -122,7 +124,7 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 				return err
 			}
 		}
-		return nil
+		return o.FailOn.verdict(servers)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLIENT\tSERVER\tRUNNER\tTARGET\tSTATE\tWHERE")
@@ -155,7 +157,7 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 	if len(servers) == 0 {
 		fmt.Fprintln(env.stderr, "scan: no MCP server configured in the files searched")
 	}
-	return nil
+	return o.FailOn.verdict(servers)
 }
 
 // redacted keeps the names of m and hides its values, unless a value is

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,6 +156,53 @@ func TestScanConfigRemoteHeaderFromEnv(t *testing.T) {
 	}
 	tool := tools[0].(map[string]any)
 	if tool["name"] != "run_shell" || len(tool["classes"].([]any)) == 0 {
-		t.Errorf("tool %v: want run_shell with classes", tool)
+		t.Fatalf("tool %v: want run_shell with classes", tool)
+	}
+	// --fail-on: the tool's own class fails the verdict with exit 1's
+	// error type; a class it lacks does not.
+	class := tool["classes"].([]any)[0].(string)
+	for _, tc := range []struct {
+		list string
+		fail bool
+	}{{class, true}, {"unpinned", false}} {
+		f, err := parseFailOn(tc.list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &cmdEnv{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+		o := scanConfigOptions{Repo: dir, JSON: true, FailOn: f, Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+		err = runScanConfig(context.Background(), env, o)
+		var v verdictError
+		if got := errors.As(err, &v); got != tc.fail {
+			t.Errorf("--fail-on %s: error %v, want a verdict failure %v", tc.list, err, tc.fail)
+		}
+	}
+}
+
+func TestParseFailOn(t *testing.T) {
+	tests := []struct {
+		list     string
+		unpinned bool
+		n        int
+		usage    bool
+	}{
+		{"unpinned", true, 0, false},
+		{"command-string, unpinned", true, 1, false},
+		{"changed", false, 0, true},
+		{"no-such-class", false, 0, true},
+	}
+	for _, tc := range tests {
+		f, err := parseFailOn(tc.list)
+		var u usageError
+		if errors.As(err, &u) != tc.usage || (err == nil && (f.unpinned != tc.unpinned || len(f.classes) != tc.n)) {
+			t.Errorf("parseFailOn(%q) = %+v, %v", tc.list, f, err)
+		}
+	}
+	// unpinned fails on the fixture's unpinned, enabled server.
+	file := filepath.Join("..", "..", "internal", "agentconfig", "testdata", "home", ".codex", "config.toml")
+	env := &cmdEnv{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+	err := runScanConfig(context.Background(), env, scanConfigOptions{Files: []string{file}, List: true, FailOn: failOn{unpinned: true}})
+	if err == nil || !strings.Contains(err.Error(), file+":4: context7 is unpinned") {
+		t.Errorf("--fail-on unpinned: %v", err)
 	}
 }
