@@ -163,6 +163,10 @@ func TestResolve(t *testing.T) {
 			Server{URL: "https://x/", Args: []string{}, Headers: map[string]string{"Authorization": "Bearer sekrit"}}, []string{"env:HOST"}},
 		{"input from upper-snake env", Server{Command: "npx", Env: map[string]string{"K": "${input:perplexity-key}"}},
 			Server{Command: "npx", Args: []string{}, Env: map[string]string{"K": "pk"}}, nil},
+		{"gemini bare $VAR", Server{Client: Gemini, Headers: map[string]string{"A": "Bearer $API_TOKEN", "B": "$NOPE2"}},
+			Server{Client: Gemini, Args: []string{}, Headers: map[string]string{"A": "Bearer sekrit", "B": ""}}, []string{"NOPE2"}},
+		{"bare $VAR kept elsewhere", Server{Client: Cursor, Args: []string{"$API_TOKEN"}},
+			Server{Client: Cursor, Args: []string{"$API_TOKEN"}}, nil},
 		{"default used, missing once", Server{Args: []string{"${LEVEL:-info}", "${NOPE}", "${NOPE}"}},
 			Server{Args: []string{"info", "", ""}}, []string{"NOPE"}},
 	}

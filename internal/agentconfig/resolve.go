@@ -10,6 +10,10 @@ import (
 // ${VAR}).
 var variable = regexp.MustCompile(`\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.-]*)(?::-([^}]*))?\}`)
 
+// bareVariable is $VAR, which Gemini CLI substitutes as well as ${VAR};
+// the other clients leave it as written, so it is read for Gemini alone.
+var bareVariable = regexp.MustCompile(`\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.-]*)(?::-([^}]*))?\}|\$()([A-Za-z_][A-Za-z0-9_]*)()`)
+
 // Resolve substitutes the variables in s's command, args, env, URL and
 // headers from lookup (os.LookupEnv in use). An input ID is looked up as
 // written and then as an environment name (upper case, '-' and '.' as
@@ -19,10 +23,15 @@ var variable = regexp.MustCompile(`\$\{(?:(env|input):)?([A-Za-z_][A-Za-z0-9_.-]
 // callers print Server fields only from the unresolved Server.
 func Resolve(s Server, lookup func(string) (string, bool)) (out Server, missing []string) {
 	seen := map[string]bool{}
+	re := variable
+	if s.Client == Gemini {
+		re = bareVariable
+	}
 	sub := func(v string) string {
-		return variable.ReplaceAllStringFunc(v, func(m string) string {
-			g := variable.FindStringSubmatch(m)
-			kind, name, def := g[1], g[2], g[3]
+		return re.ReplaceAllStringFunc(v, func(m string) string {
+			// Pad to bareVariable's groups so both forms read alike.
+			g := append(re.FindStringSubmatch(m), "", "", "")[:7]
+			kind, name, def := g[1]+g[4], g[2]+g[5], g[3]+g[6]
 			names := []string{name}
 			if kind == "input" {
 				names = append(names, strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(name)))
