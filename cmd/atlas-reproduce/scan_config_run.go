@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
@@ -21,9 +22,15 @@ type scannedTool struct {
 type headerTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	// host is the configured URL's host: a redirect elsewhere does not
+	// carry the server's token to another host.
+	host string
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != h.host {
+		return h.base.RoundTrip(r)
+	}
 	r = r.Clone(r.Context())
 	for k, v := range h.headers {
 		r.Header.Set(k, v)
@@ -53,7 +60,11 @@ func scanConfigured(ctx context.Context, s configServer, lookup func(string) (st
 		// The user configured this server: a local address is a fair target.
 		po.AllowAddr = crawl.AnyAddr
 		base := http.DefaultTransport.(*http.Transport).Clone()
-		po.Transport = headerTransport{base: base, headers: full.Headers}
+		u, perr := url.Parse(full.URL)
+		if perr != nil {
+			return "failed: " + perr.Error(), nil
+		}
+		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
 		id, r, err = crawl.Scan(ctx, full.URL, po)
 	case coord != "" && pko != nil:
 		id, r, err = crawl.ScanPackage(ctx, coord, po, *pko)
