@@ -3,6 +3,7 @@ module github.com/atlas-reproduce/atlas-reproduce
 go 1.26.8
 
 require (
+	github.com/BurntSushi/toml v1.5.0
 	github.com/apache/arrow-go/v18 v18.9.0
 	github.com/chromedp/chromedp v0.24.0
 	github.com/google/go-containerregistry v0.22.1
@@ -11,7 +12,9 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/tailscale/hujson v0.0.0-20260727124030-b80ff77dac4f
 	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/net v0.61.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.50.0

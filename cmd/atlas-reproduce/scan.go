@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
@@ -13,7 +14,8 @@ import (
 )
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
-	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n\n"+
+	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n"+
+		"       scan (--config [FILE] | --repo DIR) [--json]\n\n"+
 		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
 		"digest, a bundle checked) and run over stdio in the sandbox the crawl uses (bubblewrap),\n"+
 		"never bare.\n"+
@@ -22,12 +24,57 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		"standard error, and exits 1 when a tool changed, appeared or vanished.")
 	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0)")
 	lockPath := fs.String("lock", "", "pin the server's tools in `FILE`, or compare them with it when it exists")
+	var cf configFlag
+	fs.Var(&cf, "config", "list the MCP servers of this user's agent clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex, Zed); --config FILE reads one file")
+	repo := fs.String("repo", "", "list the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
+	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
+	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
+	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, or a server is unpinned (unpinned)")
 	var pf probeFlags
 	pf.register(fs)
 	var pkf packageFlags
 	pkf.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if cf.set || *repo != "" {
+		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list}
+		var err error
+		if *failOnList != "" {
+			if o.FailOn, err = parseFailOn(*failOnList); err != nil {
+				return err
+			}
+		}
+		if o.Probe, err = pf.options(); err != nil {
+			return err
+		}
+		pko, err := pkf.options()
+		if err != nil {
+			return err
+		}
+		o.Packages = &pko
+		switch {
+		case fs.NArg() > 1:
+			return usageError{"scan --config takes at most one FILE"}
+		case fs.NArg() == 1 && cf.set:
+			o.Files = append(o.Files, fs.Arg(0))
+		case fs.NArg() == 1:
+			return usageError{"scan --repo takes no URL or package coordinate"}
+		}
+		if cf.set && len(o.Files) == 0 {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return err
+			}
+			o.Home = home
+			if o.Repo == "" {
+				// The project the user stands in counts too.
+				if o.Repo, err = os.Getwd(); err != nil {
+					return err
+				}
+			}
+		}
+		return runScanConfig(ctx, env, o)
 	}
 	if fs.NArg() != 1 {
 		return usageError{"scan takes one URL or package coordinate"}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
+)
+
+// configFlag is --config: alone it means "the configs of this user's
+// clients", --config=FILE names a file. It is a boolean flag to the flag
+// package so that bare --config parses; `--config FILE` leaves FILE as an
+// argument, which parseScan takes as the file.
+type configFlag struct {
+	set   bool
+	files []string
+}
+
+func (c *configFlag) String() string { return strings.Join(c.files, ",") }
+
+func (c *configFlag) Set(v string) error {
+	c.set = true
+	if v != "true" {
+		c.files = append(c.files, v)
+	}
+	return nil
+}
+
+func (c *configFlag) IsBoolFlag() bool { return true }
+
+// scanConfigOptions is `scan --config` / `scan --repo` as a test calls it.
+type scanConfigOptions struct {
+	// Files are named config files; Home (the user's, for the user-wide
+	// files) and Repo (a repository's committed files) are searched.
+	Files []string
+	Home  string
+	Repo  string
+	JSON  bool
+	// List only lists; otherwise each server is scanned (see
+	// scanConfigured) with Probe and Packages.
+	List bool
+	// FailOn makes the verdict fail (exit 1) on these findings.
+	FailOn   failOn
+	Probe    crawl.ProbeOptions
+	Packages *crawl.PackageOptions
+}
+
+// configServer is one listed server: where it is written and what runs it.
+type configServer struct {
+	agentconfig.Server
+	Target   agentconfig.Target `json:"target"`
+	Unpinned bool               `json:"unpinned,omitempty"`
+	// NeedsConfiguration names the variables the environment lacks; a
+	// server with any is not started and not counted as failed.
+	NeedsConfiguration []string `json:"needs_configuration,omitempty"`
+	// Scan is what scanning the server came to, Tools its labelled tools.
+	Scan  string        `json:"scan,omitempty"`
+	Tools []scannedTool `json:"tools,omitempty"`
+	// raw is the server as read, values unredacted, for the scan alone.
+	raw agentconfig.Server
+}
+
+// configServers reads every config o names, in order, each server with its
+// runner target and the variables the environment lacks.
+func configServers(o scanConfigOptions, lookup func(string) (string, bool)) ([]configServer, error) {
+	var locs []agentconfig.Location
+	for _, f := range o.Files {
+		c, ok := agentconfig.Guess(f)
+		if !ok {
+			return nil, usageError{fmt.Sprintf("--config %s: cannot tell which client's format the file is in from its name", f)}
+		}
+		locs = append(locs, agentconfig.Location{Client: c, Path: f, Scope: "file"})
+	}
+	if o.Home != "" || o.Repo != "" {
+		found, err := agentconfig.Discover(o.Home, o.Repo)
+		if err != nil {
+			return nil, err
+		}
+		locs = append(locs, found...)
+	}
+	var out []configServer
+	for _, l := range locs {
+		cfg, err := agentconfig.ReadFile(l.Client, l.Path)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range cfg.Servers {
+			_, missing := agentconfig.Resolve(s, lookup)
+			t := agentconfig.TargetOf(s)
+			shown := s
+			shown.Env, shown.Headers = redacted(s.Env), redacted(s.Headers)
+			out = append(out, configServer{Server: shown, Target: t, Unpinned: !t.Pinned(), NeedsConfiguration: missing, raw: s})
+		}
+	}
+	return out, nil
+}
+
+// runScanConfig lists the configured servers, as a table or JSON Lines.
+// Values are printed as written in the config, never resolved: a
+// substituted secret must not reach the terminal or a CI log.
+func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error {
+	servers, err := configServers(o, os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	if !o.List {
+		for i := range servers {
+			servers[i].Scan, servers[i].Tools = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages)
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+		}
+	}
+	if o.JSON {
+		enc := json.NewEncoder(env.stdout)
+		for _, s := range servers {
+			if err := enc.Encode(s); err != nil {
+				return err
+			}
+		}
+		return o.FailOn.verdict(servers)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLIENT\tSERVER\tRUNNER\tTARGET\tSTATE\tWHERE")
+	for _, s := range servers {
+		target := s.Target.Coordinate()
+		switch {
+		case s.Target.Kind == agentconfig.KindRemote:
+			target = s.URL
+		case s.Target.Kind == agentconfig.KindLocal:
+			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+		case target == "":
+			target = s.Target.Package + " (unpinned)"
+		}
+		state := "ready"
+		if s.Scan != "" {
+			state = s.Scan
+		}
+		switch {
+		case s.Disabled:
+			state = "disabled"
+		case len(s.NeedsConfiguration) > 0:
+			state = "needs " + strings.Join(s.NeedsConfiguration, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s:%d\n", s.Client, termtext.Safe(s.Name), s.Target.Kind,
+			termtext.Safe(target), termtext.Safe(state), termtext.Safe(s.File), s.Line)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(servers) == 0 {
+		fmt.Fprintln(env.stderr, "scan: no MCP server configured in the files searched")
+	}
+	return o.FailOn.verdict(servers)
+}
+
+// redacted keeps the names of m and hides its values, unless a value is
+// only variable references: a token written into a config file must not be
+// copied into a CI log by the tool that flags it.
+func redacted(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if agentconfig.OnlyVariables(v) {
+			out[k] = v
+		} else {
+			out[k] = "<redacted>"
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
+	"github.com/atlas-reproduce/atlas-reproduce/label"
+)
+
+// scannedTool is one tool of a scanned server with its classes.
+type scannedTool struct {
+	Name    string   `json:"name"`
+	Classes []string `json:"classes"`
+}
+
+// headerTransport sends a configured server's headers with every request.
+// The values come from the resolved config and are never printed.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	// host is the configured URL's host: a redirect elsewhere does not
+	// carry the server's token to another host.
+	host string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Host != h.host {
+		return h.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return h.base.RoundTrip(r)
+}
+
+// scanConfigured asks one listed server for its tools: a remote server
+// with its resolved headers, a pinned package through the crawl's
+// sandboxed runner. It returns the state to show and the labelled tools.
+// Unpinned packages and local commands are not started yet.
+func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions) (string, []scannedTool) {
+	switch {
+	case s.Disabled:
+		return "disabled", nil
+	case len(s.NeedsConfiguration) > 0:
+		return "needs configuration", nil
+	}
+	// s.Server's env and headers are redacted for output; resolve from
+	// the config as read.
+	full, _ := agentconfig.Resolve(s.raw, lookup)
+	var id string
+	var r crawl.Result
+	var err error
+	switch coord := s.Target.Coordinate(); {
+	case s.Target.Kind == agentconfig.KindRemote:
+		// The user configured this server: a local address is a fair target.
+		po.AllowAddr = crawl.AnyAddr
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		u, perr := url.Parse(full.URL)
+		if perr != nil {
+			return "failed: " + perr.Error(), nil
+		}
+		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
+		id, r, err = crawl.Scan(ctx, full.URL, po)
+	case coord != "" && pko != nil:
+		id, r, err = crawl.ScanPackage(ctx, coord, po, *pko)
+	case coord != "":
+		return "not scanned: no package options", nil
+	case s.Target.Kind == agentconfig.KindLocal:
+		return "not scanned: local commands are not run yet", nil
+	default:
+		return "not scanned: unpinned", nil
+	}
+	if err != nil {
+		return "failed: " + err.Error(), nil
+	}
+	if !r.Reachable {
+		return "unreachable (" + r.ErrorKind + ")", nil
+	}
+	var tools []scannedTool
+	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
+	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
+		name := ""
+		if t.Tool != nil {
+			name = *t.Tool
+		}
+		tools = append(tools, scannedTool{Name: name, Classes: t.Classes})
+		return nil
+	})
+	if err != nil {
+		return "failed: " + err.Error(), nil
+	}
+	return fmt.Sprintf("scanned: %d tools", len(tools)), tools
+}

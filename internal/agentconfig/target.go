@@ -1,0 +1,156 @@
+package agentconfig
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Kind is the runner a server is scanned through.
+type Kind string
+
+// The runners: the package registries the crawl knows, a local command
+// run in the sandbox with its own folder visible, and a remote server.
+const (
+	KindNPM    Kind = "npm"
+	KindPyPI   Kind = "pypi"
+	KindOCI    Kind = "oci"
+	KindLocal  Kind = "local"
+	KindRemote Kind = "remote"
+)
+
+// Target is what a configured server comes to for a scan.
+type Target struct {
+	Kind Kind `json:"kind"`
+	// Package is the npm or PyPI name, or the OCI image without tag.
+	Package string `json:"package,omitempty"`
+	// Version is the version or tag the command pins; empty when the
+	// client resolves it at start (npx PKG, uvx PKG, IMAGE without tag).
+	Version string `json:"version,omitempty"`
+	// Args are the server's own arguments, after the package.
+	Args []string `json:"args,omitempty"`
+	// Dir is a local command's folder, the one the sandbox shows.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Pinned says the target names an exact version.
+func (t Target) Pinned() bool {
+	return t.Kind == KindLocal || t.Kind == KindRemote || t.Version != ""
+}
+
+// Coordinate is the crawl's package coordinate (npm:NAME@VERSION,
+// pypi:NAME@VERSION, oci:IMAGE:TAG or oci:IMAGE@sha256:...), or "" for a
+// target that is not a pinned package.
+func (t Target) Coordinate() string {
+	if t.Version == "" {
+		return ""
+	}
+	switch t.Kind {
+	case KindNPM, KindPyPI:
+		return string(t.Kind) + ":" + t.Package + "@" + t.Version
+	case KindOCI:
+		if strings.HasPrefix(t.Version, "sha256:") {
+			return "oci:" + t.Package + "@" + t.Version
+		}
+		return "oci:" + t.Package + ":" + t.Version
+	}
+	return ""
+}
+
+// TargetOf maps a server's command to its runner: npx [-y] PKG[@VER] and
+// npm exec to npm, uvx PKG[==VER] and pipx run PKG to PyPI, docker or
+// podman run IMAGE to OCI, a URL to remote, anything else to local.
+func TargetOf(s Server) Target {
+	if s.Command == "" {
+		return Target{Kind: KindRemote}
+	}
+	cmd := filepath.Base(s.Command)
+	args := s.Args
+	switch cmd {
+	case "npx":
+		return npmTarget(skipFlags(args, map[string]bool{"-p": true, "--package": true}))
+	case "npm":
+		if len(args) > 0 && (args[0] == "exec" || args[0] == "x") {
+			rest := skipFlags(args[1:], map[string]bool{"-p": true, "--package": true})
+			if len(rest) > 0 && rest[0] == "--" {
+				rest = rest[1:]
+			}
+			return npmTarget(rest)
+		}
+	case "uvx":
+		return pypiTarget(skipFlags(args, map[string]bool{"--from": true, "--with": true, "--python": true}))
+	case "pipx":
+		if len(args) > 0 && args[0] == "run" {
+			return pypiTarget(skipFlags(args[1:], map[string]bool{"--spec": true, "--python": true}))
+		}
+	case "docker", "podman":
+		if len(args) > 0 && args[0] == "run" {
+			return ociTarget(args[1:])
+		}
+	}
+	dir := s.Cwd
+	if dir == "" {
+		dir = filepath.Dir(s.File)
+	}
+	return Target{Kind: KindLocal, Dir: dir, Args: args}
+}
+
+// skipFlags drops leading options; those in withValue take the next word.
+func skipFlags(args []string, withValue map[string]bool) []string {
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "--" {
+		if withValue[args[0]] && len(args) > 1 {
+			args = args[1:]
+		}
+		args = args[1:]
+	}
+	return args
+}
+
+func npmTarget(args []string) Target {
+	if len(args) == 0 {
+		return Target{Kind: KindNPM}
+	}
+	spec := args[0]
+	name, ver := spec, ""
+	if at := strings.LastIndex(spec, "@"); at > 0 {
+		name, ver = spec[:at], spec[at+1:]
+	}
+	if ver == "latest" || strings.ContainsAny(ver, "^~<>*x ") {
+		ver = "" // a range: resolved at start, so not pinned
+	}
+	return Target{Kind: KindNPM, Package: name, Version: ver, Args: args[1:]}
+}
+
+func pypiTarget(args []string) Target {
+	if len(args) == 0 {
+		return Target{Kind: KindPyPI}
+	}
+	name, ver, _ := strings.Cut(args[0], "==")
+	if at := strings.LastIndex(name, "@"); at > 0 && ver == "" {
+		name, ver = name[:at], name[at+1:]
+	}
+	return Target{Kind: KindPyPI, Package: name, Version: ver, Args: args[1:]}
+}
+
+// ociValued are the docker/podman run options that take a value.
+var ociValued = map[string]bool{"-e": true, "--env": true, "-v": true, "--volume": true, "-p": true, "--publish": true,
+	"--name": true, "--network": true, "--net": true, "-w": true, "--workdir": true, "-u": true, "--user": true,
+	"--entrypoint": true, "--env-file": true, "--mount": true, "--platform": true, "-l": true, "--label": true, "--pull": true}
+
+func ociTarget(args []string) Target {
+	args = skipFlags(args, ociValued)
+	if len(args) == 0 {
+		return Target{Kind: KindOCI}
+	}
+	ref := args[0]
+	if at := strings.Index(ref, "@"); at > 0 {
+		return Target{Kind: KindOCI, Package: ref[:at], Version: ref[at+1:], Args: args[1:]}
+	}
+	if c := strings.LastIndex(ref, ":"); c > strings.LastIndex(ref, "/") {
+		tag := ref[c+1:]
+		if tag == "latest" {
+			tag = ""
+		}
+		return Target{Kind: KindOCI, Package: ref[:c], Version: tag, Args: args[1:]}
+	}
+	return Target{Kind: KindOCI, Package: ref, Args: args[1:]}
+}
