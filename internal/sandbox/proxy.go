@@ -30,7 +30,13 @@ type Proxy struct {
 // NewProxy starts a proxy that allows the hosts (and ports) of the URLs
 // given.
 func NewProxy(allow ...string) (*Proxy, error) {
-	p := &Proxy{allowed: map[string]bool{}}
+	return newProxy(nil, allow)
+}
+
+// newProxy sets every field before the server starts: ServeHTTP reads
+// them from its own goroutines without a lock.
+func newProxy(via *url.URL, allow []string) (*Proxy, error) {
+	p := &Proxy{allowed: map[string]bool{}, via: via}
 	for _, a := range allow {
 		u, err := url.Parse(a)
 		if err != nil || u.Host == "" {

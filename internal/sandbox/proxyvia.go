@@ -15,12 +15,7 @@ import (
 // requests and tunnels go through upstream, the others are refused as
 // by NewProxy. A nil upstream is NewProxy.
 func NewProxyVia(upstream *url.URL, allow ...string) (*Proxy, error) {
-	p, err := NewProxy(allow...)
-	if err != nil {
-		return nil, err
-	}
-	p.via = upstream
-	return p, nil
+	return newProxy(upstream, allow)
 }
 
 // dial opens a connection to target (host:port), through the upstream
