@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Chart geometry, in SVG user units (CSS pixels at the natural size). The
@@ -258,6 +260,14 @@ func drawClassChart(ids []string, vals []classBars, u chartUnits) htmlChart {
 		row.OursTextX, row.OursTextY = f(chartBarX+axis.width(v.ours)+6), f(oursY+14)
 		row.PubTextX, row.PubTextY = f(chartBarX+axis.width(v.pub)+6), f(pubY+14)
 		c.Rows = append(c.Rows, row)
+		// The text after the longest bar must end inside the picture:
+		// widen the viewBox to the text's estimated end.
+		for _, t := range []struct {
+			x    float64
+			text string
+		}{{chartBarX + axis.width(v.ours) + 6, row.OursText}, {chartBarX + axis.width(v.pub) + 6, row.PubText}} {
+			c.Width = max(c.Width, int(math.Ceil(t.x+textWidth(t.text)))+chartTextPad)
+		}
 	}
 	c.Legend = chartLegend(u.legendGap, []legendEntry{
 		{"ours", colourOurs, u.legend[0]},
@@ -267,6 +277,17 @@ func drawClassChart(ids []string, vals []classBars, u chartUnits) htmlChart {
 	})
 	return c
 }
+
+// chartCharW is a generous width of one character of the chart's 13px
+// sans-serif text: the widest digits and lower-case letters of common
+// system fonts stay under it, so an estimate from it never falls short.
+const (
+	chartCharW   = 8.0
+	chartTextPad = 8
+)
+
+// textWidth estimates the drawn width of s in the chart's text.
+func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * chartCharW }
 
 // chartAxis maps figures from 0 to top, a whole number of gridline steps,
 // onto the bars' width.
@@ -379,8 +400,29 @@ var htmlTemplate = template.Must(template.New("report.html").Funcs(template.Func
 	"pp":        func(ours, snapshot float64) string { return fmt.Sprintf("%+.3f", points(ours, snapshot)) },
 	"percentOf": Percent,
 	// Published figures are shown with the precision the spec gives.
-	"asGiven": func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) },
+	"asGiven":   func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) },
+	"codeSpans": codeSpans,
 }).Parse(htmlSource))
+
+// codeSpans is text written with Markdown's code spans (the rules are
+// written once for report.md and the page) as HTML: each `span` a <code>
+// element, everything escaped. Text with an unpaired backtick is shown as
+// written.
+func codeSpans(s string) template.HTML {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 {
+		return template.HTML(template.HTMLEscapeString(s))
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString("<code>" + template.HTMLEscapeString(p) + "</code>")
+		} else {
+			b.WriteString(template.HTMLEscapeString(p))
+		}
+	}
+	return template.HTML(b.String())
+}
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">
@@ -425,6 +467,8 @@ code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liber
 .note { color: #57606a; }
 .nonnormative { border: 1px dashed #8c959f; padding: 4px 14px 10px; margin-top: 16px; background: #fafbfc; }
 .rule { font-size: 0.85rem; color: #424a53; }
+.baseline-list code { overflow-wrap: anywhere; word-break: break-word; }
+.baseline-list { table-layout: fixed; }
 footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 @media print { .banner { -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
 </style>
@@ -545,7 +589,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{range .R.Surface}}<tr><td>{{.Title}}</td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{if .Servers}}{{num .Servers}}{{else}}–{{end}}</td><td class="n">{{num .Published}}</td><td class="n">{{if .PublishedPercent}}{{asGiven .PublishedPercent}}{{else}}–{{end}}</td><td class="n">{{if .PublishedServers}}{{num .PublishedServers}}{{else}}–{{end}}</td></tr>
 {{end}}</tbody>
 </table>
-{{range .R.Surface}}<p class="rule"><strong>{{.Title}}</strong> (<code>{{.ID}}</code>): {{.Rule}}</p>
+{{range .R.Surface}}<p class="rule"><strong>{{.Title}}</strong> (<code>{{.ID}}</code>): {{codeSpans .Rule}}</p>
 {{end}}</section>
 {{end}}
 {{with .R.Definitions}}<section id="definitions">

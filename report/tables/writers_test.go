@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
-	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
