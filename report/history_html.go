@@ -323,27 +323,7 @@ const historySource = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>The census over time: {{len .Releases}} releases</title>
 <style>
-:root { color-scheme: light; }
-* { box-sizing: border-box; }
-body { margin: 0; background: #ffffff; color: #1b1f24; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-.wrap { max-width: 1060px; margin: 0 auto; padding: 16px 24px 40px; }
-h1 { font-size: 1.6rem; margin: 8px 0 12px; }
-h2 { font-size: 1.2rem; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
-.chart { display: block; max-width: 100%; height: auto; }
-.chart text { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill: #1b1f24; }
-.chart .tick { fill: #57606a; font-size: 12px; }
-.chart .grid { stroke: #e4e8ec; stroke-width: 1; }
-.chart .axis { stroke: #8c959f; stroke-width: 1; }
-table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; font-size: 0.92rem; }
-th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f5f7; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 0.85rem; }
-.id { white-space: nowrap; }
-.note { color: #57606a; }
-.badge { display: inline-block; background: #6e7781; color: #ffffff; border-radius: 4px; padding: 1px 7px; font-size: 0.75rem; font-weight: 600; vertical-align: middle; letter-spacing: 0.03em; text-transform: uppercase; }
-footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
-</style>
+` + pageCSS + `</style>
 </head>
 <body>
 <div class="wrap">
