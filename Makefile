@@ -29,6 +29,8 @@ test:
 		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
 	done; \
 	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary || failed="$$failed suite"; \
+	echo "purego: the hand-written low-level code without assembly or unsafe"; \
+	$(GO) test -count=1 -tags purego ./internal/gunzip ./internal/sha256x8 ./internal/toolid || failed="$$failed purego"; \
 	echo "race detector: $(RACE_PKGS)"; \
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS) || failed="$$failed race"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi; \
