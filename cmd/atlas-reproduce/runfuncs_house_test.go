@@ -156,7 +156,9 @@ func TestParseHouseOptions(t *testing.T) {
 		{"crawl memory below bytes", func(env *cmdEnv) (any, error) {
 			return parseCrawl(env, []string{"--candidates", "c", "--out", "o", "--max-memory", "10", "--max-bytes", "20"})
 		}, nil, "--max-memory must be more"},
-		{"history", func(env *cmdEnv) (any, error) { return parseHistory(env, []string{"--out", "d", "--replace", "r1", "r2"}) },
+		{"history", func(env *cmdEnv) (any, error) {
+			return parseHistory(env, []string{"--out", "d", "--replace", "r1", "r2"})
+		},
 			historyOptions{out: "d", runs: []string{"r1", "r2"}, replace: true}, ""},
 		{"history without runs", func(env *cmdEnv) (any, error) { return parseHistory(env, []string{"--out", "d"}) }, nil, "at least one run"},
 		{"sandbox", func(env *cmdEnv) (any, error) { return parseSandbox(env, []string{"check"}) }, sandboxOptions{}, ""},
