@@ -41,16 +41,6 @@ func (f *registryFlags) options() (crawl.RegistryOptions, error) {
 	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages, AllowPrivate: f.allowPrivate}, nil
 }
 
-// stream reads the registry, calling emit per candidate, and says on w
-// what was kept and skipped.
-func (f *registryFlags) stream(ctx context.Context, w io.Writer, emit func(crawl.Candidate) error) error {
-	opt, err := f.options()
-	if err != nil {
-		return err
-	}
-	return streamRegistry(ctx, w, opt, emit)
-}
-
 // streamRegistry reads the registry opt names, calling emit per
 // candidate, and says on w what was kept and skipped.
 func streamRegistry(ctx context.Context, w io.Writer, opt crawl.RegistryOptions, emit func(crawl.Candidate) error) error {
