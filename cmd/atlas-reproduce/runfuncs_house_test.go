@@ -184,3 +184,12 @@ func TestParseHouseOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestCountTools: one tool is "1 tool", as "1 tools changed" was not.
+func TestCountTools(t *testing.T) {
+	for n, want := range map[int]string{0: "0 tools", 1: "1 tool", 2: "2 tools", 1000: "1000 tools"} {
+		if got := countTools(n); got != want {
+			t.Errorf("countTools(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
