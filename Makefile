@@ -29,6 +29,8 @@ test:
 		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
 	done; \
 	$(GO) test -count=1 -json -timeout 20m $(PKGS) | $(GO) run ./scripts/testsummary || failed="$$failed suite"; \
+	echo "purego: the hand-written low-level code without assembly or unsafe"; \
+	$(GO) test -count=1 -tags purego ./internal/gunzip ./internal/sha256x8 ./internal/toolid || failed="$$failed purego"; \
 	echo "race detector: $(RACE_PKGS)"; \
 	$(GO) test -count=1 -race -timeout 20m $(RACE_PKGS) || failed="$$failed race"; \
 	if [ -n "$$failed" ]; then echo "make test: FAILED:$$failed"; exit 1; fi; \
@@ -52,19 +54,17 @@ staticcheck:
 
 lint: fmt-check vet staticcheck standalone
 
-## fuzz: each fuzz target for FUZZTIME (go test allows one target per run).
+## fuzz: every fuzz target of the module for FUZZTIME each (go test
+## allows one target per run). The targets are listed by `go test -list`
+## in each package whose tests define one, so a new target runs without
+## an edit here.
 fuzz:
-	$(GO) test ./label/classify -run '^$$' -fuzz '^FuzzMatcher$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./label/classify -run '^$$' -fuzz '^FuzzSurface$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./label/census -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./label/census -run '^$$' -fuzz '^FuzzEnumerate$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./label/sensitivity -run '^$$' -fuzz '^FuzzAnalyzer$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./label -run '^$$' -fuzz '^FuzzClassifyBody$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./crawl -run '^$$' -fuzz '^FuzzReplaceInvalidUTF8$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./proxy -run '^$$' -fuzz '^FuzzRewriteList$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/sha256x8 -run '^$$' -fuzz '^FuzzSum$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/toolid -run '^$$' -fuzz '^FuzzSchemaFromTool$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./internal/gunzip -run '^$$' -fuzz '^FuzzReader$$' -fuzztime $(FUZZTIME)
+	@set -e; for dir in $$(grep -rl --include='*_test.go' --exclude-dir=node_modules '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for target in $$($(GO) test -list '^Fuzz' $$dir | grep '^Fuzz'); do \
+			echo "fuzz: $$dir $$target"; \
+			$(GO) test $$dir -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME); \
+		done; \
+	done
 
 ## demo: a synthetic census at full scale, the whole pipeline, the report,
 ## which holds the counts to the census's own truth.json; its verdict line

@@ -60,28 +60,8 @@ func (t *ToolLabels) AppendJSON(b []byte) []byte {
 	b = appendStrings(b, t.RequiredClasses)
 	b = append(b, `, "buckets": `...)
 	b = appendStrings(b, t.Buckets)
-	b = append(b, `, "properties": [`...)
-	for i := range t.Properties {
-		p := &t.Properties[i]
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, `{"name": `...)
-		b = census.AppendJSONString(b, p.Name)
-		b = append(b, `, "where": `...)
-		b = census.AppendJSONString(b, p.Where)
-		if p.Required {
-			b = append(b, `, "required": true`...)
-		} else {
-			b = append(b, `, "required": false`...)
-		}
-		b = append(b, `, "classes": `...)
-		b = appendStrings(b, p.Classes)
-		b = append(b, `, "buckets": `...)
-		b = appendStrings(b, p.Buckets)
-		b = append(b, '}')
-	}
-	b = append(b, ']')
+	b = append(b, `, "properties": `...)
+	b = pythonStyle.appendProperties(b, t.Properties)
 	if t.Sensitivity != nil {
 		b = append(b, `, "sensitivity": `...)
 		b = t.Sensitivity.appendJSON(b)
@@ -110,6 +90,63 @@ func appendList(b []byte, ss []string, sep string) []byte {
 	return append(b, ']')
 }
 
+// jsonStyle is the spacing of one of the two encodings of a tool's
+// labels: classify's line (Python's json.dumps spacing) or the compact
+// _meta object; one property writer serves both, so that they cannot
+// drift apart.
+type jsonStyle struct {
+	item, key string // between items, between a key and its value
+	buckets   bool   // the non-normative buckets are written
+}
+
+var (
+	pythonStyle  = jsonStyle{item: ", ", key: ": ", buckets: true}
+	compactStyle = jsonStyle{item: ",", key: ":"}
+)
+
+// appendKey appends a key and its separator, after the item separator
+// unless it is an object's first key.
+func (s jsonStyle) appendKey(b []byte, key string, first bool) []byte {
+	if !first {
+		b = append(b, s.item...)
+	}
+	b = append(b, '"')
+	b = append(b, key...)
+	b = append(b, '"')
+	return append(b, s.key...)
+}
+
+// appendProperties appends ps as a JSON array of property objects:
+// name, where, required, classes, then buckets when the style has them.
+func (s jsonStyle) appendProperties(b []byte, ps []PropertyLabels) []byte {
+	b = append(b, '[')
+	for i := range ps {
+		p := &ps[i]
+		if i > 0 {
+			b = append(b, s.item...)
+		}
+		b = append(b, '{')
+		b = s.appendKey(b, "name", true)
+		b = census.AppendJSONString(b, p.Name)
+		b = s.appendKey(b, "where", false)
+		b = census.AppendJSONString(b, p.Where)
+		b = s.appendKey(b, "required", false)
+		if p.Required {
+			b = append(b, "true"...)
+		} else {
+			b = append(b, "false"...)
+		}
+		b = s.appendKey(b, "classes", false)
+		b = appendList(b, p.Classes, s.item)
+		if s.buckets {
+			b = s.appendKey(b, "buckets", false)
+			b = appendList(b, p.Buckets, s.item)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
 // AppendMeta appends t's labels as the compact JSON object (no spaces) a
 // listed tool's _meta carries them in: classes, required_classes, and per
 // property its name, where, required and classes (the non-normative
@@ -122,26 +159,9 @@ func (t *ToolLabels) AppendMeta(b []byte, rules string) []byte {
 	b = appendList(b, t.Classes, ",")
 	b = append(b, `,"required_classes":`...)
 	b = appendList(b, t.RequiredClasses, ",")
-	b = append(b, `,"properties":[`...)
-	for i := range t.Properties {
-		p := &t.Properties[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"name":`...)
-		b = census.AppendJSONString(b, p.Name)
-		b = append(b, `,"where":`...)
-		b = census.AppendJSONString(b, p.Where)
-		if p.Required {
-			b = append(b, `,"required":true`...)
-		} else {
-			b = append(b, `,"required":false`...)
-		}
-		b = append(b, `,"classes":`...)
-		b = appendList(b, p.Classes, ",")
-		b = append(b, '}')
-	}
-	b = append(b, `],"rules":`...)
+	b = append(b, `,"properties":`...)
+	b = compactStyle.appendProperties(b, t.Properties)
+	b = append(b, `,"rules":`...)
 	b = census.AppendJSONString(b, rules)
 	return append(b, '}')
 }

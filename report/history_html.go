@@ -69,7 +69,10 @@ type svgLegend struct {
 // svgChart is one chart of history.html: lines (the class shares) or bars
 // (the tools added, removed and changed), on a grid of horizontal lines.
 type svgChart struct {
-	Width, Height     int
+	Width, Height int
+	// ViewX is the viewBox's left edge: below 0 when the axis labels need
+	// more room than the margin left of the plot.
+	ViewX             int
 	Left, Right, Top  int
 	Bottom            string
 	Grid              []svgGrid
@@ -100,6 +103,17 @@ func (y yAxis) grid(label func(int64) string) []svgGrid {
 		g = append(g, svgGrid{Y: yy, Label: svgText{X: strconv.Itoa(histLeft - 8), Y: chartCoord(y.at(v) + 4), Anchor: "end", Text: label(v)}})
 	}
 	return g
+}
+
+// fitAxisLabels moves the viewBox's left edge out until the longest
+// y-axis label, right-aligned before the plot, is inside the picture.
+func (c *svgChart) fitAxisLabels() {
+	for _, g := range c.Grid {
+		if left := int(math.Floor(histLeft-8-textWidth(g.Label.Text))) - chartTextPad; left < c.ViewX {
+			c.Width += c.ViewX - left
+			c.ViewX = left
+		}
+	}
 }
 
 // thin keeps the labels at least histLabelGap apart, the first one always.
@@ -153,15 +167,15 @@ func drawShares(rels []historyRelease) svgChart {
 	}
 	y := yAxis{chartAxis: newChartAxis(largest), top: histTop, bottom: bottom}
 	c.Grid = y.grid(pctLabel)
+	c.fitAxisLabels()
 	const inset = 12
 	x := func(date string) float64 {
 		return histLeft + inset + (day(date)-first)*(histRight-histLeft-2*inset)/(last-first)
 	}
+	xs := spread(rels, x, histLeft+inset, histRight-inset)
 	var labels []svgText
-	var xs []float64
-	for _, r := range rels {
-		labels = append(labels, svgText{X: chartCoord(x(r.Date)), Y: strconv.Itoa(bottom + 20), Anchor: "middle", Text: r.Date})
-		xs = append(xs, x(r.Date))
+	for i, r := range rels {
+		labels = append(labels, svgText{X: chartCoord(xs[i]), Y: strconv.Itoa(bottom + 20), Anchor: "middle", Text: r.Date})
 	}
 	c.XLabels = thin(labels, xs)
 	sx := x(published.Snapshot)
@@ -172,12 +186,12 @@ func drawShares(rels []historyRelease) svgChart {
 	}
 	for i, id := range ids {
 		s := svgSeries{Class: id, Colour: classColours[i%len(classColours)]}
-		for _, r := range rels {
+		for k, r := range rels {
 			for _, row := range r.Rows {
 				if row.Class != id {
 					continue
 				}
-				d := svgDot{X: chartCoord(x(r.Date)), Y: chartCoord(y.at(milli(row.Percent))), Release: r.Release, Date: r.Date, Percent: strconv.FormatFloat(row.Percent, 'f', 3, 64)}
+				d := svgDot{X: chartCoord(xs[k]), Y: chartCoord(y.at(milli(row.Percent))), Release: r.Release, Date: r.Date, Percent: strconv.FormatFloat(row.Percent, 'f', 3, 64)}
 				if s.Points != "" {
 					s.Points += " "
 				}
@@ -195,6 +209,31 @@ func drawShares(rels []historyRelease) svgChart {
 	return c
 }
 
+// histSameDayGap is how far apart releases of one day (or of days too
+// close to tell apart) are drawn, so that a line joins them as a slope
+// from one release to the next rather than a vertical stroke.
+const histSameDayGap = 10
+
+// spread places the releases, in their order, at their day's x, each at
+// least histSameDayGap right of the one before and none past right.
+func spread(rels []historyRelease, x func(string) float64, left, right float64) []float64 {
+	xs := make([]float64, len(rels))
+	for i, r := range rels {
+		xs[i] = x(r.Date)
+		if i > 0 {
+			xs[i] = max(xs[i], xs[i-1]+histSameDayGap)
+		}
+	}
+	for i := len(xs) - 1; i >= 0; i-- {
+		limit := right
+		if i+1 < len(xs) {
+			limit = xs[i+1] - histSameDayGap
+		}
+		xs[i] = max(min(xs[i], limit), left)
+	}
+	return xs
+}
+
 // drawChanges draws the tools added, removed and changed in each release
 // beside the one before, as three bars a release.
 func drawChanges(rels []historyRelease) svgChart {
@@ -210,6 +249,7 @@ func drawChanges(rels []historyRelease) svgChart {
 	}
 	y := yAxis{chartAxis: newChartAxis(largest), top: histTop, bottom: bottom}
 	c.Grid = y.grid(group)
+	c.fitAxisLabels()
 	slot := float64(histRight-histLeft) / float64(max(len(rels), 1))
 	barW := min(22, slot*0.8/3)
 	var labels []svgText
@@ -283,27 +323,7 @@ const historySource = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>The census over time: {{len .Releases}} releases</title>
 <style>
-:root { color-scheme: light; }
-* { box-sizing: border-box; }
-body { margin: 0; background: #ffffff; color: #1b1f24; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-.wrap { max-width: 1060px; margin: 0 auto; padding: 16px 24px 40px; }
-h1 { font-size: 1.6rem; margin: 8px 0 12px; }
-h2 { font-size: 1.2rem; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
-.chart { display: block; max-width: 100%; height: auto; }
-.chart text { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill: #1b1f24; }
-.chart .tick { fill: #57606a; font-size: 12px; }
-.chart .grid { stroke: #e4e8ec; stroke-width: 1; }
-.chart .axis { stroke: #8c959f; stroke-width: 1; }
-table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; font-size: 0.92rem; }
-th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f5f7; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 0.85rem; }
-.id { white-space: nowrap; }
-.note { color: #57606a; }
-.badge { display: inline-block; background: #6e7781; color: #ffffff; border-radius: 4px; padding: 1px 7px; font-size: 0.75rem; font-weight: 600; vertical-align: middle; letter-spacing: 0.03em; text-transform: uppercase; }
-footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
-</style>
+` + pageCSS + `</style>
 </head>
 <body>
 <div class="wrap">
@@ -315,7 +335,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{end}}{{end}}
 <h2>Class shares, in percent of live tools</h2>
 <p class="note">One line a class, one point a release; the ringed points on the dashed line are the published snapshot's shares ({{.Snapshot}}).</p>
-{{$s := .Shares}}<svg id="shares-chart" class="chart" role="img" aria-labelledby="shares-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{$s.Width}}" height="{{$s.Height}}" viewBox="0 0 {{$s.Width}} {{$s.Height}}">
+{{$s := .Shares}}<svg id="shares-chart" class="chart" role="img" aria-labelledby="shares-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{$s.Width}}" height="{{$s.Height}}" viewBox="{{$s.ViewX}} 0 {{$s.Width}} {{$s.Height}}">
 <title id="shares-chart-title">Share of live tools of each parameter risk class, release by release, with the published snapshot marked</title>
 <rect x="0" y="0" width="{{$s.Width}}" height="{{$s.Height}}" fill="#ffffff"/>
 {{template "grid" $s}}<line x1="{{$s.SnapshotX}}" x2="{{$s.SnapshotX}}" y1="{{$s.Top}}" y2="{{$s.Bottom}}" stroke="#57606a" stroke-width="1.5" stroke-dasharray="5 4" data-snapshot="{{.Snapshot}}"/>
@@ -330,7 +350,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 
 <h2>Tools added, removed and changed, per release</h2>
 <p class="note">Beside the release before (none for the first); a changed tool kept its server, name and ordinal and has another definition.</p>
-{{$b := .Changes}}<svg id="changes-chart" class="chart" role="img" aria-labelledby="changes-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{$b.Width}}" height="{{$b.Height}}" viewBox="0 0 {{$b.Width}} {{$b.Height}}">
+{{$b := .Changes}}<svg id="changes-chart" class="chart" role="img" aria-labelledby="changes-chart-title" xmlns="http://www.w3.org/2000/svg" width="{{$b.Width}}" height="{{$b.Height}}" viewBox="{{$b.ViewX}} 0 {{$b.Width}} {{$b.Height}}">
 <title id="changes-chart-title">Tools added, removed and changed in each release beside the release before</title>
 <rect x="0" y="0" width="{{$b.Width}}" height="{{$b.Height}}" fill="#ffffff"/>
 {{template "grid" $b}}{{range $b.Bars}}<rect x="{{.X}}" y="{{.Y}}" width="{{.W}}" height="{{.H}}" fill="{{.Fill}}" data-series="{{.Series}}" data-release="{{.Release}}" data-value="{{.Value}}"><title>{{.Release}}: {{num .Value}} {{.Series}}</title></rect>

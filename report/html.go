@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Chart geometry, in SVG user units (CSS pixels at the natural size). The
@@ -258,6 +260,14 @@ func drawClassChart(ids []string, vals []classBars, u chartUnits) htmlChart {
 		row.OursTextX, row.OursTextY = f(chartBarX+axis.width(v.ours)+6), f(oursY+14)
 		row.PubTextX, row.PubTextY = f(chartBarX+axis.width(v.pub)+6), f(pubY+14)
 		c.Rows = append(c.Rows, row)
+		// The text after the longest bar must end inside the picture:
+		// widen the viewBox to the text's estimated end.
+		for _, t := range []struct {
+			x    float64
+			text string
+		}{{chartBarX + axis.width(v.ours) + 6, row.OursText}, {chartBarX + axis.width(v.pub) + 6, row.PubText}} {
+			c.Width = max(c.Width, int(math.Ceil(t.x+textWidth(t.text)))+chartTextPad)
+		}
 	}
 	c.Legend = chartLegend(u.legendGap, []legendEntry{
 		{"ours", colourOurs, u.legend[0]},
@@ -267,6 +277,17 @@ func drawClassChart(ids []string, vals []classBars, u chartUnits) htmlChart {
 	})
 	return c
 }
+
+// chartCharW is a generous width of one character of the chart's 13px
+// sans-serif text: the widest digits and lower-case letters of common
+// system fonts stay under it, so an estimate from it never falls short.
+const (
+	chartCharW   = 8.0
+	chartTextPad = 8
+)
+
+// textWidth estimates the drawn width of s in the chart's text.
+func textWidth(s string) float64 { return float64(utf8.RuneCountInString(s)) * chartCharW }
 
 // chartAxis maps figures from 0 to top, a whole number of gridline steps,
 // onto the bars' width.
@@ -379,8 +400,29 @@ var htmlTemplate = template.Must(template.New("report.html").Funcs(template.Func
 	"pp":        func(ours, snapshot float64) string { return fmt.Sprintf("%+.3f", points(ours, snapshot)) },
 	"percentOf": Percent,
 	// Published figures are shown with the precision the spec gives.
-	"asGiven": func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) },
+	"asGiven":   func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) },
+	"codeSpans": codeSpans,
 }).Parse(htmlSource))
+
+// codeSpans is text written with Markdown's code spans (the rules are
+// written once for report.md and the page) as HTML: each `span` a <code>
+// element, everything escaped. Text with an unpaired backtick is shown as
+// written.
+func codeSpans(s string) template.HTML {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 {
+		return template.HTML(template.HTMLEscapeString(s))
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString("<code>" + template.HTMLEscapeString(p) + "</code>")
+		} else {
+			b.WriteString(template.HTMLEscapeString(p))
+		}
+	}
+	return template.HTML(b.String())
+}
 
 const htmlSource = `<!DOCTYPE html>
 <html lang="en">
@@ -390,44 +432,7 @@ const htmlSource = `<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.R.Title}}{{if .R.Verdict}}: {{.R.Verdict}}{{end}}</title>
 <style>
-:root { color-scheme: light; }
-* { box-sizing: border-box; }
-body { margin: 0; background: #ffffff; color: #1b1f24; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-.wrap { max-width: 1060px; margin: 0 auto; padding: 16px 24px 40px; }
-h1 { font-size: 1.6rem; margin: 8px 0 12px; }
-h2 { font-size: 1.2rem; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
-.banner { background: #b3261e; color: #ffffff; padding: 14px 24px; font-size: 1.15rem; }
-.banner strong { font-size: 1.35rem; letter-spacing: 0.04em; margin-right: 8px; }
-.verdict { border-left: 10px solid; padding: 12px 16px; margin: 8px 0 16px; }
-.verdict .word { font-size: 1.7rem; font-weight: 700; letter-spacing: 0.03em; }
-.verdict.ok { border-color: #1a7f37; background: #e9f6ec; }
-.verdict.bad { border-color: #b3261e; background: #fbeaea; }
-.verdict.warn { border-color: #bf6a02; background: #fff4e0; }
-.verdict.info { border-color: #1d4e89; background: #eef4fb; }
-.verdict ul { margin: 6px 0 0; padding-left: 20px; }
-.totals { margin: 4px 0 0; }
-.chart { display: block; max-width: 100%; height: auto; }
-.chart text { font: 13px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif; fill: #1b1f24; }
-.chart .tick { fill: #57606a; font-size: 12px; }
-.chart .grid { stroke: #e4e8ec; stroke-width: 1; }
-table { border-collapse: collapse; width: 100%; margin: 6px 0 10px; font-size: 0.92rem; }
-th, td { border: 1px solid #d0d7de; padding: 4px 8px; text-align: left; vertical-align: top; }
-th { background: #f3f5f7; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-code, .hash { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 0.85rem; }
-.hash { word-break: break-all; min-width: 17em; }
-.loc { color: #57606a; word-break: break-all; }
-.id { white-space: nowrap; }
-.good { color: #1a7f37; font-weight: 600; }
-.badv { color: #b3261e; font-weight: 700; }
-.warnv { color: #bf6a02; font-weight: 700; }
-.badge { display: inline-block; background: #6e7781; color: #ffffff; border-radius: 4px; padding: 1px 7px; font-size: 0.75rem; font-weight: 600; vertical-align: middle; letter-spacing: 0.03em; text-transform: uppercase; }
-.note { color: #57606a; }
-.nonnormative { border: 1px dashed #8c959f; padding: 4px 14px 10px; margin-top: 16px; background: #fafbfc; }
-.rule { font-size: 0.85rem; color: #424a53; }
-footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
-@media print { .banner { -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
-</style>
+` + pageCSS + `</style>
 </head>
 <body>
 {{if not .R.Verified}}<div class="banner" id="unverified" role="alert"><strong>UNVERIFIED</strong> The input hashes were not checked against a manifest. These counts are not a reproduction of the published census.</div>
@@ -545,7 +550,7 @@ footer { margin-top: 32px; color: #57606a; font-size: 0.85rem; }
 {{range .R.Surface}}<tr><td>{{.Title}}</td><td class="n">{{num .Tools}}</td><td class="n">{{pct .Percent}}</td><td class="n">{{if .Servers}}{{num .Servers}}{{else}}–{{end}}</td><td class="n">{{num .Published}}</td><td class="n">{{if .PublishedPercent}}{{asGiven .PublishedPercent}}{{else}}–{{end}}</td><td class="n">{{if .PublishedServers}}{{num .PublishedServers}}{{else}}–{{end}}</td></tr>
 {{end}}</tbody>
 </table>
-{{range .R.Surface}}<p class="rule"><strong>{{.Title}}</strong> (<code>{{.ID}}</code>): {{.Rule}}</p>
+{{range .R.Surface}}<p class="rule"><strong>{{.Title}}</strong> (<code>{{.ID}}</code>): {{codeSpans .Rule}}</p>
 {{end}}</section>
 {{end}}
 {{with .R.Definitions}}<section id="definitions">

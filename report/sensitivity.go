@@ -263,7 +263,7 @@ const sensitivityHTML = `{{with sensitivityView .R}}
 {{range .Table}}<tr><td><code class="id">{{.ID}}</code></td><td class="n">{{num .Normative}}</td>{{range .Cells}}<td class="n">+{{num .Tools}} (+{{printf "%.2f" .Pct}}%)</td>{{if .HasRequired}}<td class="n">+{{num .Required}}</td>{{end}}{{end}}</tr>
 {{end}}</tbody>
 </table>
-{{range .Definitions}}<p class="rule"><strong>{{.ID}}</strong>: {{.Text}}</p>
+{{range .Definitions}}<p class="rule"><strong>{{.ID}}</strong>: {{codeSpans .Text}}</p>
 {{end}}<p class="note">Worked example: {{.WorkedExample}}</p>
 </section>
 {{end}}`

@@ -24,7 +24,18 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
-func runBench(ctx context.Context, env *cmdEnv, args []string) error {
+// benchOptions is what bench's flags say: bench.Options without the
+// binary, work folder and logger, which the run supplies.
+type benchOptions struct {
+	opt bench.Options
+	// binary is the atlas-reproduce to time; "" for this executable.
+	binary string
+}
+
+var runBench = parsed(parseBench, benchRun)
+
+// parseBench parses bench's command line.
+func parseBench(env *cmdEnv, args []string) (benchOptions, error) {
 	fs := newFlagSet(env, "bench", "bench [--data PATH [--data PATH ...] | --tools N --scales 1,4,10 --max-server-tools N] [--runs N] [--python-scales 1]")
 	var data []string
 	fs.Func("data", "census folder to time; repeat it for one table of several (default: synthesise one per scale)", func(s string) error {
@@ -41,35 +52,45 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	runs := fs.Int("runs", 3, "runs per timing; the median is reported")
 	workers := fs.Int("workers", 0, "workers for the pipeline (default GOMAXPROCS)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return benchOptions{}, err
 	}
 	sc, err := parseInts(*scales)
 	if err != nil {
-		return usageError{"--scales: " + err.Error()}
+		return benchOptions{}, usageError{"--scales: " + err.Error()}
 	}
 	ps, err := parseInts(*pyScales)
 	if err != nil {
-		return usageError{"--python-scales: " + err.Error()}
+		return benchOptions{}, usageError{"--python-scales: " + err.Error()}
 	}
 	if *maxServerTools < 0 {
-		return usageError{"--max-server-tools must not be negative"}
+		return benchOptions{}, usageError{"--max-server-tools must not be negative"}
 	}
 	if fs.NArg() > 0 || *runs <= 0 || *tools <= 0 || len(sc) == 0 {
-		return usageError{"bench takes positive --runs, --tools and --scales, and no arguments"}
+		return benchOptions{}, usageError{"bench takes positive --runs, --tools and --scales, and no arguments"}
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
+	return benchOptions{opt: bench.Options{
+		Data: data, Tools: *tools, Scales: sc, MaxServerTools: *maxServerTools, PythonScales: ps, Runs: *runs, Workers: *workers,
+	}}, nil
+}
+
+// benchRun times o's censuses and prints the headline and the table.
+func benchRun(ctx context.Context, env *cmdEnv, o benchOptions) error {
+	opt := o.opt
+	opt.Binary = o.binary
+	if opt.Binary == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		opt.Binary = self
 	}
 	work, err := os.MkdirTemp("", "atlas-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(work)
-	rows, err := bench.Run(ctx, bench.Options{
-		Data: data, Tools: *tools, Scales: sc, MaxServerTools: *maxServerTools, PythonScales: ps, Runs: *runs,
-		Binary: self, Workers: *workers, Work: work, Logger: env.logger(slog.LevelInfo),
-	})
+	opt.Work, opt.Logger = work, env.logger(slog.LevelInfo)
+	rows, err := bench.Run(ctx, opt)
 	if err != nil {
 		return err
 	}
@@ -77,7 +98,7 @@ func runBench(ctx context.Context, env *cmdEnv, args []string) error {
 	if isa != "" {
 		isa = " (" + isa + ")"
 	}
-	fmt.Fprintf(env.stdout, "%s%s, %d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", bench.CPUModel(), isa, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), *runs)
+	fmt.Fprintf(env.stdout, "%s%s, %d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", bench.CPUModel(), isa, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), opt.Runs)
 	bench.WriteHeadline(env.stdout, rows)
 	fmt.Fprintln(env.stdout)
 	bench.WriteTable(env.stdout, rows)

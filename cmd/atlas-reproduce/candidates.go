@@ -41,20 +41,9 @@ func (f *registryFlags) options() (crawl.RegistryOptions, error) {
 	return crawl.RegistryOptions{URL: f.url, UpdatedSince: f.updatedSince, Timeout: f.timeout, MaxPages: f.maxPages, AllowPrivate: f.allowPrivate}, nil
 }
 
-// fetch reads the registry and says on w what was kept and skipped.
-func (f *registryFlags) fetch(ctx context.Context, w io.Writer) ([]crawl.Candidate, error) {
-	var cands []crawl.Candidate
-	err := f.stream(ctx, w, func(c crawl.Candidate) error { cands = append(cands, c); return nil })
-	return cands, err
-}
-
-// stream reads the registry, calling emit per candidate, and says on w
-// what was kept and skipped.
-func (f *registryFlags) stream(ctx context.Context, w io.Writer, emit func(crawl.Candidate) error) error {
-	opt, err := f.options()
-	if err != nil {
-		return err
-	}
+// streamRegistry reads the registry opt names, calling emit per
+// candidate, and says on w what was kept and skipped.
+func streamRegistry(ctx context.Context, w io.Writer, opt crawl.RegistryOptions, emit func(crawl.Candidate) error) error {
 	st, err := crawl.StreamRegistry(ctx, opt, emit)
 	if err != nil {
 		return err
@@ -74,30 +63,48 @@ func (f *registryFlags) stream(ctx context.Context, w io.Writer, emit func(crawl
 	return nil
 }
 
-func runCandidates(ctx context.Context, env *cmdEnv, args []string) error {
+// candidatesOptions is what candidates' flags say.
+type candidatesOptions struct {
+	out      string // the candidates file
+	registry crawl.RegistryOptions
+}
+
+var runCandidates = parsed(parseCandidates, candidatesRun)
+
+// parseCandidates parses candidates' command line.
+func parseCandidates(env *cmdEnv, args []string) (candidatesOptions, error) {
 	fs := newFlagSet(env, "candidates", "candidates --registry URL --out FILE [--updated-since RFC3339] [--registry-timeout DURATION] [--registry-pages N]")
 	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of "+release.CandidatesFile+"); written whole or not at all")
 	var rf registryFlags
 	rf.register(fs)
 	fs.BoolVar(&rf.allowPrivate, "allow-private", false, "let the registry redirect to another host or port at a loopback, private or other special-purpose address (refused by default)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return candidatesOptions{}, err
 	}
 	if rf.url == "" || *out == "" || fs.NArg() > 0 {
-		return usageError{"candidates needs --registry URL and --out FILE, and no other arguments"}
+		return candidatesOptions{}, usageError{"candidates needs --registry URL and --out FILE, and no other arguments"}
 	}
+	opt, err := rf.options()
+	if err != nil {
+		return candidatesOptions{}, err
+	}
+	return candidatesOptions{out: *out, registry: opt}, nil
+}
+
+// candidatesRun reads the registry into the candidates file.
+func candidatesRun(ctx context.Context, env *cmdEnv, o candidatesOptions) error {
 	// Written a candidate at a time: memory holds a page of the
 	// registry, not the list.
-	cf, err := crawl.CreateCandidates(*out)
+	cf, err := crawl.CreateCandidates(o.out)
 	if err != nil {
 		return err
 	}
 	defer cf.Abort()
-	if err := rf.stream(ctx, env.stderr, cf.Write); err != nil {
+	if err := streamRegistry(ctx, env.stderr, o.registry, cf.Write); err != nil {
 		return err
 	}
 	if cf.Len() == 0 {
-		return fmt.Errorf("candidates: the registry lists no crawlable remote or package; %s not written", *out)
+		return fmt.Errorf("candidates: the registry lists no crawlable remote or package; %s not written", o.out)
 	}
 	return cf.Commit()
 }

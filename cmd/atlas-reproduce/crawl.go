@@ -37,7 +37,21 @@ func (f *probeFlags) options() (crawl.ProbeOptions, error) {
 	return crawl.ProbeOptions{Timeout: f.timeout, MaxTools: f.maxTools, MaxBytes: f.maxBytes, MaxPages: f.maxPages}, nil
 }
 
-func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
+// crawlOptions is what crawl's flags say: crawl.Options without what the
+// run supplies (logger, progress, the registry's list), and the registry
+// to read when the candidates come from one.
+type crawlOptions struct {
+	opt crawl.Options
+	// registry is the registry to read; nil when opt.Candidates names a file.
+	registry *crawl.RegistryOptions
+	// progress draws a bar when stderr is a terminal.
+	progress bool
+}
+
+var runCrawl = parsed(parseCrawl, crawlRun)
+
+// parseCrawl parses crawl's command line.
+func parseCrawl(env *cmdEnv, args []string) (crawlOptions, error) {
 	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--shard K/N] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N] [--sandbox-memory BYTES] [--no-packages]")
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
@@ -57,60 +71,72 @@ func runCrawl(ctx context.Context, env *cmdEnv, args []string) error {
 	var pkf packageFlags
 	pkf.register(fs, true)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return crawlOptions{}, err
 	}
 	if (*cands == "") == (rf.url == "") || *out == "" || fs.NArg() > 0 {
-		return usageError{"crawl needs one of --candidates FILE and --registry URL, --out DIR, and no other arguments"}
+		return crawlOptions{}, usageError{"crawl needs one of --candidates FILE and --registry URL, --out DIR, and no other arguments"}
 	}
 	if *conc <= 0 || *perHost <= 0 {
-		return usageError{"--concurrency and --per-host must be positive"}
+		return crawlOptions{}, usageError{"--concurrency and --per-host must be positive"}
 	}
 	po, err := pf.options()
 	if err != nil {
-		return err
+		return crawlOptions{}, err
 	}
 	if *maxMemory <= po.MaxBytes {
-		return usageError{"--max-memory must be more than --max-bytes: one server must always be able to finish"}
-	}
-	if os.Getenv("GOMEMLIMIT") == "" {
-		// The budget counts the bytes read; their copies while answers
-		// are decoded are held near it by the runtime's soft limit.
-		debug.SetMemoryLimit(crawl.SoftLimitFactor * *maxMemory)
+		return crawlOptions{}, usageError{"--max-memory must be more than --max-bytes: one server must always be able to finish"}
 	}
 	pko, err := pkf.options()
 	if err != nil {
-		return err
+		return crawlOptions{}, err
 	}
 	var sh crawl.Shard
 	if *shard != "" {
 		if sh, err = crawl.ParseShard(*shard); err != nil {
-			return usageError{"--" + err.Error()}
+			return crawlOptions{}, usageError{"--" + err.Error()}
 		}
 	}
-	rf.allowPrivate = *allowPrivate
-	opt := crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
-		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, NoPackages: *noPackages, Shard: sh, Logger: env.logger(slog.LevelInfo)}
+	o := crawlOptions{progress: *progress, opt: crawl.Options{Candidates: *cands, Out: *out, Concurrency: *conc, PerHost: *perHost, Probe: po, Packages: pko,
+		AllowPrivate: *allowPrivate, MaxMemory: *maxMemory, OmitElapsed: *noElapsed, Fresh: *fresh, NoPackages: *noPackages, Shard: sh}}
 	if rf.url != "" {
-		if _, err := rf.options(); err != nil {
-			return err
-		}
-		list, err := rf.fetch(ctx, env.stderr)
+		rf.allowPrivate = *allowPrivate
+		ro, err := rf.options()
 		if err != nil {
+			return crawlOptions{}, err
+		}
+		o.registry = &ro
+	}
+	return o, nil
+}
+
+// crawlRun crawls o's candidates, read from o's registry when it names
+// one, into o's release folder.
+func crawlRun(ctx context.Context, env *cmdEnv, o crawlOptions) error {
+	opt := o.opt
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The budget counts the bytes read; their copies while answers
+		// are decoded are held near it by the runtime's soft limit.
+		debug.SetMemoryLimit(crawl.SoftLimitFactor * opt.MaxMemory)
+	}
+	opt.Logger = env.logger(slog.LevelInfo)
+	if o.registry != nil {
+		var list []crawl.Candidate
+		if err := streamRegistry(ctx, env.stderr, *o.registry, func(c crawl.Candidate) error { list = append(list, c); return nil }); err != nil {
 			return err
 		}
 		if len(list) == 0 {
 			return fmt.Errorf("crawl: the registry lists no crawlable remote or package")
 		}
 		opt.CandidateList = list
-		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(rf.url, "/")), UpdatedSince: rf.updatedSince}
+		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(o.registry.URL, "/")), UpdatedSince: o.registry.UpdatedSince}
 	}
-	opt.Progress = env.console().crawlProgress(env.drawBars(*progress))
-	_, err = crawl.Run(ctx, opt)
+	opt.Progress = env.console().crawlProgress(env.drawBars(o.progress))
+	_, err := crawl.Run(ctx, opt)
 	env.console().end(false)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(env.stderr, "atlas-reproduce crawl: finished servers are kept in %s/%s; rerun with --out %s to resume\n",
-				*out, crawl.JournalFile, *out)
+				opt.Out, crawl.JournalFile, opt.Out)
 		}
 		return err
 	}

@@ -8,7 +8,17 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/history"
 )
 
-func runHistory(ctx context.Context, env *cmdEnv, args []string) error {
+// historyOptions is what history's flags and arguments say.
+type historyOptions struct {
+	out     string   // the dataset folder
+	runs    []string // run folders to add
+	replace bool     // a run may replace another of its release id
+}
+
+var runHistory = parsed(parseHistory, historyRun)
+
+// parseHistory parses history's command line.
+func parseHistory(env *cmdEnv, args []string) (historyOptions, error) {
 	fs := newFlagSet(env, "history", "history --out DATASET RUN_DIR... [--replace]\n\n"+
 		"Adds each run folder (run, reproduce) to the dataset folder DATASET as the partition of\n"+
 		"its release, DATASET/release=<id>/, holding the run's tools.parquet, properties.parquet,\n"+
@@ -21,12 +31,17 @@ func runHistory(ctx context.Context, env *cmdEnv, args []string) error {
 	out := fs.String("out", "", "the dataset `DIR` (created if missing; required)")
 	replace := fs.Bool("replace", false, "let a run take the place of another run of the same release id in the dataset")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return historyOptions{}, err
 	}
 	if *out == "" || fs.NArg() == 0 {
-		return usageError{"history needs --out DATASET and at least one run folder"}
+		return historyOptions{}, usageError{"history needs --out DATASET and at least one run folder"}
 	}
-	res, err := history.Add(ctx, history.Options{Dataset: *out, Runs: fs.Args(), Replace: *replace})
+	return historyOptions{out: *out, runs: fs.Args(), replace: *replace}, nil
+}
+
+// historyRun adds o's runs to o's dataset and says what changed.
+func historyRun(ctx context.Context, env *cmdEnv, o historyOptions) error {
+	res, err := history.Add(ctx, history.Options{Dataset: o.out, Runs: o.runs, Replace: o.replace})
 	if err != nil {
 		return err
 	}
@@ -40,7 +55,7 @@ func runHistory(ctx context.Context, env *cmdEnv, args []string) error {
 	if res.HistoryChanged {
 		hist = "history rewritten"
 	}
-	fmt.Fprintf(env.stderr, "atlas-reproduce history: %s: %d releases%s%s%s; %s (pairs of consecutive releases compared: %d, kept from the history before: %d)\n", *out, len(res.Releases),
+	fmt.Fprintf(env.stderr, "atlas-reproduce history: %s: %d releases%s%s%s; %s (pairs of consecutive releases compared: %d, kept from the history before: %d)\n", o.out, len(res.Releases),
 		say("added", res.Added), say("replaced", res.Replaced), say("already there", res.Unchanged), hist, res.Compared, res.Reused)
 	return nil
 }

@@ -7,20 +7,31 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
 
-// runSandbox is "sandbox check": it finds the sandbox packaged servers
-// run in, and prints what is missing, or what a sandbox allows.
-func runSandbox(ctx context.Context, env *cmdEnv, args []string) error {
+// sandboxOptions is what sandbox's arguments say: its one subcommand,
+// check, takes nothing.
+type sandboxOptions struct{}
+
+var runSandbox = parsed(parseSandbox, sandboxCheck)
+
+// parseSandbox parses "sandbox check".
+func parseSandbox(env *cmdEnv, args []string) (sandboxOptions, error) {
 	fs := newFlagSet(env, "sandbox", "sandbox check\n\n"+
 		"Checks that packaged servers can run here: bwrap, prlimit, setpriv and env on PATH,\n"+
 		"and unprivileged user namespaces allowed (bwrap makes one for each sandbox). Prints\n"+
 		"what is missing and how to allow it, or what a sandboxed program may do; exits 1\n"+
 		"when the sandbox does not work.")
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return sandboxOptions{}, err
 	}
 	if fs.NArg() != 1 || fs.Arg(0) != "check" {
-		return usageError{"sandbox takes one argument: check"}
+		return sandboxOptions{}, usageError{"sandbox takes one argument: check"}
 	}
+	return sandboxOptions{}, nil
+}
+
+// sandboxCheck finds the sandbox packaged servers run in, and prints what
+// is missing, or what a sandbox allows.
+func sandboxCheck(ctx context.Context, env *cmdEnv, _ sandboxOptions) error {
 	r := sandbox.Check(ctx)
 	if len(r.Problems) > 0 {
 		for _, p := range r.Problems {

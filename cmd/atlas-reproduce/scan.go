@@ -172,11 +172,23 @@ func checkLock(env *cmdEnv, path string, pinned *toolid.File, id string, doc []b
 		fmt.Fprintf(env.stderr, "scan: %s pins %s, not %s; comparing the tools anyway\n", path, o.Pinned.ServerID, id)
 	}
 	if len(o.Changes) == 0 {
-		fmt.Fprintf(env.stderr, "scan: the %d tools match %s\n", len(o.Now.Tools), path)
+		if len(o.Now.Tools) == 1 {
+			fmt.Fprintf(env.stderr, "scan: the one tool matches %s\n", path)
+		} else {
+			fmt.Fprintf(env.stderr, "scan: the %d tools match %s\n", len(o.Now.Tools), path)
+		}
 		return nil
 	}
 	if err := toolid.WriteChanges(env.stderr, o.Changes); err != nil {
 		return err
 	}
-	return verdictError{fmt.Sprintf("%d tools changed, appeared or vanished since %s", len(o.Changes), path)}
+	return verdictError{fmt.Sprintf("%s changed, appeared or vanished since %s", countTools(len(o.Changes)), path)}
+}
+
+// countTools is n with "tool" or "tools", as a sentence says it.
+func countTools(n int) string {
+	if n == 1 {
+		return "1 tool"
+	}
+	return fmt.Sprintf("%d tools", n)
 }

@@ -3,7 +3,6 @@ package gunzip
 import (
 	"encoding/binary"
 	"sync"
-	"unsafe"
 )
 
 // The decoder's states between calls of inflate.
@@ -402,16 +401,13 @@ func (z *Reader) huffman() error {
 			w = end
 		case d >= 8:
 			// Sixteen bytes at once cover most matches, and eight at a
-			// time the rest, without bounds checks (12% of the time to
-			// inflate a census file): hist <= src < w < wlimit, so the
-			// stores end before end+8 <= wlimit+maxMatch+7, inside the
-			// window's tail (winSize), and the loads before them.
-			base := unsafe.Pointer(unsafe.SliceData(win))
-			*(*uint64)(unsafe.Add(base, w)) = *(*uint64)(unsafe.Add(base, src))
-			*(*uint64)(unsafe.Add(base, w+8)) = *(*uint64)(unsafe.Add(base, src+8))
-			for w, src = w+16, src+16; w < end; w, src = w+8, src+8 {
-				*(*uint64)(unsafe.Add(base, w)) = *(*uint64)(unsafe.Add(base, src))
-			}
+			// time the rest (copyMatch8, without bounds checks but in the
+			// purego build: 12% of the time to inflate a census file).
+			// hist <= src < w < wlimit, so the stores end before
+			// max(w+16, end+8) <= wlimit+maxMatch+7, inside the window's
+			// tail (winSize), and the loads before them; TestWindowBound
+			// holds this.
+			copyMatch8(win, w, src, end)
 			w = end
 		case d == 1:
 			b := win[src]

@@ -1,6 +1,9 @@
-//go:build !amd64
+//go:build !amd64 || purego
 
 package sha256x8
+
+// This file serves every architecture but amd64, and amd64 under the
+// purego tag (no assembly, as crypto's own purego tag).
 
 // canMulti is true: block8 is the portable Go code here, so the forced
 // eight-lane path of the tests still runs (slowly) on every architecture.

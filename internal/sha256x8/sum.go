@@ -6,7 +6,8 @@
 // Cascade Lake Xeons, which have no SHA-NI; AMD Zen 4 and 5, which have
 // both) it uses that extension's rotate and three-input logic instructions
 // on the same registers, which beats even SHA-NI. Elsewhere it calls
-// crypto/sha256.
+// crypto/sha256. Built with the purego tag it has no assembly: Sum calls
+// crypto/sha256, and the eight lanes (for the tests) are portable Go.
 package sha256x8
 
 //go:generate go run ./gen -out block8_amd64.s

@@ -145,7 +145,7 @@ func TestRewriteExamples(t *testing.T) {
 }
 
 // TestWorkedExample recomputes the figures report.SensitivityWorkedExample
-// and README.md quote from the bundled real schemas.
+// and docs/sensitivity.md quote from the bundled real schemas.
 func TestWorkedExample(t *testing.T) {
 	type row struct{ norm, camel, camelReq, words, wordsReq, deep int }
 	rows := map[string]*row{}
@@ -198,7 +198,7 @@ func TestWorkedExample(t *testing.T) {
 			t.Errorf("deep adds %d to %s, outside 13 to 28", r.deep, id)
 		}
 	}
-	readme, err := os.ReadFile(filepath.Join(testenv.Root(), "README.md"))
+	readme, err := os.ReadFile(filepath.Join(testenv.Root(), "docs", "sensitivity.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestWorkedExample(t *testing.T) {
 		pct := func(n int) string { return fmt.Sprintf("+%d (+%.2f%%)", n, 100*float64(n)/float64(r.norm)) }
 		line := fmt.Sprintf("| `%s` | %d | %s | +%d | %s | +%d | %s |", id, r.norm, pct(r.camel), r.camelReq, pct(r.words), r.wordsReq, pct(r.deep))
 		if !bytes.Contains(readme, []byte(line)) {
-			t.Errorf("README.md lacks the worked-example row\n%s", line)
+			t.Errorf("docs/sensitivity.md lacks the worked-example row\n%s", line)
 		}
 	}
 }

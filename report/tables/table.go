@@ -4,8 +4,11 @@
 package tables
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
@@ -91,7 +94,7 @@ func newTableOn[B any, PB rowGroup[B]](mem memory.Allocator, name string, w io.W
 	}
 	fw, err := file.NewParquetWriterWithError(w, root, file.WithWriterProps(parquet.NewWriterProperties(props...)), file.WithWriteMetadata(kv))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, writeError(name, err)
 	}
 	return &table[B, PB]{name: name, fw: fw, cols: cols, groupRows: groupRows}, nil
 }
@@ -113,7 +116,7 @@ func (t *table[B, PB]) append(n int, copyRows func(buf *B, from, to int)) error 
 		from = to
 		if buf.Len() == t.groupRows {
 			if err := t.flush(t.groupRows); err != nil {
-				return fmt.Errorf("%s: %w", t.name, err)
+				return writeError(t.name, err)
 			}
 			buf.Reset()
 		}
@@ -128,7 +131,7 @@ func (t *table[B, PB]) Close() error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", t.name, err)
+		return writeError(t.name, err)
 	}
 	return nil
 }
@@ -206,7 +209,7 @@ func (t *table[B, PB]) appendRow(fill func(buf *B)) error {
 	fill(&t.buf)
 	if PB(&t.buf).Len() == t.groupRows {
 		if err := t.flush(t.groupRows); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+			return writeError(t.name, err)
 		}
 		PB(&t.buf).Reset()
 	}
@@ -266,4 +269,24 @@ func (w *ChangesWriter) Add(change string, server, tool []byte, hasServer, hasTo
 			*s.r = append(*s.r, v.Required)
 		}
 	})
+}
+
+// spaceError is a write that ran out of room. arrow-go recovers a write
+// error inside a column writer as "unknown error type: ...", which says
+// nothing to a user; this names the one cause and the file.
+type spaceError struct {
+	name string
+	err  error
+}
+
+func (e *spaceError) Error() string { return "no space left on device (writing " + e.name + ")" }
+func (e *spaceError) Unwrap() error { return e.err }
+
+// writeError names the table's file in err, and says a full disk in
+// those words whatever layer of arrow-go it came up through.
+func writeError(name string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), syscall.ENOSPC.Error()) {
+		return &spaceError{name, err}
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }

@@ -2,10 +2,14 @@ package tables
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -201,6 +205,50 @@ func TestPackBitmaps(t *testing.T) {
 			if n%8 != 0 && dst[n/8]>>(n%8) != 0 {
 				t.Errorf("packSets of %d sets, label %#x: bits past the end set: %#x", n, label, dst[n/8])
 			}
+		}
+	}
+}
+
+// fullDisk accepts limit bytes, then fails every write as a full
+// filesystem does.
+type fullDisk struct{ limit int }
+
+func (d *fullDisk) Write(p []byte) (int, error) {
+	if len(p) > d.limit {
+		n := d.limit
+		d.limit = 0
+		return n, &os.PathError{Op: "write", Path: "/out/.tmp-changes.parquet", Err: syscall.ENOSPC}
+	}
+	d.limit -= len(p)
+	return len(p), nil
+}
+
+// TestFullDiskNamed: a full disk, met in a row group or at the close,
+// reads "no space left on device (writing FILE)" and is still ENOSPC.
+func TestFullDiskNamed(t *testing.T) {
+	for _, limit := range []int{0, 4, 1 << 10, 64 << 10} {
+		w, err := NewChangesWriter(&fullDisk{limit: limit})
+		if err == nil {
+			for i := range 3 * batchRows {
+				if err = w.Add("added", []byte(fmt.Sprintf("server-%d", i)), []byte("tool"), true, true, 0, nil, &ChangeSide{Ordinal: int64(i)}); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				err = w.Close()
+			}
+		}
+		if err == nil {
+			t.Fatalf("limit %d: no error from a full disk", limit)
+		}
+		if want := "no space left on device (writing changes.parquet)"; err.Error() != want {
+			t.Errorf("limit %d: %q, want %q", limit, err, want)
+		}
+		if strings.Contains(err.Error(), "unknown error type") {
+			t.Errorf("limit %d: %q", limit, err)
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("limit %d: %v is not ENOSPC", limit, err)
 		}
 	}
 }
