@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -66,9 +67,9 @@ func (pr *packageRunner) runBundle(ctx context.Context, pkg *Package) Result {
 		sum = string(b)
 	}
 	dir := filepath.Join(in.dir, in.main)
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	b, err := readInRoot(dir, "manifest.json", maxManifest)
 	if err != nil {
-		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "the bundle has no manifest.json"}
+		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "the bundle's manifest.json: " + err.Error()}
 	}
 	var m bundleManifest
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -149,8 +150,9 @@ func (pr *packageRunner) bundleCommand(m *bundleManifest) (argv, env []string, m
 		argv, mounts = append([]string{pr.pypi.python}, args...), pr.pypi.mounts
 		// A bundle carries its dependencies in server/lib, by convention.
 		env = append(env, "PYTHONPATH="+bundleMount+"/server/lib", "PYTHONDONTWRITEBYTECODE=1")
-	case strings.HasPrefix(command, bundleMount+"/"):
-		argv = append([]string{command}, args...)
+	case strings.HasPrefix(path.Clean(command), bundleMount+"/"):
+		// Cleaned first: "/bundle/../usr/bin/env" is not the bundle's.
+		argv = append([]string{path.Clean(command)}, args...)
 	default:
 		return []string{command}, nil, nil, fmt.Sprintf("the bundle runs %q, which has no runner here", command)
 	}
@@ -246,6 +248,7 @@ func unpackBundle(file, dir string, max int64) error {
 	}
 	defer root.Close()
 	left := max
+	var links []string
 	for _, zf := range zr.File {
 		name := strings.ReplaceAll(zf.Name, "\\", "/")
 		if path.IsAbs(name) || slices.Contains(strings.Split(name, "/"), "..") {
@@ -283,6 +286,7 @@ func unpackBundle(file, dir string, max int64) error {
 			if err := root.Symlink(t, name); err != nil {
 				return fmt.Errorf("bundle entry %q: %w", zf.Name, err)
 			}
+			links = append(links, name)
 		case mode.IsRegular():
 			perm := os.FileMode(0o644)
 			if mode&0o111 != 0 {
@@ -316,5 +320,53 @@ func unpackBundle(file, dir string, max int64) error {
 			// Devices and the like are never made.
 		}
 	}
+	return checkLinks(root, links)
+}
+
+// maxManifest bounds the manifest read into memory.
+const maxManifest = 1 << 20
+
+// checkLinks refuses a bundle any of whose links resolves outside it. Each
+// link's text stays inside on paper (unpackBundle checks that), but a
+// chain can still climb out: a link "l -> ../" deep in the tree makes a
+// later "d1/.../l/../../x" leave the folder. The root resolves every link
+// the way the kernel will, and says when one escapes.
+func checkLinks(root *os.Root, links []string) error {
+	for _, name := range links {
+		if _, err := root.Stat(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("bundle entry %q links out of the bundle: %w", name, err)
+		}
+	}
 	return nil
+}
+
+// readInRoot reads name inside dir through an os.Root: no link in the
+// folder can make the read leave it, whatever the links say. At most max
+// bytes are read.
+func readInRoot(dir, name string, max int64) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s is larger than %d bytes", name, max)
+	}
+	return b, nil
 }
