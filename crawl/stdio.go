@@ -284,6 +284,11 @@ func acquireError(ctx context.Context, err error) Result {
 	if ctx.Err() != nil {
 		return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
 	}
+	// A package's host refused by the address policy is blocked, as a
+	// refused remote is, whichever runner asked.
+	if errors.Is(err, errBlocked) {
+		return Result{Transport: TransportStdio, ErrorKind: KindBlocked, Error: err.Error()}
+	}
 	var ie *installError
 	if errors.As(err, &ie) {
 		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}

@@ -185,8 +185,21 @@ func (im *Image) fetch(ctx context.Context) (v1.Image, string, error) {
 	return img, d.String(), nil
 }
 
+// maxConfig bounds an image's config blob: a real one is a few KiB.
+const maxConfig = 4 << 20
+
 // ImageConfig reads the image's run configuration from its config blob.
 func imageConfig(img v1.Image) (Config, error) {
+	// The config blob is read whole into memory: its declared size is
+	// bounded first, and the registry's reader holds the blob to that size
+	// and digest, so an endless stream cannot grow the crawl.
+	m, err := img.Manifest()
+	if err != nil {
+		return Config{}, fmt.Errorf("image manifest: %w", err)
+	}
+	if m.Config.Size < 0 || m.Config.Size > maxConfig {
+		return Config{}, fmt.Errorf("image config: %d bytes declared, more than the %d read", m.Config.Size, maxConfig)
+	}
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return Config{}, fmt.Errorf("image config: %w", err)
