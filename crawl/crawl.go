@@ -518,6 +518,7 @@ func newEntry(t *target, r *Result) *entry {
 		e.Server.ToolsCapability = &tc
 		e.Server.ToolsTTLMs, e.Server.ToolsCacheScope = r.ToolsTTLMs, r.ToolsCacheScope
 	}
+	e.Server.StdoutSkippedLines = r.SkippedLines
 	if r.Reachable {
 		e.Server.ToolCount = len(r.Tools)
 		e.Tools = r.Tools

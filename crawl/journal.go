@@ -49,6 +49,9 @@ type ServerRecord struct {
 	// RPCError is the JSON-RPC error the server answered it with.
 	FailedStep string    `json:"failed_step,omitempty"`
 	RPCError   *RPCError `json:"rpc_error,omitempty"`
+	// StdoutSkippedLines counts the lines of a stdio server's output that
+	// were left out as no message (a banner, say).
+	StdoutSkippedLines int `json:"stdout_skipped_lines,omitempty"`
 	// Runner, for a packaged server, says which runner ran it and what.
 	Runner *RunnerInfo `json:"runner,omitempty"`
 	// Package is the coordinate of a packaged server; URL is then empty.

@@ -169,6 +169,10 @@ type Result struct {
 	ResourceMetadata string
 	// Elapsed is the wall time of the probe.
 	Elapsed time.Duration
+	// SkippedLines counts the lines of a stdio server's output that could
+	// not begin a message and were left out, as the TypeScript SDK's
+	// client leaves them out.
+	SkippedLines int
 
 	// mem holds the bytes of the answer against the budget until the
 	// result is written out.

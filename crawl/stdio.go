@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path"
@@ -416,8 +417,10 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 
 	hs := &httpState{ctx: ctx, p: p, mem: p.opt.Budget.newAccount()}
 	out := &countedBody{rc: stdoutR, hs: hs, done: func() {}}
-	r = p.session(ctx, hs, &mcp.IOTransport{Reader: out, Writer: stdinW, MaxLineLength: p.maxEventSize()}, TransportStdio)
+	lines := newMessageLines(out)
+	r = p.session(ctx, hs, &mcp.IOTransport{Reader: readCloser{lines, out}, Writer: stdinW, MaxLineLength: p.maxEventSize()}, TransportStdio)
 	out.Close()
+	r.SkippedLines = lines.Skipped
 	stdinW.Close()
 	if r.Reachable || (r.ErrorKind != KindProtocol && r.ErrorKind != KindConnect) {
 		// A kind decided where the failure was met stands.
@@ -449,4 +452,10 @@ func exitText(err error) string {
 		return "exit status 0"
 	}
 	return err.Error()
+}
+
+// readCloser reads from one value and closes another.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }
