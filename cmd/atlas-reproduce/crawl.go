@@ -157,12 +157,17 @@ func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
 	}
 	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
 	fs.Int64Var(&f.cacheMax, "package-cache-max", crawl.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
-	fs.Int64Var(&f.memory, "sandbox-memory", sandbox.DefaultMemory, "most resident memory `BYTES` of all the processes of one sandbox together (an install or a server); past it the sandbox is killed and the server recorded as memory")
+	fs.Int64Var(&f.memory, "sandbox-memory", sandbox.DefaultMemory, "most memory `BYTES` of one sandbox (an install or a server): its processes' resident memory and its tmpfs folders together; past it the sandbox is killed and the server recorded as memory")
 }
 
 func (f *packageFlags) options() (crawl.PackageOptions, error) {
 	if f.concurrency < 0 || f.cacheMax <= 0 || f.memory <= 0 {
 		return crawl.PackageOptions{}, usageError{"--package-concurrency, --package-cache-max and --sandbox-memory must be positive"}
+	}
+	// An install's folder holds a whole package, and /tmp, /dev/shm and
+	// the home theirs: their sizes add up within the bound.
+	if floor := int64(crawl.DefaultPackageMax + 1<<20 + 3*sandbox.DefaultTmpSize); f.memory < floor {
+		return crawl.PackageOptions{}, usageError{fmt.Sprintf("--sandbox-memory %d: at least %d bytes (%d MiB), the size of an install's folders", f.memory, floor, floor>>20)}
 	}
 	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,
 		Limits: sandbox.Limits{Memory: f.memory}}, nil

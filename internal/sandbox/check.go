@@ -64,8 +64,9 @@ func Check(ctx context.Context) Report {
 		userns,
 		"network: none, a loopback of its own (an install step shares the host's, through a proxy to the package registry only)",
 		"files: /usr read-only, the package read-only, a private home and /tmp on tmpfs; nothing else of the host",
-		fmt.Sprintf("memory: %d MiB resident for all its processes together (--sandbox-memory), %d MiB address space per process", l.Memory>>20, l.ProcessMemory>>20),
-		fmt.Sprintf("processes: %d (threads count), CPU %v per process, files up to %d MiB, home and /tmp %d MiB each", l.Procs, l.CPU, l.FileSize>>20, l.TmpSize>>20),
+		fmt.Sprintf("memory: %d MiB for its processes' resident memory and its tmpfs folders together (--sandbox-memory); no address-space limit", l.Memory>>20),
+		fmt.Sprintf("processes: %d (threads count), CPU %v per process, files up to %d MiB, home, /tmp and /dev/shm %d MiB each, root and /dev read-only", l.Procs, l.CPU, l.FileSize>>20, l.TmpSize>>20),
+		"limits: set from the host before the program runs; nothing else runs inside",
 		"end: every process of the sandbox is killed with its PID namespace",
 	}}
 }

@@ -4,18 +4,20 @@
 // namespaces; no network (a namespace with only a loopback of its own)
 // unless the step asks for the host's; a read-only view of the system's
 // /usr (the runtimes), or of a root filesystem folder, and of the folders
-// the caller names; a private writable home and /tmp on size-capped tmpfs;
-// no other file of the machine; limits on CPU time, address space,
-// processes and file size; one bound on the resident memory of all its
-// processes together; and a PID namespace whose init dies with its parent,
-// so that every process of the sandbox ends with it.
+// the caller names; a read-only root and /dev; a private writable home,
+// /tmp and /dev/shm on size-capped tmpfs; no other file of the machine;
+// limits on CPU time, processes and file size; one bound on the memory of
+// the sandbox, its processes' resident memory and its tmpfs folders
+// together; and a PID namespace whose init dies with its parent, so that
+// every process of the sandbox ends with it.
 //
-// Nothing of the program's environment reaches a helper: bwrap, setpriv
-// and prlimit run with an empty environment, and the program's variables
-// are set by env(1) in the last exec before the program, inside the
-// sandbox. Run as root, the sandbox first drops to an unprivileged host
-// user (RootUser) with setpriv, so that no helper it starts is root
-// either.
+// Nothing runs inside the sandbox before the program: bwrap holds its
+// first process while the host sets its limits (prlimit(2)), and sets the
+// program's environment itself. bwrap and setpriv run with an empty
+// environment and read their arguments from a pipe, so no command line
+// shows a host folder or a variable. Run as root, the sandbox first drops
+// to an unprivileged host user (RootUser) with setpriv, so that no helper
+// it starts is root either.
 //
 // Nothing here runs a program bare: where a tool is missing, or bwrap
 // cannot make its namespaces on this machine, Find fails with an error
@@ -30,7 +32,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ import (
 )
 
 // Install names what a machine needs for Find to succeed.
-const Install = "bubblewrap (bwrap) and util-linux (prlimit, setpriv); on Debian or Ubuntu: apt-get install -y bubblewrap util-linux"
+const Install = "bubblewrap (bwrap) and util-linux (setpriv, for root); on Debian or Ubuntu: apt-get install -y bubblewrap util-linux"
 
 // Home is the sandboxed program's home folder, a private tmpfs.
 const Home = "/home/sandbox"
@@ -56,31 +57,36 @@ const RootUser = 65534
 // Defaults of Limits.
 const (
 	DefaultCPU = 60 * time.Second
-	// DefaultMemory bounds the resident memory of all the processes of one
-	// sandbox together: two sandboxes at once (the default concurrency)
-	// and the crawl fit a 24 GiB machine with room to spare.
-	DefaultMemory        = 4 << 30
-	DefaultProcessMemory = 4 << 30 // address space: V8 reserves much it never touches
-	DefaultProcs         = 64      // threads count too: node alone starts about ten
-	DefaultFileSize      = 64 << 20
-	DefaultTmpSize       = 64 << 20
+	// DefaultMemory bounds the memory of one sandbox, its processes'
+	// resident memory and its tmpfs folders together: two sandboxes at
+	// once (the default concurrency) and the crawl fit a 24 GiB machine
+	// with room to spare.
+	DefaultMemory   = 4 << 30
+	DefaultProcs    = 64 // threads count too: node alone starts about ten
+	DefaultFileSize = 64 << 20
+	DefaultTmpSize  = 64 << 20
 )
 
 // Limits bound one sandbox. Zero fields take the defaults.
 type Limits struct {
 	// CPU is the CPU time of each process (RLIMIT_CPU).
 	CPU time.Duration
-	// Memory bounds the resident memory of all the sandbox's processes
-	// together, bytes: the sandbox is killed when they pass it.
+	// Memory bounds the memory of the sandbox, bytes: the resident
+	// memory of all its processes and the bytes of its tmpfs folders
+	// together. The sandbox is killed when they pass it; the folders'
+	// sizes must add up within it.
 	Memory int64
-	// ProcessMemory is the address space of each process (RLIMIT_AS).
+	// ProcessMemory, when set, is the address space of each process
+	// (RLIMIT_AS). It is unset by default: runtimes reserve address space
+	// they never touch (V8's heap, Go's arenas), and such a limit kills
+	// servers their clients run; Memory bounds what they hold.
 	ProcessMemory int64
 	// Procs is the processes and threads of the sandbox (RLIMIT_NPROC,
 	// counted in the sandbox's own user namespace).
 	Procs int
 	// FileSize is the largest file a process may write (RLIMIT_FSIZE).
 	FileSize int64
-	// TmpSize is the size of the home and of /tmp, each.
+	// TmpSize is the size of the home, of /tmp and of /dev/shm, each.
 	TmpSize int64
 }
 
@@ -90,9 +96,6 @@ func (l *Limits) defaults() {
 	}
 	if l.Memory <= 0 {
 		l.Memory = DefaultMemory
-	}
-	if l.ProcessMemory <= 0 {
-		l.ProcessMemory = DefaultProcessMemory
 	}
 	if l.Procs <= 0 {
 		l.Procs = DefaultProcs
@@ -107,14 +110,14 @@ func (l *Limits) defaults() {
 
 // Sandbox is a working bwrap on this machine.
 type Sandbox struct {
-	bwrap, prlimit, setpriv, env string
+	bwrap, setpriv, prlimit string
 	// hostUID is the host user the sandboxed programs run as.
 	hostUID int
 	// disableUserns says bwrap can refuse nested user namespaces.
 	disableUserns bool
 }
 
-// Find looks for bwrap, prlimit, setpriv and env, and checks, by running
+// Find looks for bwrap and setpriv, and checks, by running
 // /bin/true in a sandbox, that bwrap can make its namespaces here (it
 // cannot where unprivileged user namespaces are forbidden, or in some
 // containers). The error says what is missing and how to allow it.
@@ -132,10 +135,22 @@ func find(ctx context.Context) (*Sandbox, []string) {
 	}
 	s := &Sandbox{hostUID: os.Getuid()}
 	var probs []string
-	for _, t := range []struct {
+	tools := []struct {
 		name, pkg string
 		path      *string
-	}{{"bwrap", "bubblewrap", &s.bwrap}, {"prlimit", "util-linux", &s.prlimit}, {"setpriv", "util-linux", &s.setpriv}, {"env", "coreutils", &s.env}} {
+	}{{"bwrap", "bubblewrap", &s.bwrap}}
+	if os.Geteuid() == 0 {
+		// Root drops to RootUser before bwrap runs (Command), and sets
+		// the sandbox's limits as that user (setLimits).
+		tools = append(tools, struct {
+			name, pkg string
+			path      *string
+		}{"setpriv", "util-linux", &s.setpriv}, struct {
+			name, pkg string
+			path      *string
+		}{"prlimit", "util-linux", &s.prlimit})
+	}
+	for _, t := range tools {
 		p, err := exec.LookPath(t.name)
 		if err != nil {
 			probs = append(probs, fmt.Sprintf("no %s on PATH (Debian or Ubuntu: apt-get install -y %s)", t.name, t.pkg))
@@ -215,9 +230,6 @@ type Spec struct {
 	Limits Limits
 }
 
-// envName is a variable name env(1) and every shell read as one.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 // Cmd is a sandboxed program. Its Cmd's Stdin, Stdout and Stderr are the
 // caller's to set before Start; Wait (or Run) returns once every process
 // of the sandbox has ended.
@@ -226,12 +238,21 @@ type Cmd struct {
 	err error
 	mem int64
 
-	done    chan struct{}
-	mu      sync.Mutex
-	init    *initProc
-	peak    int64
-	overMem bool
-	pids    map[int]bool // every process of the sandbox seen
+	limits Limits
+	sb     *Sandbox
+	// argData is bwrap's arguments, NUL-separated, read from a pipe.
+	argData []byte
+	stores  []store
+
+	done chan struct{}
+	mu   sync.Mutex
+	// The fields below are the watch's; mu guards them.
+	init     *initProc
+	storeFDs []int // the memory-backed folders, held open from the host
+	ended    bool  // Wait has let the folders go
+	peak     int64
+	overMem  bool
+	pids     map[int]bool // every process of the sandbox seen
 }
 
 // ErrMemory is the error of a sandbox killed because its processes
@@ -243,139 +264,46 @@ var ErrMemory = errors.New("the sandbox's processes together passed its memory b
 // error.
 func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	spec.Limits.defaults()
-	args, err := s.args(spec)
+	bargs, err := s.args(spec)
+	var data []byte
+	for _, a := range bargs {
+		data = append(append(data, a...), 0)
+	}
+	// The pipes Start makes are the program's descriptors 3, 4 and 5.
+	args := append([]string{"--args", "3", "--info-fd", "4", "--block-fd", "5", "--"}, spec.Args...)
 	name := s.bwrap
 	if s.hostUID != os.Getuid() {
 		// Root drops to an unprivileged host user before bwrap runs, so
 		// that bwrap makes its namespaces as that user: nothing it
 		// starts is root, or holds a capability of the host.
-		id := strconv.Itoa(s.hostUID)
-		args = append([]string{"--reuid=" + id, "--regid=" + id, "--clear-groups",
-			"--inh-caps=-all", "--bounding-set=-all", "--", s.bwrap}, args...)
+		args = append(s.dropArgs(s.bwrap), args...)
 		name = s.setpriv
 	}
 	c := exec.CommandContext(ctx, name, args...)
 	c.Env = []string{}
 	setProcAttr(c)
-	cmd := &Cmd{Cmd: c, err: err, mem: spec.Limits.Memory, done: make(chan struct{}), pids: map[int]bool{}}
+	cmd := &Cmd{Cmd: c, err: err, mem: spec.Limits.Memory, limits: spec.Limits, sb: s, argData: data,
+		stores: stores(spec), done: make(chan struct{}), pids: map[int]bool{}}
 	c.Cancel = func() error { return cmd.kill() }
 	c.WaitDelay = 5 * time.Second
 	return cmd
 }
 
-// args are bwrap's arguments for spec. bwrap runs as HostUID: the
-// folders shown in the sandbox, and the folders above them, must be open
-// to it.
-func (s *Sandbox) args(spec Spec) ([]string, error) {
-	if len(spec.Args) == 0 {
-		return nil, errors.New("sandbox: no program")
-	}
-	if strings.Contains(spec.Args[0], "=") {
-		return nil, fmt.Errorf("sandbox: program %q: a name with = is not run", spec.Args[0])
-	}
-	if spec.Dir == "" {
-		spec.Dir = Home
-	}
-	uid := strconv.Itoa(UID)
-	args := []string{
-		"--unshare-user", "--uid", uid, "--gid", uid,
-		"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
-		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
-	}
-	if s.disableUserns {
-		args = append(args, "--disable-userns", "--assert-userns-disabled")
-	}
-	if !spec.Network {
-		args = append(args, "--unshare-net")
-	}
-	if spec.RootFS != "" {
-		args = append(args, "--ro-bind", spec.RootFS, "/", "--ro-bind", "/usr", HostDir+"/usr")
-	} else {
-		args = append(args, "--ro-bind", "/usr", "/usr")
-		for _, l := range []string{"bin", "sbin", "lib", "lib64", "lib32", "libx32"} {
-			// Merged-/usr systems link these; others keep folders.
-			if t, err := os.Readlink("/" + l); err == nil {
-				args = append(args, "--symlink", t, "/"+l)
-			} else if st, err := os.Stat("/" + l); err == nil && st.IsDir() {
-				args = append(args, "--ro-bind", "/"+l, "/"+l)
-			}
-		}
-	}
-	tmp := strconv.FormatInt(spec.Limits.TmpSize, 10)
-	args = append(args, "--proc", "/proc", "--dev", "/dev",
-		"--perms", "1777", "--size", tmp, "--tmpfs", "/tmp",
-		"--perms", "0700", "--size", tmp, "--tmpfs", Home)
-	for _, t := range spec.Tmpfs {
-		args = append(args, "--perms", "0700", "--size", strconv.FormatInt(max(t.Size, 4096), 10), "--tmpfs", t.Path)
-	}
-	for _, m := range spec.Mounts {
-		if m.Writable {
-			args = append(args, "--bind", m.Host, m.Sandbox)
-		} else {
-			args = append(args, "--ro-bind", m.Host, m.Sandbox)
-		}
-	}
-	for _, h := range spec.Hide {
-		if st, err := os.Stat(h); err == nil && st.IsDir() {
-			args = append(args, "--tmpfs", h)
-		} else {
-			args = append(args, "--ro-bind", "/dev/null", h)
-		}
-	}
-	args = append(args, "--chdir", spec.Dir, "--clearenv")
-	// The helpers inside run with no variable at all: env(1), the last
-	// exec before the program, sets the program's.
-	prlimit, envCmd := []string{s.prlimit}, []string{s.env}
-	if spec.RootFS != "" {
-		// The image root has no host /usr: the helpers run from HostDir.
-		var err error
-		if prlimit, err = hostHelper(s.prlimit); err != nil {
-			return nil, err
-		}
-		if envCmd, err = hostHelper(s.env); err != nil {
-			return nil, err
-		}
-	}
-	args = append(args, prlimit...)
-	args = append(args,
-		"--cpu="+strconv.FormatInt(max(int64(spec.Limits.CPU/time.Second), 1), 10),
-		"--as="+strconv.FormatInt(spec.Limits.ProcessMemory, 10),
-		"--nproc="+strconv.Itoa(spec.Limits.Procs),
-		"--fsize="+strconv.FormatInt(spec.Limits.FileSize, 10),
-		"--core=0", "--")
-	args = append(append(args, envCmd...), "-i", "--")
-	env := spec.Env
-	if !hasKey(env, "PATH") {
-		env = append(env, "PATH=/usr/local/bin:/usr/bin:/bin")
-	}
-	if !hasKey(env, "HOME") {
-		env = append(env, "HOME="+Home)
-	}
-	for _, kv := range env {
-		k, _, ok := strings.Cut(kv, "=")
-		if !ok || !envName.MatchString(k) || strings.ContainsRune(kv, 0) {
-			return nil, fmt.Errorf("sandbox: environment variable %q: not NAME=VALUE with a plain name", k)
-		}
-		args = append(args, kv)
-	}
-	return append(args, spec.Args...), nil
+// dropArgs are setpriv's arguments that run program as HostUID, with no
+// capability.
+func (s *Sandbox) dropArgs(program string) []string {
+	id := strconv.Itoa(s.hostUID)
+	return []string{"--reuid=" + id, "--regid=" + id, "--clear-groups",
+		"--inh-caps=-all", "--bounding-set=-all", "--", program}
 }
 
-func hasKey(env []string, key string) bool {
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); k == key {
-			return true
-		}
-	}
-	return false
-}
-
-// Start starts the program and the watch on its memory.
+// Start starts the sandbox and, once its limits are set, the program and
+// the watch on its memory (see launch).
 func (c *Cmd) Start() error {
 	if c.err != nil {
 		return c.err
 	}
-	if err := c.Cmd.Start(); err != nil {
+	if err := c.launch(); err != nil {
 		return err
 	}
 	go c.watch()
@@ -401,6 +329,7 @@ func (c *Cmd) Wait() error {
 	close(c.done)
 	c.mu.Lock()
 	over := c.overMem
+	c.closeStores()
 	c.mu.Unlock()
 	if over {
 		return fmt.Errorf("%w (%d bytes)", ErrMemory, c.mem)
@@ -441,63 +370,4 @@ func (c *Cmd) Processes() []int {
 		out = append(out, p)
 	}
 	return out
-}
-
-// watchEvery is how often the watch sums the sandbox's memory.
-const watchEvery = 20 * time.Millisecond
-
-// watch sums the resident memory of the sandbox's processes (bwrap's
-// descendants: the PID namespace's init adopts its orphans, so none
-// escapes the tree) and kills the sandbox when they pass the bound.
-// This is the bound where no delegated cgroup is at hand: a process can
-// pass it by what it allocates within one period, and RLIMIT_AS bounds
-// each process besides.
-func (c *Cmd) watch() {
-	t := time.NewTicker(watchEvery)
-	defer t.Stop()
-	for {
-		c.sample()
-		select {
-		case <-c.done:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (c *Cmd) sample() {
-	if c.Cmd.Process == nil {
-		return
-	}
-	pids := descendants(c.Cmd.Process.Pid)
-	var sum int64
-	for _, p := range pids {
-		sum += rss(p)
-	}
-	c.mu.Lock()
-	for _, p := range pids {
-		c.pids[p] = true
-	}
-	if c.init == nil && len(pids) > 0 {
-		c.init = openInit(pids[0])
-	}
-	c.peak = max(c.peak, sum)
-	over := sum > c.mem && !c.overMem
-	if over {
-		c.overMem = true
-	}
-	c.mu.Unlock()
-	if over {
-		_ = c.kill()
-	}
-}
-
-// kill kills the init of the sandbox's PID namespace, bwrap's child: the
-// kernel then kills every process of the namespace. Before the namespace
-// exists, bwrap's process group is killed instead.
-func (c *Cmd) kill() error {
-	if c.Cmd.Process == nil {
-		return nil
-	}
-	return killTree(c.Cmd.Process.Pid)
 }

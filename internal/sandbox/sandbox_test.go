@@ -60,6 +60,10 @@ const tryit = (name, f) => { try { f(); out.push(name + " ok"); } catch (e) { ou
 tryit("read-secret", () => fs.readFileSync(process.argv[2]));
 tryit("write-outside", () => fs.writeFileSync("/pkg/x", "1"));
 tryit("write-home", () => fs.writeFileSync(process.env.HOME + "/x", "1"));
+tryit("write-root", () => fs.writeFileSync("/x", "1"));
+tryit("write-dev", () => fs.writeFileSync("/dev/x", "1"));
+tryit("write-shm", () => fs.writeFileSync("/dev/shm/x", "1"));
+out.push("init-cmdline " + fs.readFileSync("/proc/1/cmdline", "utf8").split("\0").join(" "));
 out.push("env " + Object.keys(process.env).sort().join(","));
 out.push("uid " + process.getuid());
 const st = fs.readFileSync("/proc/self/status", "utf8");
@@ -97,12 +101,19 @@ func TestSandboxConfines(t *testing.T) {
 	got := stdout.String()
 	for _, want := range []string{
 		"read-secret ENOENT", "write-outside EROFS", "write-home ok",
-		"env HOME,PATH\n", fmt.Sprintf("uid %d", UID), "net ENETUNREACH",
+		"write-root EROFS", "write-dev EROFS", "write-shm ok",
+		"env HOME,PATH,PWD\n", // bwrap sets PWD fmt.Sprintf("uid %d", UID), "net ENETUNREACH",
 		"capeff 0000000000000000", "write-out ok",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in the output:\n%s", want, got)
 		}
+	}
+	// bwrap's command line, the init's, names no folder of the host.
+	if i := strings.Index(got, "init-cmdline "); i < 0 {
+		t.Error("no init-cmdline line")
+	} else if line, _, _ := strings.Cut(got[i:], "\n"); strings.Contains(line, pkg) || strings.Contains(line, out) {
+		t.Errorf("the sandbox reads host folders on its init's command line: %q", line)
 	}
 	// What the program makes is owned, on the host, by its host user.
 	if st, err := os.Stat(filepath.Join(out, "made")); err != nil {
