@@ -129,3 +129,21 @@ __attribute__((constructor)) static void raise_limits(void) {
   fprintf(stderr, "EVIL %s %s\n", comm, setrlimit(RLIMIT_NPROC, &r) == 0 ? "raised" : "raise-refused");
 }
 `
+
+// TestSandboxNoAddressSpaceLimit: Node's fetch instantiates WebAssembly,
+// for which V8 reserves far more address space than it touches (10 GiB
+// and more); a server that fetches must run as its clients run it, bound
+// by the memory it holds, not by what it reserves.
+func TestSandboxNoAddressSpaceLimit(t *testing.T) {
+	s, node := need(t)
+	js := `fetch("http://127.0.0.1:2").then(() => console.log("answered"), (e) => console.log("fetch " + ((e.cause && e.cause.code) || e.name + ": " + e.message)))`
+	c := s.Command(t.Context(), Spec{Args: []string{node, "-e", js}})
+	var stdout, stderr bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if got := strings.TrimSpace(stdout.String()); got != "fetch ECONNREFUSED" {
+		t.Errorf("got %q (stderr %q), want the refused connection alone", got, stderr.String())
+	}
+}
