@@ -239,6 +239,11 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	log.Info("crawl: finished", "candidates", sum.Candidates, "servers", sum.Servers, "resumed", sum.Resumed, "probed", sum.Probed,
 		"reachable", sum.Reachable, "unreachable", sum.Unreachable, byKind(sum.UnreachableByKind), "tools", sum.Tools,
 		"elapsed", time.Since(start).Round(100*time.Millisecond), "out", opt.Out)
+	if b, c := pr.traffic(); c > 0 {
+		// Never in the release: a warm crawl fetches less, and its
+		// records are the same.
+		log.Info("crawl: package registries", "fetched_bytes", b, "connections", c)
+	}
 	if leftOut > 0 {
 		log.Info("crawl: package candidates left out (--no-packages)", "packages", leftOut)
 	}

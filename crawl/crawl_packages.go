@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -92,6 +93,28 @@ func (pr *packageRunner) close() {
 		pr.p.Close()
 		pr.closeProxies()
 	}
+}
+
+// traffic is what the install steps fetched from their registries, and
+// through how many connections.
+func (pr *packageRunner) traffic() (bytes, conns int64) {
+	if pr == nil {
+		return 0, 0
+	}
+	for _, p := range []*sandbox.Proxy{pr.proxy, pr.pypiProxy()} {
+		if p != nil {
+			b, c := p.Traffic()
+			bytes, conns = bytes+b, conns+c
+		}
+	}
+	return bytes, conns
+}
+
+func (pr *packageRunner) pypiProxy() *sandbox.Proxy {
+	if pr.pypi == nil {
+		return nil
+	}
+	return pr.pypi.proxy
 }
 
 // closeProxies stops the install steps' proxies.

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -25,6 +26,16 @@ type Proxy struct {
 	viaTransport *http.Transport
 	mu           sync.Mutex
 	refused      []string
+	// fetched and conns count what the registry sent and the tunnels
+	// and requests it was asked through.
+	fetched, conns atomic.Int64
+}
+
+// Traffic is what went through the proxy: the bytes the registry sent
+// (through tunnels, TLS included) and the tunnels and plain requests
+// made. An install that fetches nothing (all in npm's cache) adds none.
+func (p *Proxy) Traffic() (bytes, connections int64) {
+	return p.fetched.Load(), p.conns.Load()
 }
 
 // NewProxy starts a proxy that allows the hosts (and ports) of the URLs
@@ -122,11 +133,13 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = conn.Write([]byte("HTTP/1.1 200 Connection established\r\n\r\n"))
+		p.conns.Add(1)
 		go func() {
 			_, _ = io.Copy(up, buf)
 			up.Close()
 		}()
-		_, _ = io.Copy(conn, up)
+		n, _ := io.Copy(conn, up)
+		p.fetched.Add(n)
 		conn.Close()
 		up.Close()
 		return
@@ -149,5 +162,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
-	_, _ = io.Copy(w, resp.Body)
+	p.conns.Add(1)
+	n, _ := io.Copy(w, resp.Body)
+	p.fetched.Add(n)
 }
