@@ -8,7 +8,7 @@ DEMO_DIR      ?= demo
 BENCH_DIR     ?= bench-data
 PKGS          := ./...
 
-.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench bench-history clean
+.PHONY: all build test lint vet staticcheck fmt-check standalone fuzz demo demo-diff bench bench-packages bench-history clean
 
 all: build
 
@@ -107,6 +107,13 @@ bench: build
 	python3 bench/sharedschemas.py $(BENCH_DIR)/default $(BENCH_DIR)/shared
 	$(BIN) bench --data $(BENCH_DIR)/real --data $(BENCH_DIR)/dense --data $(BENCH_DIR)/nearmiss --data $(BENCH_DIR)/default --data $(BENCH_DIR)/shared --runs 7 --python-scales ''
 	$(BIN) bench --scales 1 --runs 3
+
+## bench-packages: about 45 minutes, with the npm registry. The real servers of
+## bench/packages.txt crawled cold then warm as a normal user (root runs it as
+## BENCH_USER, atlas-ci by default), each beside the TypeScript SDK client's
+## direct run (docs/bench-packages.md).
+bench-packages: build
+	bench/packages.sh $(BIN) $(BENCH_DIR)/packages bench/packages.txt
 
 ## bench-history: `history` over 24 synthetic releases of 229,539 tools (BENCH.md, "history").
 bench-history: build

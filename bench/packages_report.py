@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""The table of make bench-packages: per package, the cold and warm crawl's
+wall and CPU, what the cold one fetched, whether cold and warm records are
+the same, and the crawl's tool list beside the direct run's; then the
+averages, the targets of docs/bench-packages.md and the extrapolation to
+the registry.
+
+usage: packages_report.py OUT   (the folder bench/packages.sh wrote)
+"""
+import csv
+import gzip
+import json
+import os
+import sys
+
+REGISTRY_NPM = 25_000  # npm entries of the registry (docs/bench-packages.md)
+CORES = 2
+
+
+def read_gz_lines(path):
+    try:
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            return [l for l in f.read().splitlines() if l]
+    except FileNotFoundError:
+        return None
+
+
+def crawl_result(out, phase, i):
+    d = os.path.join(out, phase, str(i))
+    servers = read_gz_lines(os.path.join(d, "servers.jsonl.gz"))
+    tools = read_gz_lines(os.path.join(d, "server_tools.jsonl.gz"))
+    if not servers:
+        return {"kind": "no release", "tools": None, "bytes": None}
+    rec = json.loads(servers[0])
+    names = []
+    for l in tools or []:
+        names += [t["name"] for t in json.loads(l).get("tools", [])]
+    kind = "ok" if rec.get("reachable") else rec.get("error_kind", "?")
+    return {"kind": kind, "tools": sorted(names) if rec.get("reachable") else None,
+            "error": rec.get("error", ""), "bytes": (servers, tools)}
+
+
+def main():
+    out = sys.argv[1]
+    rows = {}
+    with open(os.path.join(out, "measure.tsv"), newline="") as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            rows.setdefault(int(r["index"]), {"package": r["package"]})[r["phase"]] = r
+    lines = ["| # | package | cold wall s | cold CPU s | fetched MB | conns | warm wall s | warm CPU s | record | cold = warm | direct run | tools equal |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|---|"]
+    tot = {"cold_wall": 0.0, "cold_cpu": 0.0, "fetched": 0, "conns": 0, "warm_wall": 0.0, "warm_cpu": 0.0}
+    same = differ = equal = unequal = direct_listed = 0
+    n = 0
+    for i in sorted(rows):
+        r = rows[i]
+        if "cold" not in r or "warm" not in r:
+            continue
+        n += 1
+        cold, warm = r["cold"], r["warm"]
+        tot["cold_wall"] += float(cold["wall_s"])
+        tot["cold_cpu"] += float(cold["cpu_s"])
+        tot["fetched"] += int(cold["fetched_bytes"])
+        tot["conns"] += int(cold["connections"])
+        tot["warm_wall"] += float(warm["wall_s"])
+        tot["warm_cpu"] += float(warm["cpu_s"])
+        c, w = crawl_result(out, "cold", i), crawl_result(out, "warm", i)
+        is_same = c["bytes"] is not None and c["bytes"] == w["bytes"]
+        same += is_same
+        differ += not is_same
+        record = f"{len(c['tools'])} tools" if c["tools"] is not None else c["kind"]
+        try:
+            with open(os.path.join(out, "direct", f"{i}.json")) as f:
+                direct = json.loads(f.read().strip().splitlines()[-1])
+        except (FileNotFoundError, IndexError, json.JSONDecodeError):
+            direct = {"error": "no direct run"}
+        if "tools" in direct:
+            direct_listed += 1
+            d = f"{len(direct['tools'])} tools"
+            eq = c["tools"] == direct["tools"]
+            equal += eq
+            unequal += not eq
+            eqs = "yes" if eq else "**no**"
+        else:
+            d, eqs = "error: " + direct["error"][:40].replace("|", "/"), "n/a"
+        lines.append(f"| {i} | `{r['package'][4:]}` | {float(cold['wall_s']):.1f} | {float(cold['cpu_s']):.1f} | "
+                     f"{int(cold['fetched_bytes']) / 1e6:.1f} | {cold['connections']} | {float(warm['wall_s']):.1f} | "
+                     f"{float(warm['cpu_s']):.1f} | {record} | {'yes' if is_same else '**no**'} | {d} | {eqs} |")
+    if n == 0:
+        print("no package was measured", file=sys.stderr)
+        sys.exit(1)
+    cache = max(int(r["cold"]["cache_bytes"]) for r in rows.values() if "cold" in r)
+    avg = {k: v / n for k, v in tot.items()}
+    cold_h = REGISTRY_NPM * avg["cold_cpu"] / CORES / 3600
+    next_h = REGISTRY_NPM * (0.9 * avg["warm_cpu"] + 0.1 * avg["cold_cpu"]) / CORES / 3600
+    lines += [
+        "",
+        f"{n} packages. Averages per package: cold {avg['cold_wall']:.1f} s wall, {avg['cold_cpu']:.2f} CPU-s, "
+        f"{avg['fetched'] / 1e6:.1f} MB fetched in {avg['conns']:.0f} connections; warm {avg['warm_wall']:.1f} s wall, "
+        f"{avg['warm_cpu']:.2f} CPU-s. Package cache after the cold pass: {cache / 1e6:.0f} MB "
+        f"({cache / n / 1e6:.1f} MB a package).",
+        "",
+        f"- records the same cold and warm: {same} of {n}" + (f" (**{differ} differ**)" if differ else ""),
+        f"- tool lists equal to the direct run's, where it listed tools: {equal} of {direct_listed}"
+        + (f" (**{unequal} differ**)" if unequal else ""),
+        f"- targets: cold ≤ 5 CPU-s a package: {'met' if avg['cold_cpu'] <= 5 else '**not met**'} ({avg['cold_cpu']:.2f}); "
+        f"cold ≤ 15 MB fetched: {'met' if avg['fetched'] <= 15e6 else '**not met**'} ({avg['fetched'] / 1e6:.1f}); "
+        f"warm ≤ 1.5 CPU-s: {'met' if avg['warm_cpu'] <= 1.5 else '**not met**'} ({avg['warm_cpu']:.2f})",
+        f"- the registry's {REGISTRY_NPM:,} npm entries on one {CORES}-core machine, CPU-bound at these averages: "
+        f"cold {cold_h:.1f} h (target ≤ 12 h: {'met' if cold_h <= 12 else '**not met**'}); the next month's crawl, "
+        f"store kept and a tenth changed, {next_h:.1f} h (target ≤ 2 h: {'met' if next_h <= 2 else '**not met**'})",
+    ]
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
