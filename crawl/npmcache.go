@@ -62,6 +62,12 @@ type npmCache struct {
 	mu     sync.Mutex
 	inUse  map[string]int
 	flight map[string]*sync.Mutex // one install of a package at a time
+
+	// storeMu keeps Adopt and Prune apart (Prune must not remove a file
+	// an Adopt is linking) and guards storeBytes, the store's size. Lock
+	// order: mu, then storeMu.
+	storeMu    sync.Mutex
+	storeBytes int64
 }
 
 // installed is a package ready to run: its cache folder and the entry
@@ -170,7 +176,11 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	if c.store != nil {
 		// A dependency version many packages install is one file on
 		// disk per file, hard-linked from each package's folder.
-		if _, err := c.store.Adopt(tmp); err != nil {
+		c.storeMu.Lock()
+		st, err := c.store.Adopt(tmp)
+		c.storeBytes += st.AddedBytes
+		c.storeMu.Unlock()
+		if err != nil {
 			return installed{}, err
 		}
 	}
@@ -311,21 +321,34 @@ func entryPoint(prefix, identifier string) (string, error) {
 }
 
 func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+	n, _, err := dirSizes(dir)
+	return n, err
+}
+
+// dirSizes are the bytes of the files under dir, and those of them not
+// linked from elsewhere (a link count of one): what the folder alone
+// holds on disk once its other files are the package store's.
+func dirSizes(dir string) (size, own int64, err error) {
+	err = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if info, err := d.Info(); err == nil {
-			n += info.Size()
+			size += info.Size()
+			if sys, ok := info.Sys().(*syscall.Stat_t); !ok || sys.Nlink <= 1 || info.IsDir() {
+				own += info.Size()
+			}
 		}
 		return nil
 	})
-	return n, err
+	return size, own, err
 }
 
 // evict removes the least recently used installed packages not in use
 // until the cache fits its bound, and leftovers of interrupted installs.
+// The cache's size counts every file once: the package store's files
+// (however many folders link them) and each folder's own files; a folder
+// removed frees its own files, and the store's files it alone linked.
 func (c *npmCache) evict() {
 	ents, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -333,7 +356,7 @@ func (c *npmCache) evict() {
 	}
 	type folder struct {
 		key  string
-		size int64
+		own  int64
 		used time.Time
 	}
 	var fs []folder
@@ -348,15 +371,23 @@ func (c *npmCache) evict() {
 			continue
 		}
 		var m struct {
-			Size int64 `json:"size"`
+			Size int64  `json:"size"`
+			Own  *int64 `json:"own"`
 		}
 		_ = json.Unmarshal(b, &m)
-		fs = append(fs, folder{e.Name(), m.Size, st.ModTime()})
-		total += m.Size
+		own := m.Size // a folder sealed before the store: all its own
+		if m.Own != nil {
+			own = *m.Own
+		}
+		fs = append(fs, folder{e.Name(), own, st.ModTime()})
+		total += own
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].used.Before(fs[j].used) })
-	removed := false
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.storeMu.Lock()
+	defer c.storeMu.Unlock()
+	total += c.storeBytes
 	for _, f := range fs {
 		if total <= c.max {
 			break
@@ -364,15 +395,16 @@ func (c *npmCache) evict() {
 		if c.inUse[f.key] > 0 {
 			continue
 		}
-		if os.RemoveAll(filepath.Join(c.dir, f.key)) == nil {
-			total -= f.size
-			removed = true
+		if os.RemoveAll(filepath.Join(c.dir, f.key)) != nil {
+			continue
 		}
-	}
-	c.mu.Unlock()
-	if removed && c.store != nil {
-		// Files only the removed folders linked go with them.
-		_, _ = c.store.Prune()
+		total -= f.own
+		if c.store != nil {
+			// Files only this folder linked go with it.
+			freed, _ := c.store.Prune()
+			total -= freed
+			c.storeBytes -= freed
+		}
 	}
 }
 
@@ -409,6 +441,9 @@ func (c *npmCache) prepare() error {
 	}
 	c.hasCAs = len(env) > 0
 	if c.store, err = openStore(filepath.Join(c.dir, storeDir)); err != nil {
+		return fmt.Errorf("package store: %w", err)
+	}
+	if c.storeBytes, err = c.store.Size(); err != nil {
 		return fmt.Errorf("package store: %w", err)
 	}
 	c.confEnv = env

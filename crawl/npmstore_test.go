@@ -2,12 +2,14 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
@@ -78,7 +80,50 @@ func TestNPMStoreShared(t *testing.T) {
 		t.Errorf("records differ: cold %v, warm %v", cold, warm)
 	}
 
-	c = npmCache{dir: cache, max: 0, store: st}
+	// The cache's size counts a shared file once: a bound of the store's
+	// bytes plus the folders' own keeps both packages, though their
+	// folders' files add up to more; a byte less evicts the older alone.
+	storeBytes, _ := st.Size()
+	var apparent, own int64
+	for _, id := range ids {
+		a, _, err := dirSizes(folder(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mark struct{ Own int64 }
+		b, err := os.ReadFile(filepath.Join(folder(id), completeFile))
+		if err != nil || json.Unmarshal(b, &mark) != nil {
+			t.Fatalf("%s: %v %s", completeFile, err, b)
+		}
+		apparent, own = apparent+a, own+mark.Own
+	}
+	if apparent <= storeBytes+own {
+		t.Fatalf("the folders' files (%d bytes) share nothing beyond the store's %d and their own %d: the test proves nothing", apparent, storeBytes, own)
+	}
+	older, newer := folder(ids[0]), folder(ids[1])
+	for i, f := range []string{older, newer} {
+		when := time.Unix(int64(1000+i), 0)
+		_ = os.Chtimes(filepath.Join(f, completeFile), when, when)
+	}
+	for _, tc := range []struct {
+		max  int64
+		left []string
+	}{{storeBytes + own, []string{older, newer}}, {storeBytes + own - 1, []string{newer}}} {
+		c = npmCache{dir: cache, max: tc.max, store: st, storeBytes: storeBytes}
+		c.evict()
+		for _, f := range []string{older, newer} {
+			_, err := os.Stat(f)
+			if kept := slices.Contains(tc.left, f); kept != (err == nil) {
+				t.Errorf("bound %d: %s kept %v, want %v", tc.max, filepath.Base(f), err == nil, kept)
+			}
+		}
+		if n, _ := st.Size(); n != c.storeBytes {
+			t.Errorf("bound %d: the store holds %d bytes, the cache counts %d", tc.max, n, c.storeBytes)
+		}
+		storeBytes = c.storeBytes
+	}
+
+	c = npmCache{dir: cache, max: 0, store: st, storeBytes: storeBytes}
 	c.evict()
 	if n, err := st.Size(); err != nil || n != 0 {
 		t.Errorf("after evicting every package the store holds %d bytes (%v)", n, err)

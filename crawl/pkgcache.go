@@ -82,14 +82,14 @@ func (c *npmCache) fillDir(ctx context.Context, dir string, fill func(ctx contex
 // to fit in the package bound: it writes the mark that says the folder is
 // whole (its entry point main and its size) and renames it into place.
 func (c *npmCache) seal(tmp, dir, main string) (installed, error) {
-	size, err := dirSize(tmp)
+	size, own, err := dirSizes(tmp)
 	if err != nil {
 		return installed{}, err
 	}
 	if size > c.maxPackage {
 		return installed{}, &installError{fmt.Errorf("installed package takes %d bytes, more than the %d allowed", size, c.maxPackage)}
 	}
-	mark, _ := json.Marshal(map[string]any{"main": main, "size": size})
+	mark, _ := json.Marshal(map[string]any{"main": main, "size": size, "own": own})
 	if err := os.WriteFile(filepath.Join(tmp, completeFile), mark, 0o644); err != nil {
 		return installed{}, err
 	}

@@ -32,8 +32,9 @@ type storeStats struct {
 	// held (now links to its file); Added those it now holds.
 	Files, Shared, Added int
 	// SharedBytes is the size of the Shared files: the disk space not
-	// taken twice.
-	SharedBytes int64
+	// taken twice; AddedBytes the size of the Added ones, what the store
+	// grew by.
+	SharedBytes, AddedBytes int64
 }
 
 // openStore makes (or finds) the store in dir.
@@ -114,6 +115,7 @@ func (s *pkgStore) Adopt(tree string) (storeStats, error) {
 			err = os.Link(p, target)
 			if err == nil {
 				st.Added++
+				st.AddedBytes += info.Size()
 				return nil
 			}
 			if !errors.Is(err, fs.ErrExist) {
