@@ -31,8 +31,10 @@ type Options struct {
 	// plain HTTP, as container tools do for localhost. Without it every
 	// request is HTTPS.
 	PlainHTTP bool
-	// MaxBytes bounds the image: the compressed layers, and the bytes
-	// the flattened root filesystem holds. MaxFiles bounds its entries.
+	// MaxBytes bounds the image: the compressed layers, the bytes of
+	// their uncompressed streams, and, apart, the bytes written to disk
+	// as they are written (a sparse entry's holes included). MaxFiles
+	// bounds its entries.
 	MaxBytes int64
 	MaxFiles int
 	// Platform is the image to pick from an index; empty means
