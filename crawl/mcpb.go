@@ -76,7 +76,7 @@ func (pr *packageRunner) runBundle(ctx context.Context, pkg *Package) Result {
 		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "manifest.json: " + err.Error()}
 	}
 	argv, env, mounts, why := pr.bundleCommand(&m)
-	info := &RunnerInfo{Runner: RegistryMCPB, Argv: argv, Resolved: "sha256:" + sum}
+	info := &RunnerInfo{Runner: RegistryMCPB, Argv: argv, Resolved: "sha256:" + sum, UncheckedDigest: pkg.FileSHA256 == ""}
 	if why != "" {
 		return Result{Transport: TransportStdio, ErrorKind: KindNoRuntime, Error: why, Runner: info}
 	}
@@ -197,6 +197,9 @@ func (pr *packageRunner) fetchBundle(ctx context.Context, pkg *Package, tmp stri
 	if resp.StatusCode != http.StatusOK {
 		return "", &installError{fmt.Errorf("fetching the bundle: %s", resp.Status)}
 	}
+	if resp.ContentLength > pr.cache.maxPackage {
+		return "", &installError{fmt.Errorf("the bundle is %d bytes, over the package bound of %d", resp.ContentLength, pr.cache.maxPackage)}
+	}
 	file := filepath.Join(tmp, "bundle.mcpb")
 	f, err := os.Create(file)
 	if err != nil {
@@ -211,7 +214,7 @@ func (pr *packageRunner) fetchBundle(ctx context.Context, pkg *Package, tmp stri
 		return "", &installError{fmt.Errorf("fetching the bundle: %w", err)}
 	}
 	if n > pr.cache.maxPackage {
-		return "", &installError{fmt.Errorf("the bundle is over %d bytes", pr.cache.maxPackage)}
+		return "", &installError{fmt.Errorf("the bundle is over the package bound of %d bytes", pr.cache.maxPackage)}
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if pkg.FileSHA256 != "" && sum != pkg.FileSHA256 {
