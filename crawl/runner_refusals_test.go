@@ -3,12 +3,14 @@ package crawl
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -39,6 +41,33 @@ func crawlCandidates(t *testing.T, allowPrivate bool, opt PackageOptions, pkgs .
 		got[s.ServerID] = s
 	}
 	return got
+}
+
+// TestPolicyRefusalsBlocked: an image or a bundle that the address policy
+// refuses (plain HTTP to a loopback host, or any connection to one,
+// without --allow-private) is a blocked record, as a refused remote is;
+// what is refused for another reason stays install.
+func TestPolicyRefusalsBlocked(t *testing.T) {
+	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
+	reg := ocitest.NewRegistry(t, "")
+	reg.Push(t, "acme/server", "1.0", serverImage(t, "127.0.0.1:1"))
+	bundle := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(`{"server": {"type": "binary", "entry_point": "s"}}`)})
+	plain := serve(t, httpBytes(bundle))
+	tlsSrv := httptest.NewTLSServer(httpBytes(bundle))
+	t.Cleanup(tlsSrv.Close)
+	image := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: TransportStdio}
+	plainBundle := &Package{RegistryType: RegistryMCPB, Identifier: plain.URL + "/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
+	tlsBundle := &Package{RegistryType: RegistryMCPB, Identifier: tlsSrv.URL + "/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
+	ftpBundle := &Package{RegistryType: RegistryMCPB, Identifier: "ftp://127.0.0.1/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
+	servers := crawlCandidates(t, false, PackageOptions{}, image, plainBundle, tlsBundle, ftpBundle)
+	for _, tc := range []struct {
+		p    *Package
+		kind string
+	}{{image, KindBlocked}, {plainBundle, KindBlocked}, {tlsBundle, KindBlocked}, {ftpBundle, KindInstall}} {
+		if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != tc.kind {
+			t.Errorf("%s: %s %q, want %s", tc.p.ID(), s.ErrorKind, s.Error, tc.kind)
+		}
+	}
 }
 
 // TestBundleUncheckedDigest: a bundle whose entry names no fileSha256
