@@ -30,6 +30,10 @@ const bundleMount = "/bundle"
 // maxBundleFiles bounds the entries of one bundle.
 const maxBundleFiles = 100_000
 
+// errPlainBundle is a bundle URL over plain HTTP that the address policy
+// refuses: allowed only from a loopback host, with --allow-private.
+var errPlainBundle = errors.New("a bundle is fetched over HTTPS (plain HTTP only from a loopback address, with --allow-private)")
+
 // bundleManifest is the part of an MCPB manifest.json that says how to run
 // the server. Its declared tools are never read: the server is asked.
 type bundleManifest struct {
@@ -76,7 +80,7 @@ func (pr *packageRunner) runBundle(ctx context.Context, pkg *Package) Result {
 		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: "manifest.json: " + err.Error()}
 	}
 	argv, env, mounts, why := pr.bundleCommand(&m)
-	info := &RunnerInfo{Runner: RegistryMCPB, Argv: argv, Resolved: "sha256:" + sum}
+	info := &RunnerInfo{Runner: RegistryMCPB, Argv: argv, Resolved: "sha256:" + sum, UncheckedDigest: pkg.FileSHA256 == ""}
 	if why != "" {
 		return Result{Transport: TransportStdio, ErrorKind: KindNoRuntime, Error: why, Runner: info}
 	}
@@ -168,12 +172,16 @@ func (pr *packageRunner) fetchBundle(ctx context.Context, pkg *Package, tmp stri
 		return "", &installError{err}
 	}
 	allow := pr.p.opt.AllowAddr
-	if u.Scheme != "https" {
+	switch u.Scheme {
+	case "https":
+	case "http":
 		ip, perr := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
 		loopback := u.Hostname() == "localhost" || (perr == nil && ip.IsLoopback())
-		if u.Scheme != "http" || !loopback || allow == nil || !allow(netip.MustParseAddr("127.0.0.1")) {
-			return "", &installError{fmt.Errorf("%s: a bundle is fetched over HTTPS (plain HTTP only from a loopback address, with --allow-private)", pkg.Identifier)}
+		if !loopback || allow == nil || !allow(netip.MustParseAddr("127.0.0.1")) {
+			return "", &installError{fmt.Errorf("%s: %w", pkg.Identifier, errPlainBundle)}
 		}
+	default:
+		return "", &installError{fmt.Errorf("%s: a bundle is fetched over HTTPS, not %q", pkg.Identifier, u.Scheme)}
 	}
 	client := &http.Client{Transport: pr.p.base, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 5 {
@@ -197,6 +205,9 @@ func (pr *packageRunner) fetchBundle(ctx context.Context, pkg *Package, tmp stri
 	if resp.StatusCode != http.StatusOK {
 		return "", &installError{fmt.Errorf("fetching the bundle: %s", resp.Status)}
 	}
+	if resp.ContentLength > pr.cache.maxPackage {
+		return "", &installError{fmt.Errorf("the bundle is %d bytes, over the package bound of %d", resp.ContentLength, pr.cache.maxPackage)}
+	}
 	file := filepath.Join(tmp, "bundle.mcpb")
 	f, err := os.Create(file)
 	if err != nil {
@@ -211,7 +222,7 @@ func (pr *packageRunner) fetchBundle(ctx context.Context, pkg *Package, tmp stri
 		return "", &installError{fmt.Errorf("fetching the bundle: %w", err)}
 	}
 	if n > pr.cache.maxPackage {
-		return "", &installError{fmt.Errorf("the bundle is over %d bytes", pr.cache.maxPackage)}
+		return "", &installError{fmt.Errorf("the bundle is over the package bound of %d bytes", pr.cache.maxPackage)}
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if pkg.FileSHA256 != "" && sum != pkg.FileSHA256 {

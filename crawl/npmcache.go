@@ -271,12 +271,17 @@ func stripModes(dir string) error {
 	})
 }
 
+// maxPackageJSON caps an installed package's package.json read into
+// memory: a real one is a few KiB.
+const maxPackageJSON = 4 << 20
+
 // entryPoint is the file node runs, relative to the install folder: the
 // package's bin (the one named like the package when it has several), or
-// its main.
+// its main. The install's files are read through its root, so no link in
+// it reaches outside.
 func entryPoint(prefix, identifier string) (string, error) {
 	pkgDir := path.Join("node_modules", identifier)
-	b, err := os.ReadFile(filepath.Join(prefix, filepath.FromSlash(pkgDir), "package.json"))
+	b, err := readInRoot(prefix, path.Join(pkgDir, "package.json"), maxPackageJSON)
 	if err != nil {
 		return "", fmt.Errorf("npm installed no %s: %v", identifier, err)
 	}
@@ -314,7 +319,12 @@ func entryPoint(prefix, identifier string) (string, error) {
 	if !strings.HasPrefix(main, pkgDir+"/") {
 		return "", fmt.Errorf("%s: entry point %q leaves the package", identifier, rel)
 	}
-	if _, err := os.Stat(filepath.Join(prefix, filepath.FromSlash(main))); err != nil {
+	root, err := os.OpenRoot(prefix)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if _, err := root.Stat(main); err != nil {
 		return "", fmt.Errorf("%s: entry point %q: %v", identifier, rel, err)
 	}
 	return main, nil

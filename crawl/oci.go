@@ -26,6 +26,9 @@ type RunnerInfo struct {
 	// Resolved pins what was run: name@version, an image's manifest
 	// digest, a bundle's SHA-256.
 	Resolved string `json:"resolved,omitempty"`
+	// UncheckedDigest is a bundle run although its entry names no
+	// fileSha256: nothing held the bytes run to what was published.
+	UncheckedDigest bool `json:"unchecked_digest,omitempty"`
 }
 
 // imageFile, beside an image's root filesystem in its cache folder, holds

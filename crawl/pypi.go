@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -187,10 +188,13 @@ func (pr *packageRunner) runPyPI(ctx context.Context, pkg *Package) Result {
 	if mod := pypiModule(pkg); mod != "" {
 		// The entry says which module runs (runtimeHint python, -m).
 		argv = append(argv, "-m", mod)
-	} else if strings.HasPrefix(in.main, "-m ") {
-		argv = append(argv, "-m", strings.TrimPrefix(in.main, "-m "))
-	} else {
+	} else if mod, ok := strings.CutPrefix(in.main, "-m "); ok && pyModule.MatchString(mod) {
+		argv = append(argv, "-m", mod)
+	} else if err := plainScriptName(in.main); err == nil {
 		argv = append(argv, path.Join(venv, "bin", in.main))
+	} else {
+		// The mark of a folder installed before the name was checked.
+		return Result{Transport: TransportStdio, ErrorKind: KindInstall, Error: err.Error()}
 	}
 	argv = append(argv, packageArgs(pkg)...)
 	env := append(packageEnv(pkg), "VIRTUAL_ENV="+venv, "PATH="+path.Join(venv, "bin")+":/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1")
@@ -257,10 +261,24 @@ func normalizePyPI(n string) string {
 
 var pypiSeparators = regexp.MustCompile(`[-_.]+`)
 
+// maxEntryPoints caps a wheel's entry_points.txt read into memory: a
+// real one is a few hundred bytes.
+const maxEntryPoints = 1 << 20
+
+// plainScriptName refuses a console script name that is not a plain file
+// name: joined to the venv's bin folder, "../../tmp/x" would run /tmp/x.
+func plainScriptName(s string) error {
+	if s == "" || s == "." || s == ".." || strings.ContainsAny(s, "/\\\x00") || len(s) > 255 {
+		return fmt.Errorf("console script %q is not a plain file name; not run", s)
+	}
+	return nil
+}
+
 // consoleScript is what runs the package, as uvx --from NAME==VERSION
 // NAME would: the console script named like the project, or its only
 // console script, or its module (python -m name), found in the installed
-// distribution's entry_points.txt.
+// distribution's entry_points.txt. The venv's files are read through its
+// root: no link in it reaches outside.
 func consoleScript(venv string, pkg *Package) (string, error) {
 	want := normalizePyPI(pkg.Identifier)
 	dists, _ := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages", "*.dist-info"))
@@ -271,8 +289,15 @@ func consoleScript(venv string, pkg *Package) (string, error) {
 		if normalizePyPI(name) != want {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(d, "entry_points.txt"))
+		rel, err := filepath.Rel(venv, filepath.Join(d, "entry_points.txt"))
 		if err != nil {
+			break
+		}
+		b, err := readInRoot(venv, rel, maxEntryPoints)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return "", &installError{fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)}
+			}
 			break
 		}
 		section := ""
@@ -287,13 +312,19 @@ func consoleScript(venv string, pkg *Package) (string, error) {
 			}
 		}
 	}
+	pick := func(s string) (string, error) {
+		if err := plainScriptName(s); err != nil {
+			return "", &installError{fmt.Errorf("%s: %w", pkg.Identifier, err)}
+		}
+		return s, nil
+	}
 	for _, s := range scripts {
 		if normalizePyPI(s) == want {
-			return s, nil
+			return pick(s)
 		}
 	}
 	if len(scripts) == 1 {
-		return scripts[0], nil
+		return pick(scripts[0])
 	}
 	if len(scripts) > 1 {
 		return "", &installError{fmt.Errorf("%s has %d console scripts (%s) and none is named like it", pkg.Identifier, len(scripts), strings.Join(scripts, ", "))}

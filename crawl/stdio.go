@@ -286,8 +286,10 @@ func acquireError(ctx context.Context, err error) Result {
 		return Result{ErrorKind: KindTimeout, Error: "the crawl was stopped"}
 	}
 	// A package's host refused by the address policy is blocked, as a
-	// refused remote is, whichever runner asked.
-	if errors.Is(err, errBlocked) {
+	// refused remote is, whichever runner asked: a connection the dialer
+	// refused, or plain HTTP that the policy allows only to a loopback
+	// host with --allow-private (an image's registry, a bundle's host).
+	if errors.Is(err, errBlocked) || errors.Is(err, ociroot.ErrPlainHTTP) || errors.Is(err, errPlainBundle) {
 		return Result{Transport: TransportStdio, ErrorKind: KindBlocked, Error: err.Error()}
 	}
 	var ie *installError

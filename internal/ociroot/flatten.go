@@ -69,7 +69,7 @@ func (im *Image) Flatten(ctx context.Context, dir string, mountPoints []string) 
 		return nil, err
 	}
 	defer root.Close()
-	b := &bounds{bytes: im.o.MaxBytes, files: im.o.MaxFiles}
+	b := &bounds{read: im.o.MaxBytes, written: im.o.MaxBytes, files: im.o.MaxFiles}
 	out := &Flattened{Digest: digest, Config: cfg}
 	for i, l := range layers {
 		if err := ctx.Err(); err != nil {
@@ -101,15 +101,19 @@ func (im *Image) Flatten(ctx context.Context, dir string, mountPoints []string) 
 			}
 		}
 	}
-	out.Bytes = im.o.MaxBytes - b.bytes
+	out.Bytes = im.o.MaxBytes - b.written
 	out.Files = im.o.MaxFiles - b.files
 	return out, nil
 }
 
-// bounds is what is left of the image's allowance.
+// bounds is what is left of the image's allowance. The bytes read and
+// the bytes written are counted apart, each against the whole bound: a
+// sparse entry writes far more than the stream holds (its holes come out
+// of the tar reader as zeros), and a stream of whiteouts and headers reads
+// far more than it writes.
 type bounds struct {
-	bytes int64
-	files int
+	read, written int64
+	files         int
 }
 
 // boundedReader counts every byte of the uncompressed stream against the
@@ -122,10 +126,27 @@ type boundedReader struct {
 
 func (br *boundedReader) Read(p []byte) (int, error) {
 	n, err := br.r.Read(p)
-	br.b.bytes -= int64(n)
-	if br.b.bytes < 0 {
-		return n, ErrTooBig
+	br.b.read -= int64(n)
+	if br.b.read < 0 {
+		return n, fmt.Errorf("%w: the layers' streams hold more bytes than allowed", ErrTooBig)
 	}
+	return n, err
+}
+
+// boundedWriter counts every byte written to disk against the allowance
+// and writes none past it: the bound holds on what lands on disk, not on
+// what an entry declares or the stream holds.
+type boundedWriter struct {
+	w io.Writer
+	b *bounds
+}
+
+func (bw *boundedWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > bw.b.written {
+		return 0, fmt.Errorf("%w: the files written take more bytes than allowed", ErrTooBig)
+	}
+	n, err := bw.w.Write(p)
+	bw.b.written -= int64(n)
 	return n, err
 }
 
@@ -181,7 +202,7 @@ func applyLayer(ctx context.Context, root *os.Root, r io.Reader, b *bounds) (int
 				return 0, escapeErr(name, err)
 			}
 		}
-		if err := applyEntry(root, tr, hdr, name); err != nil {
+		if err := applyEntry(root, tr, hdr, name, b); err != nil {
 			if errors.Is(err, errSkip) {
 				skipped++
 				continue
@@ -200,7 +221,7 @@ func applyLayer(ctx context.Context, root *os.Root, r io.Reader, b *bounds) (int
 var errSkip = errors.New("entry left out")
 
 // applyEntry writes one entry whose folder exists.
-func applyEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string) error {
+func applyEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string, b *bounds) error {
 	old, err := root.Lstat(name)
 	exists := err == nil
 	if exists && !(old.IsDir() && hdr.Typeflag == tar.TypeDir) {
@@ -216,12 +237,20 @@ func applyEntry(root *os.Root, tr *tar.Reader, hdr *tar.Header, name string) err
 			return root.Chmod(name, 0o755)
 		}
 		return root.Mkdir(name, 0o755)
-	case tar.TypeReg: // the reader gives old archives' TypeRegA as TypeReg
+	case tar.TypeReg, tar.TypeGNUSparse:
+		// The reader gives old archives' TypeRegA as TypeReg, and a
+		// sparse entry (GNU's old type, or PAX GNU.sparse records) as
+		// its logical size, holes read as zeros: written out, they are
+		// counted as any other byte. An entry that declares more than is
+		// left is refused before a byte of it is written.
+		if hdr.Size > b.written {
+			return fmt.Errorf("%w: %d bytes declared, %d left of the bound", ErrTooBig, hdr.Size, b.written)
+		}
 		f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return err
 		}
-		_, err = io.CopyN(f, tr, hdr.Size)
+		_, err = io.CopyN(&boundedWriter{f, b}, tr, hdr.Size)
 		if err == nil {
 			err = f.Chmod(fileMode(hdr.Mode))
 		}

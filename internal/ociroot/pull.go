@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"runtime"
@@ -31,8 +32,10 @@ type Options struct {
 	// plain HTTP, as container tools do for localhost. Without it every
 	// request is HTTPS.
 	PlainHTTP bool
-	// MaxBytes bounds the image: the compressed layers, and the bytes
-	// the flattened root filesystem holds. MaxFiles bounds its entries.
+	// MaxBytes bounds the image: the compressed layers, the bytes of
+	// their uncompressed streams, and, apart, the bytes written to disk
+	// as they are written (a sparse entry's holes included). MaxFiles
+	// bounds its entries.
 	MaxBytes int64
 	MaxFiles int
 	// Platform is the image to pick from an index; empty means
@@ -119,7 +122,7 @@ func parse(ref string, o *Options) (name.Reference, error) {
 
 func (o *Options) remote(ctx context.Context) []remote.Option {
 	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(authn.Anonymous),
-		remote.WithTransport(httpsOnly{o.Transport, o.PlainHTTP}), remote.WithPlatform(o.Platform)}
+		remote.WithTransport(capped{httpsOnly{o.Transport, o.PlainHTTP}}), remote.WithPlatform(o.Platform)}
 	if o.UserAgent != "" {
 		opts = append(opts, remote.WithUserAgent(o.UserAgent))
 	}
@@ -145,6 +148,72 @@ func (h httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return h.rt.RoundTrip(req)
 }
+
+// Caps of the registry's documents read into memory. go-containerregistry
+// caps a manifest at 100 MiB, and drains the ping's answer whole; these
+// hold each to what a real one needs. A token (64 KiB) and an error's
+// text (64 KiB) are capped by go-containerregistry itself, a config blob
+// by maxConfig, and a layer by the image's bound as it is read.
+const (
+	// MaxManifest caps a manifest or an index: 4 MiB, what the OCI
+	// distribution spec asks registries to accept at least, and Docker
+	// Hub's limit.
+	MaxManifest = 4 << 20
+	// maxPing caps the answer to GET /v2/, which is only drained.
+	maxPing = 64 << 10
+)
+
+// ErrDocumentTooBig is a registry document over its cap.
+var ErrDocumentTooBig = errors.New("registry document over its size cap")
+
+// capped holds each document the registry sends to its cap, refused at
+// its Content-Length when that says more, and as it is read otherwise (a
+// stream without end stops at the cap).
+type capped struct{ rt http.RoundTripper }
+
+func (c capped) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	var max int64
+	var what string
+	switch p := req.URL.Path; {
+	case strings.Contains(p, "/manifests/"):
+		max, what = MaxManifest, "manifest"
+	case p == "/v2/" || p == "/v2":
+		max, what = maxPing, "answer to /v2/"
+	default:
+		return resp, nil
+	}
+	if resp.ContentLength > max {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: %w: the %s is %d bytes, more than %d", req.URL.Redacted(), ErrDocumentTooBig, what, resp.ContentLength, max)
+	}
+	resp.Body = &cappedBody{rc: resp.Body, left: max, max: max, url: req.URL.Redacted(), what: what}
+	return resp, nil
+}
+
+// cappedBody reads at most max bytes of a body; a byte more is an error.
+type cappedBody struct {
+	rc        io.ReadCloser
+	left, max int64
+	url, what string
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n - 1, fmt.Errorf("%s: %w: the %s is more than %d bytes", b.url, ErrDocumentTooBig, b.what, b.max)
+	}
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.rc.Close() }
 
 // Resolve asks the registry what ref names now (anonymously, through the
 // registries' token flow where they ask for one) and pins it to that

@@ -1,0 +1,152 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+)
+
+// crawlCandidates crawls packages into a fresh folder and returns the
+// records by server id (without their tools: a crawl none of whose
+// servers answered has no tool lines).
+func crawlCandidates(t *testing.T, allowPrivate bool, opt PackageOptions, pkgs ...*Package) map[string]ServerRecord {
+	t.Helper()
+	var cands []Candidate
+	for _, p := range pkgs {
+		cands = append(cands, Candidate{Package: p, Record: packageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
+	}
+	if opt.Cache == "" {
+		opt.Cache = sharedCache(t)
+	}
+	o := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: allowPrivate, OmitElapsed: true,
+		Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: opt}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]ServerRecord{}
+	for _, l := range gunzipLines(t, readAll(t, o.Out)["servers.jsonl.gz"]) {
+		var s ServerRecord
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatal(err)
+		}
+		got[s.ServerID] = s
+	}
+	return got
+}
+
+// TestPolicyRefusalsBlocked: an image or a bundle that the address policy
+// refuses (plain HTTP to a loopback host, or any connection to one,
+// without --allow-private) is a blocked record, as a refused remote is;
+// what is refused for another reason stays install.
+func TestPolicyRefusalsBlocked(t *testing.T) {
+	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
+	reg := ocitest.NewRegistry(t, "")
+	reg.Push(t, "acme/server", "1.0", serverImage(t, "127.0.0.1:1"))
+	bundle := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(`{"server": {"type": "binary", "entry_point": "s"}}`)})
+	plain := serve(t, httpBytes(bundle))
+	tlsSrv := httptest.NewTLSServer(httpBytes(bundle))
+	t.Cleanup(tlsSrv.Close)
+	image := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: TransportStdio}
+	plainBundle := &Package{RegistryType: RegistryMCPB, Identifier: plain.URL + "/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
+	tlsBundle := &Package{RegistryType: RegistryMCPB, Identifier: tlsSrv.URL + "/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
+	ftpBundle := &Package{RegistryType: RegistryMCPB, Identifier: "ftp://127.0.0.1/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
+	servers := crawlCandidates(t, false, PackageOptions{}, image, plainBundle, tlsBundle, ftpBundle)
+	for _, tc := range []struct {
+		p    *Package
+		kind string
+	}{{image, KindBlocked}, {plainBundle, KindBlocked}, {tlsBundle, KindBlocked}, {ftpBundle, KindInstall}} {
+		if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != tc.kind {
+			t.Errorf("%s: %s %q, want %s", tc.p.ID(), s.ErrorKind, s.Error, tc.kind)
+		}
+	}
+}
+
+// TestBundleUncheckedDigest: a bundle whose entry names no fileSha256
+// runs, and its record says that nothing checked it.
+func TestBundleUncheckedDigest(t *testing.T) {
+	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
+	manifest := `{"server": {"type": "binary", "entry_point": "server/stdioserver"}}`
+	b := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)},
+		bundleFile{name: "server/stdioserver", body: stdioServer(t), mode: 0o755})
+	host := serve(t, httpBytes(b))
+	checked := &Package{RegistryType: RegistryMCPB, Identifier: host.URL + "/checked.mcpb", FileSHA256: bundleSum(b), Transport: TransportStdio}
+	unchecked := &Package{RegistryType: RegistryMCPB, Identifier: host.URL + "/unchecked.mcpb", Transport: TransportStdio}
+	servers := crawlCandidates(t, true, PackageOptions{}, checked, unchecked)
+	for _, tc := range []struct {
+		p    *Package
+		want bool
+	}{{checked, false}, {unchecked, true}} {
+		s := servers[tc.p.ID()]
+		if !s.Reachable || s.Runner == nil {
+			t.Fatalf("%s: %s %q, runner %+v", tc.p.ID(), s.ErrorKind, s.Error, s.Runner)
+		}
+		if s.Runner.UncheckedDigest != tc.want {
+			t.Errorf("%s: unchecked_digest %v, want %v", tc.p.ID(), s.Runner.UncheckedDigest, tc.want)
+		}
+	}
+}
+
+// TestConsoleScriptName: a console script whose name is not a plain file
+// name is refused, never joined into a path elsewhere.
+func TestConsoleScriptName(t *testing.T) {
+	for _, tc := range []struct {
+		scripts []string
+		want    string // the script, or an error's words
+		ok      bool
+	}{
+		{[]string{"tiny"}, "tiny", true},
+		{[]string{"tiny-x"}, "tiny-x", true},
+		{[]string{"../../../tmp/x"}, "not a plain file name", false},
+		{[]string{"bin/x"}, "not a plain file name", false},
+		{[]string{".."}, "not a plain file name", false},
+		{[]string{"x\x00y"}, "not a plain file name", false},
+		{[]string{"../tiny"}, "not a plain file name", false},
+	} {
+		venv := t.TempDir()
+		d := filepath.Join(venv, "lib", "python3.12", "site-packages", "tiny-1.0.dist-info")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ep := "[console_scripts]\n"
+		for _, s := range tc.scripts {
+			ep += s + " = tiny:main\n"
+		}
+		if err := os.WriteFile(filepath.Join(d, "entry_points.txt"), []byte(ep), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := consoleScript(venv, &Package{Identifier: "tiny", Version: "1.0"})
+		switch {
+		case tc.ok && (err != nil || got != tc.want):
+			t.Errorf("%q: %q %v, want %q", tc.scripts, got, err, tc.want)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: %q %v, want an error saying %q", tc.scripts, got, err, tc.want)
+		}
+	}
+}
+
+// TestCrawlPyPIScriptName: a wheel whose only console script is named
+// "../../../tmp/x" is an install record, not a server run as /tmp/x.
+func TestCrawlPyPIScriptName(t *testing.T) {
+	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
+	testenv.Need(t, "python3", "the runtime of PyPI packages")
+	ix := pypitest.Serve(t, pypitest.Dist{Project: "tiny-climb", Version: "1.0", Files: map[string]string{"tiny_climb/__init__.py": pyServer},
+		ConsoleScripts: map[string]string{"../../../tmp/x": "tiny_climb:main"}})
+	t.Setenv("PIP_INDEX_URL", ix.URL)
+	p := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-climb", Version: "1.0", Transport: TransportStdio}
+	s := crawlCandidates(t, true, PackageOptions{}, p)[p.ID()]
+	if s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, "not a plain file name") {
+		t.Errorf("%s: %s %q, want install saying the script's name is not a plain file name", p.ID(), s.ErrorKind, s.Error)
+	}
+	if s.Runner != nil && slices.Contains(s.Runner.Argv, "/tmp/x") {
+		t.Errorf("argv %v", s.Runner.Argv)
+	}
+}
