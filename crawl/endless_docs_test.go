@@ -36,10 +36,10 @@ func endlessHandler(contentType, head string, declared int64, wrote *atomic.Int6
 	}
 }
 
-// TestEndlessBundle: a bundle served without end stops at the package
+// TestBundlesEndless: a bundle served without end stops at the package
 // bound, and one whose Content-Length is past the bound is refused before
 // it is read.
-func TestEndlessBundle(t *testing.T) {
+func TestBundlesEndless(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	const bound = 8 << 20
 	var endlessWrote, declaredWrote atomic.Int64
@@ -66,11 +66,11 @@ func TestEndlessBundle(t *testing.T) {
 	}
 }
 
-// TestEndlessInstallerDocuments: the packument npm reads and the index
-// page pip reads are read in the install sandbox, not by the crawl; one
-// served without end stops at the install sandbox's memory bound or its
-// deadline, and the package is an install record.
-func TestEndlessInstallerDocuments(t *testing.T) {
+// TestPackagesEndlessInstallerDocuments: the packument npm reads and the
+// index page pip reads are read in the install sandbox, not by the
+// crawl; one served without end stops at the install sandbox's memory
+// bound or its deadline, and the package is an install record.
+func TestPackagesEndlessInstallerDocuments(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
 	var npmWrote, pipWrote atomic.Int64

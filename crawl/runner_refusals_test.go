@@ -43,11 +43,11 @@ func crawlCandidates(t *testing.T, allowPrivate bool, opt PackageOptions, pkgs .
 	return got
 }
 
-// TestPolicyRefusalsBlocked: an image or a bundle that the address policy
-// refuses (plain HTTP to a loopback host, or any connection to one,
-// without --allow-private) is a blocked record, as a refused remote is;
-// what is refused for another reason stays install.
-func TestPolicyRefusalsBlocked(t *testing.T) {
+// TestPackagesPolicyRefusalsBlocked: an image or a bundle that the
+// address policy refuses (plain HTTP to a loopback host, or any
+// connection to one, without --allow-private) is a blocked record, as a
+// refused remote is; what is refused for another reason stays install.
+func TestPackagesPolicyRefusalsBlocked(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	reg := ocitest.NewRegistry(t, "")
 	reg.Push(t, "acme/server", "1.0", serverImage(t, "127.0.0.1:1"))
@@ -70,9 +70,9 @@ func TestPolicyRefusalsBlocked(t *testing.T) {
 	}
 }
 
-// TestBundleUncheckedDigest: a bundle whose entry names no fileSha256
+// TestBundlesUncheckedDigest: a bundle whose entry names no fileSha256
 // runs, and its record says that nothing checked it.
-func TestBundleUncheckedDigest(t *testing.T) {
+func TestBundlesUncheckedDigest(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	manifest := `{"server": {"type": "binary", "entry_point": "server/stdioserver"}}`
 	b := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)},
