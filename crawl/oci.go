@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -54,8 +55,17 @@ func (pr *packageRunner) ociOptions(opt *PackageOptions) ociroot.Options {
 // with its root filesystem read-only as / and as the sandbox's
 // unprivileged user whatever user the image names.
 func (pr *packageRunner) runImage(ctx context.Context, pkg *Package) Result {
-	im, err := ociroot.Resolve(ctx, pkg.Identifier, pr.oci)
+	// The crawl's transport has no timeouts of its own (a probe's
+	// deadline bounds a remote's): resolving gets the install's, as the
+	// pull in acquireDir does, so a registry that never answers holds
+	// the worker no longer.
+	rctx, cancel := context.WithTimeout(ctx, pr.cache.timeout)
+	im, err := ociroot.Resolve(rctx, pkg.Identifier, pr.oci)
+	cancel()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("resolving the image did not finish within %v: %w", pr.cache.timeout, err)
+		}
 		return acquireError(ctx, &installError{err})
 	}
 	h := sha256.Sum256([]byte(im.Digest + " " + pr.oci.Platform.String()))

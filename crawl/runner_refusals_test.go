@@ -3,12 +3,14 @@ package crawl
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
@@ -43,11 +45,11 @@ func crawlCandidates(t *testing.T, allowPrivate bool, opt PackageOptions, pkgs .
 	return got
 }
 
-// TestPolicyRefusalsBlocked: an image or a bundle that the address policy
-// refuses (plain HTTP to a loopback host, or any connection to one,
-// without --allow-private) is a blocked record, as a refused remote is;
-// what is refused for another reason stays install.
-func TestPolicyRefusalsBlocked(t *testing.T) {
+// TestPackagesPolicyRefusalsBlocked: an image or a bundle that the
+// address policy refuses (plain HTTP to a loopback host, or any
+// connection to one, without --allow-private) is a blocked record, as a
+// refused remote is; what is refused for another reason stays install.
+func TestPackagesPolicyRefusalsBlocked(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	reg := ocitest.NewRegistry(t, "")
 	reg.Push(t, "acme/server", "1.0", serverImage(t, "127.0.0.1:1"))
@@ -70,9 +72,9 @@ func TestPolicyRefusalsBlocked(t *testing.T) {
 	}
 }
 
-// TestBundleUncheckedDigest: a bundle whose entry names no fileSha256
+// TestBundlesUncheckedDigest: a bundle whose entry names no fileSha256
 // runs, and its record says that nothing checked it.
-func TestBundleUncheckedDigest(t *testing.T) {
+func TestBundlesUncheckedDigest(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	manifest := `{"server": {"type": "binary", "entry_point": "server/stdioserver"}}`
 	b := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)},
@@ -148,5 +150,30 @@ func TestCrawlPyPIScriptName(t *testing.T) {
 	}
 	if s.Runner != nil && slices.Contains(s.Runner.Argv, "/tmp/x") {
 		t.Errorf("argv %v", s.Runner.Argv)
+	}
+}
+
+// TestImagesSilentRegistry: a registry that takes the connection and
+// never answers holds an image no longer than the install deadline.
+func TestImagesSilentRegistry(t *testing.T) {
+	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
+	silent := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	p := &Package{RegistryType: RegistryOCI, Identifier: strings.TrimPrefix(silent.URL, "http://") + "/acme/server:1.0", Transport: TransportStdio}
+	// The crawl's own deadline only keeps a failing test from hanging.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	o := Options{CandidateList: []Candidate{{Package: p, Record: packageRecord(p, "test", "io.test/x", "1.0.0")}}, Out: t.TempDir(),
+		AllowPrivate: true, OmitElapsed: true, Probe: ProbeOptions{Timeout: crawlTimeout},
+		Packages: PackageOptions{Cache: sharedCache(t), InstallTimeout: 2 * time.Second}}
+	start := time.Now()
+	if _, err := Run(ctx, o); err != nil {
+		t.Fatalf("after %v: %v", time.Since(start), err)
+	}
+	var s ServerRecord
+	if err := json.Unmarshal([]byte(gunzipLines(t, readAll(t, o.Out)["servers.jsonl.gz"])[0]), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, "did not finish within 2s") {
+		t.Errorf("%s: %s %q, want install saying resolving did not finish", p.ID(), s.ErrorKind, s.Error)
 	}
 }

@@ -1,8 +1,11 @@
 package ociroot
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -69,12 +72,15 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // image's manifest under an index, the ping's answer, a config blob, a
 // token. Each is served as an endless stream by a registry that is
 // otherwise real, and the pull reads no more than the cap and a little.
+// A layer that declares no size is refused before its blob is asked for.
 func TestRegistryDocumentCaps(t *testing.T) {
 	var mode atomic.Value // the case being served
 	mode.Store("")
 	var tokenAsked atomic.Bool
-	var configDigest atomic.Value
+	var configDigest, unsizedManifest atomic.Value
 	configDigest.Store("-")
+	// A layer that declares no size (-1), and whose blob never ends.
+	unsizedLayer := "sha256:" + strings.Repeat("ab", 32)
 	reg := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		m := mode.Load().(string)
@@ -100,6 +106,24 @@ func TestRegistryDocumentCaps(t *testing.T) {
 		case m == "index" && strings.Contains(p, "/manifests/sha256:"):
 			endless(w, r, "application/vnd.oci.image.manifest.v1+json")
 			return
+		case m == "unsized" && strings.Contains(p, "/manifests/") && r.Method == http.MethodHead:
+			http.NotFound(w, r)
+			return
+		case m == "unsized" && strings.Contains(p, "/manifests/"):
+			w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
+			io.WriteString(w, unsizedManifest.Load().(string))
+			return
+		case m == "unsized" && strings.HasSuffix(p, "/blobs/"+unsizedLayer):
+			// Empty gzip members without end: no byte comes out of
+			// them for the bounds on the layer's stream to count.
+			var member bytes.Buffer
+			gzip.NewWriter(&member).Close()
+			for r.Context().Err() == nil {
+				if _, err := w.Write(bytes.Repeat(member.Bytes(), 1024)); err != nil {
+					return
+				}
+			}
+			return
 		case m == "config" && strings.Contains(p, "/blobs/") && r.Method == http.MethodGet && strings.HasSuffix(p, configDigest.Load().(string)):
 			endless(w, r, "application/octet-stream")
 			return
@@ -115,6 +139,14 @@ func TestRegistryDocumentCaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	configDigest.Store(cd.String())
+	im, err := img.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsizedManifest.Store(fmt.Sprintf(`{"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+  "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": %q, "size": %d},
+  "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": %q, "size": -1}]}`,
+		cd.String(), im.Config.Size, unsizedLayer))
 	idx := ocitest.Index(ocitest.ForPlatform{Platform: HostPlatform(), Image: img})
 	for tag, x := range map[string]any{"img": img, "idx": idx} {
 		ref, _ := name.NewTag(host + "/caps/x:" + tag)
@@ -140,6 +172,7 @@ func TestRegistryDocumentCaps(t *testing.T) {
 		{mode: "ping", tag: "img", cap: maxPing},
 		{mode: "config", tag: "img", cap: maxConfig, wantText: "config"},
 		{mode: "token", tag: "img", cap: 64 << 10, wantText: "65536"},
+		{mode: "unsized", tag: "img", cap: 64 << 10, wantText: "declares a size of -1"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			mode.Store(tc.mode)

@@ -50,12 +50,19 @@ func (im *Image) Flatten(ctx context.Context, dir string, mountPoints []string) 
 	if err != nil {
 		return nil, err
 	}
+	// Each layer's declared size bounds what is read of its blob; a
+	// layer that declares none (-1 reads without a bound, and a stream
+	// of empty gzip members yields no byte the other bounds count) or a
+	// sum that would overflow is refused.
 	var compressed int64
-	for _, l := range m.Layers {
+	for i, l := range m.Layers {
+		if l.Size < 0 {
+			return nil, fmt.Errorf("layer %d declares a size of %d bytes", i+1, l.Size)
+		}
+		if l.Size > im.o.MaxBytes-compressed {
+			return nil, fmt.Errorf("%w: the compressed layers declare more than %d bytes", ErrTooBig, im.o.MaxBytes)
+		}
 		compressed += l.Size
-	}
-	if compressed > im.o.MaxBytes {
-		return nil, fmt.Errorf("%w: %d compressed bytes of layers, more than %d", ErrTooBig, compressed, im.o.MaxBytes)
 	}
 	layers, err := img.Layers()
 	if err != nil {
