@@ -35,7 +35,11 @@ func TestNPMStoreShared(t *testing.T) {
 	cache := cacheDir(t)
 	crawl := func() map[string][]string {
 		opt := Options{CandidateList: cands, Out: filepath.Join(t.TempDir(), "out"), AllowPrivate: true, OmitElapsed: true,
-			Probe: ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20}, Packages: PackageOptions{Cache: cache}}
+			Probe: ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
+			// One install at a time: two npm processes resolving the
+			// common dependency at once may each fetch it before either
+			// has it in the shared download cache.
+			Packages: PackageOptions{Cache: cache, Concurrency: 1}}
 		if _, err := Run(context.Background(), opt); err != nil {
 			t.Fatal(err)
 		}
