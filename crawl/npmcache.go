@@ -157,7 +157,7 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return installed{}, &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
 		}
-		msg := firstLines(stderr.String(), 3)
+		msg := firstLines(steadyText(stderr.String()), 3)
 		if refused := c.proxy.Refused()[refusedBefore:]; len(refused) > 0 {
 			// Installs run side by side: these are the refusals while
 			// this one ran.

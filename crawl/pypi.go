@@ -251,7 +251,7 @@ func pipError(pkg *Package, err error, stderr string) error {
 	case strings.Contains(stderr, "No matching distribution") || strings.Contains(stderr, "Could not find a version"):
 		return fmt.Errorf("no wheel: %s==%s has no wheel for this machine on the index (an sdist is not built): %s", pkg.Identifier, pkg.Version, firstLines(stderr, 3))
 	}
-	return fmt.Errorf("pip install %s==%s: %v: %s", pkg.Identifier, pkg.Version, err, firstLines(stderr, 3))
+	return fmt.Errorf("pip install %s==%s: %v: %s", pkg.Identifier, pkg.Version, err, firstLines(steadyText(stderr), 3))
 }
 
 // normalizePyPI is a project name as PEP 503 compares them.

@@ -412,7 +412,7 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 		if cmd.MemoryExceeded() {
 			r = Result{Transport: TransportStdio, ErrorKind: KindMemory, Error: waitErr.Error()}
 			if s := strings.TrimSpace(stderr.String()); s != "" {
-				r.Error += "; stderr: " + firstLines(s, 5)
+				r.Error += "; stderr: " + firstLines(steadyText(s), 5)
 			}
 		}
 	}()
@@ -437,7 +437,7 @@ func (p *Prober) probeCommand(ctx context.Context, start func(context.Context) *
 		r.ErrorKind = KindExited
 		r.Error = fmt.Sprintf("%s; the server exited (%s)", r.Error, exitText(waitErr))
 		if s := strings.TrimSpace(stderr.String()); s != "" {
-			r.Error += "; stderr: " + firstLines(s, 5)
+			r.Error += "; stderr: " + firstLines(steadyText(s), 5)
 		}
 	case <-t.C:
 	case <-ctx.Done():

@@ -58,7 +58,7 @@ func (s *Sandbox) args(spec Spec) ([]string, error) {
 	uid := strconv.Itoa(UID)
 	args := []string{
 		"--unshare-user", "--uid", uid, "--gid", uid,
-		"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
+		"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--hostname", Hostname, "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 	}
 	if s.disableUserns {

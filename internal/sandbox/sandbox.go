@@ -44,6 +44,11 @@ const Install = "bubblewrap (bwrap) and util-linux (setpriv, for root); on Debia
 // Home is the sandboxed program's home folder, a private tmpfs.
 const Home = "/home/sandbox"
 
+// Hostname is the sandbox's host name, the same on every machine, so that
+// what a server prints of it does not tell one crawl's machine from
+// another's.
+const Hostname = "sandbox"
+
 // UID is the user and group id of the program inside its user namespace;
 // on the host it is the id of the user who runs the sandbox (RootUser for
 // root).

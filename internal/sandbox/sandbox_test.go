@@ -66,6 +66,7 @@ tryit("write-shm", () => fs.writeFileSync("/dev/shm/x", "1"));
 out.push("init-cmdline " + fs.readFileSync("/proc/1/cmdline", "utf8").split("\0").join(" "));
 out.push("env " + Object.keys(process.env).sort().join(","));
 out.push("uid " + process.getuid());
+out.push("hostname " + require("os").hostname());
 const st = fs.readFileSync("/proc/self/status", "utf8");
 out.push("capeff " + /CapEff:\s*(\S+)/.exec(st)[1]);
 tryit("write-out", () => fs.writeFileSync("/out/made", "1"));
@@ -101,7 +102,7 @@ func TestSandboxConfines(t *testing.T) {
 	got := stdout.String()
 	for _, want := range []string{
 		"read-secret ENOENT", "write-outside EROFS", "write-home ok",
-		"write-root EROFS", "write-dev EROFS", "write-shm ok",
+		"write-root EROFS", "write-dev EROFS", "write-shm ok", "hostname " + Hostname + "\n",
 		"env HOME,PATH,PWD\n", // bwrap sets PWD fmt.Sprintf("uid %d", UID), "net ENETUNREACH",
 		"capeff 0000000000000000", "write-out ok",
 	} {
