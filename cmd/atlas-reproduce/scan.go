@@ -15,7 +15,7 @@ import (
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n"+
-		"       scan (--config [FILE] | --repo DIR) [--json]\n\n"+
+		"       scan (--config [FILE] | --repo DIR) [--json | --format sarif] [--lock FILE [--approve]] [--fail-on LIST]\n\n"+
 		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
 		"digest, a bundle checked) and run over stdio in the sandbox the crawl uses (bubblewrap),\n"+
 		"never bare.\n"+
@@ -29,7 +29,8 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	repo := fs.String("repo", "", "list the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
 	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
 	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
-	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, or a server is unpinned (unpinned)")
+	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, a server is unpinned (unpinned), or a tool changed since --lock (changed)")
+	approve := fs.Bool("approve", false, "with --config or --repo and --lock: accept the changes found, rewriting the lock and naming each")
 	var pf probeFlags
 	pf.register(fs)
 	var pkf packageFlags
@@ -38,7 +39,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if cf.set || *repo != "" {
-		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list}
+		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve}
 		var err error
 		if *failOnList != "" {
 			if o.FailOn, err = parseFailOn(*failOnList); err != nil {

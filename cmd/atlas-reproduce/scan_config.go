@@ -11,6 +11,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 )
 
 // configFlag is --config: alone it means "the configs of this user's
@@ -46,7 +47,11 @@ type scanConfigOptions struct {
 	// scanConfigured) with Probe and Packages.
 	List bool
 	// FailOn makes the verdict fail (exit 1) on these findings.
-	FailOn   failOn
+	FailOn failOn
+	// Lock is the servers lock file (see configLock); Approve accepts
+	// the changes found against it.
+	Lock     string
+	Approve  bool
 	Probe    crawl.ProbeOptions
 	Packages *crawl.PackageOptions
 }
@@ -54,6 +59,8 @@ type scanConfigOptions struct {
 // configServer is one listed server: where it is written and what runs it.
 type configServer struct {
 	agentconfig.Server
+	// ID names the server in the lock and in SARIF fingerprints (lockID).
+	ID       string             `json:"id"`
 	Target   agentconfig.Target `json:"target"`
 	Unpinned bool               `json:"unpinned,omitempty"`
 	// NeedsConfiguration names the variables the environment lacks; a
@@ -62,8 +69,14 @@ type configServer struct {
 	// Scan is what scanning the server came to, Tools its labelled tools.
 	Scan  string        `json:"scan,omitempty"`
 	Tools []scannedTool `json:"tools,omitempty"`
-	// raw is the server as read, values unredacted, for the scan alone.
+	// Changes are the tools changed, renamed, added or removed since the
+	// lock; ChangesApproved says --approve accepted them.
+	Changes         []toolid.Change `json:"changes,omitempty"`
+	ChangesApproved bool            `json:"changes_approved,omitempty"`
+	// raw is the server as read, values unredacted, for the scan alone;
+	// doc its tools/list result once scanned, for the lock.
 	raw agentconfig.Server
+	doc []byte
 }
 
 // configServers reads every config o names, in order, each server with its
@@ -95,7 +108,18 @@ func configServers(o scanConfigOptions, lookup func(string) (string, bool)) ([]c
 			t := agentconfig.TargetOf(s)
 			shown := s
 			shown.Env, shown.Headers = redacted(s.Env), redacted(s.Headers)
-			out = append(out, configServer{Server: shown, Target: t, Unpinned: !t.Pinned(), NeedsConfiguration: missing, raw: s})
+			out = append(out, configServer{Server: shown, ID: lockID(o, s.File, s.Name), Target: t, Unpinned: !t.Pinned(), NeedsConfiguration: missing, raw: s})
+		}
+	}
+	// Two servers of one name in one file (Claude Code's projects) keep
+	// apart in the lock by their order.
+	seen := map[string]int{}
+	for i := range out {
+		if n := seen[out[i].ID]; n > 0 {
+			seen[out[i].ID]++
+			out[i].ID += fmt.Sprintf("#%d", n)
+		} else {
+			seen[out[i].ID] = 1
 		}
 	}
 	return out, nil
@@ -105,16 +129,40 @@ func configServers(o scanConfigOptions, lookup func(string) (string, bool)) ([]c
 // Values are printed as written in the config, never resolved: a
 // substituted secret must not reach the terminal or a CI log.
 func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error {
+	switch {
+	case o.Lock != "" && o.List:
+		return usageError{"--lock pins the tools of the servers scanned; --list starts none"}
+	case o.Approve && o.Lock == "":
+		return usageError{"--approve accepts the changes against a --lock FILE"}
+	case o.FailOn.changed && o.Lock == "":
+		return usageError{"--fail-on changed needs a --lock FILE to compare with"}
+	}
 	servers, err := configServers(o, os.LookupEnv)
 	if err != nil {
 		return err
 	}
+	// The lock is read before any server is asked: one that can be
+	// neither read nor written fails at once.
+	var pinned *toolid.ServersLock
+	if o.Lock != "" {
+		if pinned, err = toolid.ReadPinnedServers(o.Lock); err != nil {
+			return err
+		}
+	}
 	if !o.List {
 		for i := range servers {
-			servers[i].Scan, servers[i].Tools = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages)
+			servers[i].Scan, servers[i].Tools, servers[i].doc = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages)
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
+		}
+	}
+	if o.Lock != "" {
+		if _, err := configLock(env, o, pinned, servers); err != nil {
+			return err
+		}
+		for i := range servers {
+			servers[i].ChangesApproved = o.Approve && len(servers[i].Changes) > 0
 		}
 	}
 	if o.JSON {

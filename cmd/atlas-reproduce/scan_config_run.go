@@ -2,18 +2,30 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
-// scannedTool is one tool of a scanned server with its classes.
+// scannedTool is one tool of a scanned server with its classes: those in
+// force, and those a suppression accepts (see suppressions).
 type scannedTool struct {
+	Name       string   `json:"name"`
+	Definition string   `json:"definition_sha256,omitempty"`
+	Classes    []string `json:"classes"`
+	// Properties are the tool's parameters that carry a class, for the
+	// SARIF results.
+	Properties []scannedProperty `json:"properties,omitempty"`
+}
+
+// scannedProperty is one labelled parameter of a tool.
+type scannedProperty struct {
 	Name    string   `json:"name"`
+	Where   string   `json:"where"`
 	Classes []string `json:"classes"`
 }
 
@@ -41,13 +53,15 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // scanConfigured asks one listed server for its tools: a remote server
 // with its resolved headers, a pinned package through the crawl's
 // sandboxed runner. It returns the state to show and the labelled tools.
-// Unpinned packages and local commands are not started yet.
-func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions) (string, []scannedTool) {
+// Unpinned packages and local commands are not started yet. doc is the
+// server's tools/list result as a census record, for the lock; nil when
+// the server was not scanned.
+func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions) (state string, tools []scannedTool, doc []byte) {
 	switch {
 	case s.Disabled:
-		return "disabled", nil
+		return "disabled", nil, nil
 	case len(s.NeedsConfiguration) > 0:
-		return "needs configuration", nil
+		return "needs configuration", nil, nil
 	}
 	// s.Server's env and headers are redacted for output; resolve from
 	// the config as read.
@@ -62,37 +76,54 @@ func scanConfigured(ctx context.Context, s configServer, lookup func(string) (st
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		u, perr := url.Parse(full.URL)
 		if perr != nil {
-			return "failed: " + perr.Error(), nil
+			return "failed: " + perr.Error(), nil, nil
 		}
 		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
 		id, r, err = crawl.Scan(ctx, full.URL, po)
 	case coord != "" && pko != nil:
 		id, r, err = crawl.ScanPackage(ctx, coord, po, *pko)
 	case coord != "":
-		return "not scanned: no package options", nil
+		return "not scanned: no package options", nil, nil
 	case s.Target.Kind == agentconfig.KindLocal:
-		return "not scanned: local commands are not run yet", nil
+		return "not scanned: local commands are not run yet", nil, nil
 	default:
-		return "not scanned: unpinned", nil
+		return "not scanned: unpinned", nil, nil
 	}
 	if err != nil {
-		return "failed: " + err.Error(), nil
+		return "failed: " + err.Error(), nil, nil
 	}
 	if !r.Reachable {
-		return "unreachable (" + r.ErrorKind + ")", nil
+		return "unreachable (" + r.ErrorKind + ")", nil, nil
 	}
-	var tools []scannedTool
-	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
-	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
+	doc = crawl.AppendToolsRecord(nil, id, r.Tools)
+	err = label.NewLabeller().WithDefinitionHash(definitionHash()).Record(doc, func(t *label.ToolLabels) error {
 		name := ""
 		if t.Tool != nil {
 			name = *t.Tool
 		}
-		tools = append(tools, scannedTool{Name: name, Classes: t.Classes})
+		st := scannedTool{Name: name, Definition: t.DefinitionSHA256, Classes: t.Classes}
+		for _, p := range t.Properties {
+			if cs := normative(p.Classes); len(cs) > 0 {
+				st.Properties = append(st.Properties, scannedProperty{Name: p.Name, Where: p.Where, Classes: cs})
+			}
+		}
+		tools = append(tools, st)
 		return nil
 	})
 	if err != nil {
-		return "failed: " + err.Error(), nil
+		return "failed: " + err.Error(), nil, nil
 	}
-	return fmt.Sprintf("scanned: %d tools", len(tools)), tools
+	return "scanned: " + countTools(len(tools)), tools, doc
+}
+
+// normative keeps the ids of ids that are normative classes (a property's
+// labels may hold buckets too).
+func normative(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if r, ok := classify.Lookup(id); ok && r.Normative {
+			out = append(out, id)
+		}
+	}
+	return out
 }

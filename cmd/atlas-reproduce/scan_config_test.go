@@ -151,7 +151,7 @@ func TestScanConfigRemoteHeaderFromEnv(t *testing.T) {
 	t.Setenv("ATLAS_SCAN_TEST_TOKEN", "tok-123")
 	m = scan()
 	tools, _ := m["tools"].([]any)
-	if m["scan"] != "scanned: 1 tools" || len(tools) != 1 {
+	if m["scan"] != "scanned: 1 tool" || len(tools) != 1 {
 		t.Fatalf("with the token: %v", m)
 	}
 	tool := tools[0].(map[string]any)
@@ -188,7 +188,7 @@ func TestParseFailOn(t *testing.T) {
 	}{
 		{"unpinned", true, 0, false},
 		{"command-string, unpinned", true, 1, false},
-		{"changed", false, 0, true},
+		{"changed,unpinned", true, 0, false},
 		{"no-such-class", false, 0, true},
 	}
 	for _, tc := range tests {
