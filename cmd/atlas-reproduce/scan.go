@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
@@ -30,6 +31,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
 	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
 	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, a server is unpinned (unpinned), or a tool changed since --lock (changed)")
+	suppressions := fs.String("suppressions", "", "with --config or --repo: accept the findings listed in `FILE` (YAML or JSON: class, server, tool, reason, expires)")
 	approve := fs.Bool("approve", false, "with --config or --repo and --lock: accept the changes found, rewriting the lock and naming each")
 	var pf probeFlags
 	pf.register(fs)
@@ -39,7 +41,8 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if cf.set || *repo != "" {
-		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve}
+		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve,
+			Suppressions: *suppressions, Now: time.Now()}
 		var err error
 		if *failOnList != "" {
 			if o.FailOn, err = parseFailOn(*failOnList); err != nil {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
@@ -50,10 +52,14 @@ type scanConfigOptions struct {
 	FailOn failOn
 	// Lock is the servers lock file (see configLock); Approve accepts
 	// the changes found against it.
-	Lock     string
-	Approve  bool
-	Probe    crawl.ProbeOptions
-	Packages *crawl.PackageOptions
+	Lock    string
+	Approve bool
+	// Suppressions is a suppressions file (readSuppressions), applied as
+	// of Now (the clock in use, a fixed instant in tests).
+	Suppressions string
+	Now          time.Time
+	Probe        crawl.ProbeOptions
+	Packages     *crawl.PackageOptions
 }
 
 // configServer is one listed server: where it is written and what runs it.
@@ -63,6 +69,8 @@ type configServer struct {
 	ID       string             `json:"id"`
 	Target   agentconfig.Target `json:"target"`
 	Unpinned bool               `json:"unpinned,omitempty"`
+	// UnpinnedSuppressed is the suppression accepting an unpinned server.
+	UnpinnedSuppressed *suppressedClass `json:"unpinned_suppressed,omitempty"`
 	// NeedsConfiguration names the variables the environment lacks; a
 	// server with any is not started and not counted as failed.
 	NeedsConfiguration []string `json:"needs_configuration,omitempty"`
@@ -137,6 +145,13 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 	case o.FailOn.changed && o.Lock == "":
 		return usageError{"--fail-on changed needs a --lock FILE to compare with"}
 	}
+	var sups []suppression
+	if o.Suppressions != "" {
+		var err error
+		if sups, err = readSuppressions(o.Suppressions); err != nil {
+			return err
+		}
+	}
 	servers, err := configServers(o, os.LookupEnv)
 	if err != nil {
 		return err
@@ -165,6 +180,7 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 			servers[i].ChangesApproved = o.Approve && len(servers[i].Changes) > 0
 		}
 	}
+	suppress(sups, servers, o.Now, env.stderr)
 	if o.JSON {
 		enc := json.NewEncoder(env.stdout)
 		for _, s := range servers {
@@ -202,6 +218,9 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeFindings(env.stdout, servers); err != nil {
+		return err
+	}
 	if len(servers) == 0 {
 		fmt.Fprintln(env.stderr, "scan: no MCP server configured in the files searched")
 	}
@@ -224,4 +243,55 @@ func redacted(m map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// writeFindings lists each finding under the servers' table: the classes
+// of each tool, unpinned servers and the changes since the lock, each open
+// or with the suppression or approval that accepts it.
+func writeFindings(w io.Writer, servers []configServer) error {
+	type row struct{ server, tool, finding, status, where string }
+	var rows []row
+	for _, s := range servers {
+		where := fmt.Sprintf("%s:%d", s.File, s.Line)
+		if s.Unpinned && !s.Disabled {
+			st := "open"
+			if a := s.UnpinnedSuppressed; a != nil {
+				st = suppressedStatus(*a)
+			}
+			rows = append(rows, row{s.Name, "", "unpinned", st, where})
+		}
+		for _, t := range s.Tools {
+			for _, c := range t.Classes {
+				rows = append(rows, row{s.Name, t.Name, c, "open", where})
+			}
+			for _, a := range t.Suppressed {
+				rows = append(rows, row{s.Name, t.Name, a.Class, suppressedStatus(a), where})
+			}
+		}
+		for _, c := range s.Changes {
+			st := "open"
+			if s.ChangesApproved {
+				st = "approved"
+			}
+			rows = append(rows, row{s.Name, toolid.ToolName(c.Tool()), c.Kind.String(), st, where})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nSERVER\tTOOL\tFINDING\tSTATUS\tWHERE")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termtext.Safe(r.server), termtext.Safe(r.tool), r.finding, termtext.Safe(r.status), termtext.Safe(r.where))
+	}
+	return tw.Flush()
+}
+
+// suppressedStatus is how the table shows an accepted finding.
+func suppressedStatus(a suppressedClass) string {
+	s := "suppressed (" + a.At
+	if a.Expires != "" {
+		s += ", until " + a.Expires
+	}
+	return s + "): " + a.Reason
 }

@@ -43,7 +43,7 @@ func parseFailOn(list string) (failOn, error) {
 func (f failOn) verdict(servers []configServer) error {
 	var why []string
 	for _, s := range servers {
-		if f.unpinned && s.Unpinned && !s.Disabled {
+		if f.unpinned && s.Unpinned && !s.Disabled && s.UnpinnedSuppressed == nil {
 			why = append(why, fmt.Sprintf("%s:%d: %s is unpinned", s.File, s.Line, s.Name))
 		}
 		if f.changed && !s.ChangesApproved {

@@ -14,9 +14,10 @@ import (
 // scannedTool is one tool of a scanned server with its classes: those in
 // force, and those a suppression accepts (see suppressions).
 type scannedTool struct {
-	Name       string   `json:"name"`
-	Definition string   `json:"definition_sha256,omitempty"`
-	Classes    []string `json:"classes"`
+	Name       string            `json:"name"`
+	Definition string            `json:"definition_sha256,omitempty"`
+	Classes    []string          `json:"classes"`
+	Suppressed []suppressedClass `json:"suppressed,omitempty"`
 	// Properties are the tool's parameters that carry a class, for the
 	// SARIF results.
 	Properties []scannedProperty `json:"properties,omitempty"`
