@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -16,7 +17,7 @@ import (
 
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n"+
-		"       scan (--config [FILE] | --repo DIR) [--json | --format sarif] [--lock FILE [--approve]] [--fail-on LIST]\n\n"+
+		"       scan (--config [FILE] | --repo DIR) [--json | --format json|sarif] [--suppressions FILE] [--lock FILE [--approve]] [--fail-on LIST]\n\n"+
 		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
 		"digest, a bundle checked) and run over stdio in the sandbox the crawl uses (bubblewrap),\n"+
 		"never bare.\n"+
@@ -43,6 +44,19 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	if cf.set || *repo != "" {
 		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve,
 			Suppressions: *suppressions, Now: time.Now()}
+		formatSet := false
+		fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
+		switch {
+		case formatSet && *format == "sarif":
+			o.SARIF = true
+		case formatSet && *format == "json":
+			o.JSON = true
+		case formatSet:
+			return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+		}
+		if o.SARIF && (o.JSON || o.List) {
+			return usageError{"--format sarif reports what a scan finds: not with --json or --list"}
+		}
 		var err error
 		if *failOnList != "" {
 			if o.FailOn, err = parseFailOn(*failOnList); err != nil {

@@ -45,6 +45,8 @@ type scanConfigOptions struct {
 	Home  string
 	Repo  string
 	JSON  bool
+	// SARIF writes the findings as SARIF 2.1.0 (writeConfigSARIF).
+	SARIF bool
 	// List only lists; otherwise each server is scanned (see
 	// scanConfigured) with Probe and Packages.
 	List bool
@@ -181,6 +183,12 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 		}
 	}
 	suppress(sups, servers, o.Now, env.stderr)
+	if o.SARIF {
+		if err := writeConfigSARIF(env.stdout, servers); err != nil {
+			return err
+		}
+		return o.FailOn.verdict(servers)
+	}
 	if o.JSON {
 		enc := json.NewEncoder(env.stdout)
 		for _, s := range servers {
