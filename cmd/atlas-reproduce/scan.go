@@ -54,8 +54,8 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		case formatSet:
 			return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 		}
-		if o.SARIF && (o.JSON || o.List) {
-			return usageError{"--format sarif reports what a scan finds: not with --json or --list"}
+		if o.SARIF && *asJSON {
+			return usageError{"--format sarif and --json are two outputs: choose one"}
 		}
 		var err error
 		if *failOnList != "" {
