@@ -33,6 +33,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
 	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, a server is unpinned (unpinned), or a tool changed since --lock (changed)")
 	suppressions := fs.String("suppressions", "", "with --config or --repo: accept the findings listed in `FILE` (YAML or JSON: class, server, tool, reason, expires)")
+	noLocal := fs.Bool("no-local", false, "with --config or --repo: list local commands (node ./server.js, a binary) without running them in the sandbox")
 	approve := fs.Bool("approve", false, "with --config or --repo and --lock: accept the changes found, rewriting the lock and naming each")
 	var pf probeFlags
 	pf.register(fs)
@@ -42,7 +43,7 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return err
 	}
 	if cf.set || *repo != "" {
-		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve,
+		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve, NoLocal: *noLocal,
 			Suppressions: *suppressions, Now: time.Now()}
 		formatSet := false
 		fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })

@@ -50,6 +50,8 @@ type scanConfigOptions struct {
 	// List only lists; otherwise each server is scanned (see
 	// scanConfigured) with Probe and Packages.
 	List bool
+	// NoLocal lists local commands without running them (--no-local).
+	NoLocal bool
 	// FailOn makes the verdict fail (exit 1) on these findings.
 	FailOn failOn
 	// Lock is the servers lock file (see configLock); Approve accepts
@@ -167,8 +169,12 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 		}
 	}
 	if !o.List {
+		local := &localRunner{Skip: o.NoLocal, Repo: o.Repo}
+		if o.Packages != nil {
+			local.Limits = o.Packages.Limits
+		}
 		for i := range servers {
-			servers[i].Scan, servers[i].Tools, servers[i].doc = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages)
+			servers[i].Scan, servers[i].Tools, servers[i].doc = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages, local)
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}

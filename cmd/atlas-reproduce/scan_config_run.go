@@ -53,11 +53,12 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // scanConfigured asks one listed server for its tools: a remote server
 // with its resolved headers, a pinned package through the crawl's
-// sandboxed runner. It returns the state to show and the labelled tools.
-// Unpinned packages and local commands are not started yet. doc is the
+// sandboxed runner, a local command in the sandbox (local). It returns the
+// state to show and the labelled tools. Unpinned packages are not started
+// yet. doc is the
 // server's tools/list result as a census record, for the lock; nil when
 // the server was not scanned.
-func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions) (state string, tools []scannedTool, doc []byte) {
+func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions, local *localRunner) (state string, tools []scannedTool, doc []byte) {
 	switch {
 	case s.Disabled:
 		return "disabled", nil, nil
@@ -85,8 +86,11 @@ func scanConfigured(ctx context.Context, s configServer, lookup func(string) (st
 		id, r, err = crawl.ScanPackage(ctx, coord, po, *pko)
 	case coord != "":
 		return "not scanned: no package options", nil, nil
+	case s.Target.Kind == agentconfig.KindLocal && (local == nil || local.Skip):
+		return "skipped (--no-local)", nil, nil
 	case s.Target.Kind == agentconfig.KindLocal:
-		return "not scanned: local commands are not run yet", nil, nil
+		id = s.ID
+		r, err = local.scan(ctx, full, po)
 	default:
 		return "not scanned: unpinned", nil, nil
 	}

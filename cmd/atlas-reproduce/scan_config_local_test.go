@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
+)
+
+// TestScanConfigLocalCommand runs a repository's own `node ./server.js`
+// from its .mcp.json in the sandbox: the server answers and its tool is
+// labelled, the config's env reaches it, and what it could see says the
+// sandbox showed its folder read-only and not a file beside it on the
+// host. With --no-local it is listed and not run.
+func TestScanConfigLocalCommand(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	base := t.TempDir()
+	repo, other := filepath.Join(base, "repo"), filepath.Join(base, "other")
+	for _, d := range []string{repo, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The sandbox may run as another user than the test (root drops to
+	// an unprivileged one): the folders are open to it, as a user's
+	// checkout is.
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(base), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(other, "secret.txt")
+	if err := os.WriteFile(secret, []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	js, err := os.ReadFile(filepath.Join("testdata", "localserver", "server.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "server.js"), js, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := "{\n  \"mcpServers\": {\n    \"mine\": {\"command\": \"node\", \"args\": [\"./server.js\"], \"env\": {\"SECRET_FILE\": \"" + secret + "\"}}\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scan := func(noLocal bool) map[string]any {
+		var out, errb bytes.Buffer
+		env := &cmdEnv{stdout: &out, stderr: &errb}
+		o := scanConfigOptions{Repo: repo, JSON: true, NoLocal: noLocal, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second}}
+		if err := runScanConfig(context.Background(), env, o); err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		var m map[string]any
+		if err := json.Unmarshal(out.Bytes(), &m); err != nil {
+			t.Fatalf("%v: %s", err, out.String())
+		}
+		return m
+	}
+	m := scan(true)
+	if m["scan"] != "skipped (--no-local)" || m["tools"] != nil {
+		t.Errorf("--no-local: %v", m)
+	}
+	m = scan(false)
+	tools, _ := m["tools"].([]any)
+	if len(tools) != 1 {
+		t.Fatalf("scan %v: want the server's one tool", m["scan"])
+	}
+	tool := tools[0].(map[string]any)
+	if tool["name"] != "outside_false_writable_false_env_true" {
+		t.Errorf("the server saw %q: want the env of the config, and neither the file outside its folder nor a writable folder", tool["name"])
+	}
+	if cs, _ := tool["classes"].([]any); len(cs) == 0 || !strings.Contains(cs[0].(string), "command-string") {
+		t.Errorf("classes %v, want gg:command-string", tool["classes"])
+	}
+	if _, err := os.Stat(filepath.Join(repo, "written-by-server.txt")); err == nil {
+		t.Error("the server wrote into the repository")
+	}
+}
