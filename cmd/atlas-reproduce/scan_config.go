@@ -73,6 +73,9 @@ type configServer struct {
 	ID       string             `json:"id"`
 	Target   agentconfig.Target `json:"target"`
 	Unpinned bool               `json:"unpinned,omitempty"`
+	// Resolved is the coordinate an unpinned server's runner takes now,
+	// as the registry answered when it was scanned.
+	Resolved string `json:"resolved,omitempty"`
 	// UnpinnedSuppressed is the suppression accepting an unpinned server.
 	UnpinnedSuppressed *suppressedClass `json:"unpinned_suppressed,omitempty"`
 	// NeedsConfiguration names the variables the environment lacks; a
@@ -174,7 +177,7 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 			local.Limits = o.Packages.Limits
 		}
 		for i := range servers {
-			servers[i].Scan, servers[i].Tools, servers[i].doc = scanConfigured(ctx, servers[i], os.LookupEnv, o.Probe, o.Packages, local)
+			servers[i].Scan, servers[i].Tools, servers[i].doc = scanConfigured(ctx, &servers[i], os.LookupEnv, o.Probe, o.Packages, local)
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
 			}
@@ -213,6 +216,8 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 			target = s.URL
 		case s.Target.Kind == agentconfig.KindLocal:
 			target = strings.Join(append([]string{s.Command}, s.Args...), " ")
+		case target == "" && s.Resolved != "":
+			target = s.Target.Package + " (unpinned; now " + s.Resolved + ")"
 		case target == "":
 			target = s.Target.Package + " (unpinned)"
 		}

@@ -54,11 +54,12 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // scanConfigured asks one listed server for its tools: a remote server
 // with its resolved headers, a pinned package through the crawl's
 // sandboxed runner, a local command in the sandbox (local). It returns the
-// state to show and the labelled tools. Unpinned packages are not started
-// yet. doc is the
+// state to show and the labelled tools. An unpinned package is resolved
+// (resolveUnpinned) and the version found is recorded in s.Resolved and
+// scanned. doc is the
 // server's tools/list result as a census record, for the lock; nil when
 // the server was not scanned.
-func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions, local *localRunner) (state string, tools []scannedTool, doc []byte) {
+func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions, local *localRunner) (state string, tools []scannedTool, doc []byte) {
 	switch {
 	case s.Disabled:
 		return "disabled", nil, nil
@@ -91,8 +92,17 @@ func scanConfigured(ctx context.Context, s configServer, lookup func(string) (st
 	case s.Target.Kind == agentconfig.KindLocal:
 		id = s.ID
 		r, err = local.scan(ctx, full, po)
+	case pko == nil:
+		return "not scanned: no package options", nil, nil
 	default:
-		return "not scanned: unpinned", nil, nil
+		// An unpinned package: the version its runner would take now,
+		// recorded, is the one scanned.
+		rt, rerr := resolveUnpinned(ctx, s.Target)
+		if rerr != nil {
+			return "not resolved: " + rerr.Error(), nil, nil
+		}
+		s.Resolved = rt.Coordinate()
+		id, r, err = crawl.ScanPackage(ctx, s.Resolved, po, *pko)
 	}
 	if err != nil {
 		return "failed: " + err.Error(), nil, nil

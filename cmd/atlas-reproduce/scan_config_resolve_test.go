@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// TestScanConfigResolvesUnpinnedNPM configures `npx -y PKG` and
+// `npx -y PKG@~1.0` against a loopback npm registry whose latest is 1.1.0:
+// each is resolved as npx would (the latest, the highest match of the
+// range), the version recorded, and that version run in the sandbox and
+// labelled; the servers stay unpinned findings.
+func TestScanConfigResolvesUnpinnedNPM(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	url, _ := npmtest.Registry(t, []npmtest.Package{
+		{Name: "@tiny/good", Version: "1.1.0", Prelude: `serve();`},
+		{Name: "@tiny/good", Version: "1.0.0", Prelude: `serve();`},
+	})
+	npmtest.Use(t, url)
+	repo := t.TempDir()
+	cfg := "{\n  \"mcpServers\": {\n    \"latest\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/good\"]},\n    \"range\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/good@~1.0\"]}\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	for _, d := range []string{filepath.Dir(filepath.Dir(cache)), filepath.Dir(cache)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	env := &cmdEnv{stdout: &out, stderr: &errb}
+	o := scanConfigOptions{Repo: repo, JSON: true, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second},
+		Packages: &crawl.PackageOptions{Cache: cache}}
+	if err := runScanConfig(context.Background(), env, o); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	want := map[string]string{"latest": "npm:@tiny/good@1.1.0", "range": "npm:@tiny/good@1.0.0"}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var row struct {
+			Name, Resolved, Scan string
+			Unpinned             bool
+			Tools                []scannedTool
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatal(err)
+		}
+		if row.Resolved != want[row.Name] || !row.Unpinned || len(row.Tools) != 3 {
+			t.Errorf("%s: resolved %q, unpinned %v, scan %q, %d tools; want %s, still unpinned, 3 tools", row.Name, row.Resolved, row.Unpinned, row.Scan, len(row.Tools), want[row.Name])
+		}
+		delete(want, row.Name)
+	}
+	if len(want) > 0 {
+		t.Errorf("not listed: %v", want)
+	}
+}
+
+// TestResolveUnpinned resolves an image without a tag to the digest of
+// its latest tag on a loopback registry, and an unpinned PyPI project to
+// its latest release on a loopback index, as docker run and uvx would.
+func TestResolveUnpinned(t *testing.T) {
+	t.Run("oci", func(t *testing.T) {
+		reg := ocitest.NewRegistry(t, "anonymous")
+		img := ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}}, ocitest.Layer(t, ocitest.Entry{Name: "bin/server", Body: []byte("x"), Mode: 0o755}))
+		d := reg.Push(t, "acme/server", "latest", img)
+		s := agentconfig.Server{Command: "docker", Args: []string{"run", "-i", "--rm", reg.Host + "/acme/server"}}
+		got, err := resolveUnpinned(context.Background(), agentconfig.TargetOf(s))
+		if err != nil || got.Coordinate() != "oci:"+reg.Host+"/acme/server@"+d.String() {
+			t.Errorf("resolved %q (%v), want the digest %s", got.Coordinate(), err, d)
+		}
+	})
+	t.Run("pypi", func(t *testing.T) {
+		testenv.Need(t, "python3", "pip resolves a PyPI project's version")
+		ix := pypitest.Serve(t, pypitest.Dist{Project: "tiny-time", Version: "1.0", Files: map[string]string{"tiny_time/__init__.py": ""}},
+			pypitest.Dist{Project: "tiny-time", Version: "1.2", Files: map[string]string{"tiny_time/__init__.py": ""}})
+		t.Setenv("PIP_INDEX_URL", ix.URL)
+		s := agentconfig.Server{Command: "uvx", Args: []string{"tiny-time"}}
+		got, err := resolveUnpinned(context.Background(), agentconfig.TargetOf(s))
+		if err != nil || got.Coordinate() != "pypi:tiny-time@1.2" {
+			t.Errorf("resolved %q (%v), want pypi:tiny-time@1.2", got.Coordinate(), err)
+		}
+	})
+}
