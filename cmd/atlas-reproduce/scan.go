@@ -23,12 +23,16 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		"never bare.\n"+
 		"With --lock, the first run writes the server's tools, their definition hashes and\n"+
 		"labels to FILE; a later run compares the server with FILE, prints what changed on\n"+
-		"standard error, and exits 1 when a tool changed, appeared or vanished.")
-	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0)")
+		"standard error, and exits 1 when a tool changed, appeared or vanished.\n"+
+		"With --config or --repo, each configured server is scanned (remote ones probed with\n"+
+		"their headers, packages and local commands run in the sandbox, unpinned packages\n"+
+		"resolved first); --lock pins them all in one FILE, --approve accepts the changes,\n"+
+		"--format sarif writes SARIF located at each server's config line. See docs/scan.md.")
+	format := fs.String("format", "json", "output `format`: json (one line per tool; with --config, per server) or sarif (SARIF 2.1.0)")
 	lockPath := fs.String("lock", "", "pin the server's tools in `FILE`, or compare them with it when it exists")
 	var cf configFlag
-	fs.Var(&cf, "config", "list the MCP servers of this user's agent clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex, Zed); --config FILE reads one file")
-	repo := fs.String("repo", "", "list the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
+	fs.Var(&cf, "config", "scan the MCP servers of this user's agent clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex, Zed); --config FILE reads one file")
+	repo := fs.String("repo", "", "scan the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
 	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
 	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
 	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, a server is unpinned (unpinned), or a tool changed since --lock (changed)")
