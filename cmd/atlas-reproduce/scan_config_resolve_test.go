@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,20 +20,24 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// TestScanConfigResolvesUnpinnedNPM configures `npx -y PKG` and
-// `npx -y PKG@~1.0` against a loopback npm registry whose latest is 1.1.0:
-// each is resolved as npx would (the latest, the highest match of the
-// range), the version recorded, and that version run in the sandbox and
-// labelled; the servers stay unpinned findings.
-func TestScanConfigResolvesUnpinnedNPM(t *testing.T) {
+// TestScanConfigNPMServers configures `npx -y PKG` and `npx -y PKG@~1.0`
+// against a loopback npm registry whose latest is 1.1.0: each is resolved
+// as npx would (the latest, the highest match of the range), the version
+// recorded, and that version run in the sandbox and labelled; the servers
+// stay unpinned findings. A pinned server gets the config's arguments and
+// env, its token from the environment.
+func TestScanConfigNPMServers(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	url, _ := npmtest.Registry(t, []npmtest.Package{
 		{Name: "@tiny/good", Version: "1.1.0", Prelude: `serve();`},
 		{Name: "@tiny/good", Version: "1.0.0", Prelude: `serve();`},
+		{Name: "@tiny/args", Version: "2.0.0", Prelude: `TOOLS.push({name: "arg_" + process.argv[2] + "_env_" + process.env.TINY_MODE + "_" + process.env.TINY_TOKEN, inputSchema: {type: "object"}}); serve();`},
 	})
+	t.Setenv("ATLAS_TINY_TOKEN", "tok")
 	npmtest.Use(t, url)
 	repo := t.TempDir()
-	cfg := "{\n  \"mcpServers\": {\n    \"latest\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/good\"]},\n    \"range\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/good@~1.0\"]}\n  }\n}\n"
+	cfg := "{\n  \"mcpServers\": {\n    \"latest\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/good\"]},\n    \"range\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/good@~1.0\"]},\n" +
+		"    \"pinned\": {\"command\": \"npx\", \"args\": [\"-y\", \"@tiny/args@2.0.0\", \"hello\"], \"env\": {\"TINY_MODE\": \"fast\", \"TINY_TOKEN\": \"${ATLAS_TINY_TOKEN}\"}}\n  }\n}\n"
 	if err := os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +63,16 @@ func TestScanConfigResolvesUnpinnedNPM(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(l), &row); err != nil {
 			t.Fatal(err)
+		}
+		if row.Name == "pinned" {
+			names := []string{}
+			for _, tl := range row.Tools {
+				names = append(names, tl.Name)
+			}
+			if row.Unpinned || row.Resolved != "" || !slices.Contains(names, "arg_hello_env_fast_tok") {
+				t.Errorf("pinned: unpinned %v, resolved %q, tools %v; want the tool naming the config's argument and env", row.Unpinned, row.Resolved, names)
+			}
+			continue
 		}
 		if row.Resolved != want[row.Name] || !row.Unpinned || len(row.Tools) != 3 {
 			t.Errorf("%s: resolved %q, unpinned %v, scan %q, %d tools; want %s, still unpinned, 3 tools", row.Name, row.Resolved, row.Unpinned, row.Scan, len(row.Tools), want[row.Name])

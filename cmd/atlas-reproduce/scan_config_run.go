@@ -53,12 +53,12 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // scanConfigured asks one listed server for its tools: a remote server
 // with its resolved headers, a pinned package through the crawl's
-// sandboxed runner, a local command in the sandbox (local). It returns the
-// state to show and the labelled tools. An unpinned package is resolved
-// (resolveUnpinned) and the version found is recorded in s.Resolved and
-// scanned. doc is the
-// server's tools/list result as a census record, for the lock; nil when
-// the server was not scanned.
+// sandboxed runner with the config's arguments and (resolved) env, a local
+// command in the sandbox (local). An unpinned package is resolved
+// (resolveUnpinned), the version found recorded in s.Resolved and scanned.
+// It returns the state to show and the labelled tools, and doc, the
+// server's tools/list result as a census record for the lock (nil when
+// the server was not scanned).
 func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions, local *localRunner) (state string, tools []scannedTool, doc []byte) {
 	switch {
 	case s.Disabled:
@@ -84,7 +84,7 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
 		id, r, err = crawl.Scan(ctx, full.URL, po)
 	case coord != "" && pko != nil:
-		id, r, err = crawl.ScanPackage(ctx, coord, po, *pko)
+		id, r, err = crawl.ScanPackageWith(ctx, coord, s.Target.Args, full.Env, po, *pko)
 	case coord != "":
 		return "not scanned: no package options", nil, nil
 	case s.Target.Kind == agentconfig.KindLocal && (local == nil || local.Skip):
@@ -102,7 +102,7 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 			return "not resolved: " + rerr.Error(), nil, nil
 		}
 		s.Resolved = rt.Coordinate()
-		id, r, err = crawl.ScanPackage(ctx, s.Resolved, po, *pko)
+		id, r, err = crawl.ScanPackageWith(ctx, s.Resolved, s.Target.Args, full.Env, po, *pko)
 	}
 	if err != nil {
 		return "failed: " + err.Error(), nil, nil
