@@ -212,6 +212,7 @@ func TestAction(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the uploaded log is not SARIF 2.1.0: %v\n%s", err, b)
 			}
+			githubSARIFRules(t, b)
 			var log sarifOut
 			if err := json.Unmarshal(b, &log); err != nil {
 				t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
@@ -69,6 +71,9 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 	// s.Server's env and headers are redacted for output; resolve from
 	// the config as read.
 	full, _ := agentconfig.Resolve(s.raw, lookup)
+	// An error may quote what it was given (a URL with a token in its
+	// query, a header): the state shown never holds a resolved value.
+	defer func() { state = scrubSecrets(state, s.raw, full) }()
 	var id string
 	var r crawl.Result
 	var err error
@@ -141,4 +146,29 @@ func normative(ids []string) []string {
 		}
 	}
 	return out
+}
+
+// scrubSecrets hides in text every env and header value of the server as
+// resolved (and their words: a "Bearer TOKEN" quoted in part), as the
+// listing hides them, and the resolved URL where variables made it differ
+// from the URL as written.
+func scrubSecrets(text string, raw, full agentconfig.Server) string {
+	var secrets []string
+	for _, m := range []map[string]string{full.Env, full.Headers} {
+		for _, v := range m {
+			secrets = append(secrets, v)
+			secrets = append(secrets, strings.Fields(v)...)
+		}
+	}
+	if full.URL != raw.URL {
+		secrets = append(secrets, full.URL)
+	}
+	// Longest first, so that a value is hidden whole before its words.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, v := range secrets {
+		if len(v) >= 4 { // a short word ("Bearer" aside) would hide too much
+			text = strings.ReplaceAll(text, v, "<redacted>")
+		}
+	}
+	return text
 }

@@ -26,14 +26,26 @@ type (
 		Runs    []cfgRun `json:"runs"`
 	}
 	cfgRun struct {
-		Tool              cfgTool       `json:"tool"`
-		AutomationDetails cfgAutomation `json:"automationDetails"`
-		Artifacts         []cfgArtifact `json:"artifacts"`
-		Results           []cfgResult   `json:"results"`
-		ColumnKind        string        `json:"columnKind"`
+		Tool cfgTool `json:"tool"`
+		// Invocations hold the one invocation, whose notifications name
+		// the servers of the file that were not scanned and why.
+		Invocations       []cfgInvocation `json:"invocations"`
+		AutomationDetails cfgAutomation   `json:"automationDetails"`
+		Artifacts         []cfgArtifact   `json:"artifacts"`
+		Results           []cfgResult     `json:"results"`
+		ColumnKind        string          `json:"columnKind"`
 	}
 	cfgTool struct {
 		Driver cfgDriver `json:"driver"`
+	}
+	cfgInvocation struct {
+		ExecutionSuccessful        bool              `json:"executionSuccessful"`
+		ToolExecutionNotifications []cfgNotification `json:"toolExecutionNotifications"`
+	}
+	cfgNotification struct {
+		Level     string        `json:"level"`
+		Message   cfgText       `json:"message"`
+		Locations []cfgLocation `json:"locations"`
 	}
 	cfgDriver struct {
 		Name           string    `json:"name"`
@@ -190,6 +202,7 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 				AutomationDetails: cfgAutomation{ID: "atlas-reproduce/scan-config/" + strings.TrimPrefix(uri, "file:///") + "/"},
 				Artifacts:         []cfgArtifact{{Location: cfgArtifactLocation{URI: uri}}},
 				Results:           []cfgResult{},
+				Invocations:       []cfgInvocation{{ExecutionSuccessful: true, ToolExecutionNotifications: []cfgNotification{}}},
 				ColumnKind:        "unicodeCodePoints",
 			})
 		}
@@ -208,6 +221,12 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 					Location: suppressionLocation(sup.At)}}
 			}
 			run.Results = append(run.Results, r)
+		}
+		if why := notScanned(s); why != "" {
+			inv := &run.Invocations[0]
+			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, cfgNotification{
+				Level: "warning", Message: cfgText{fmt.Sprintf("MCP server %q was not scanned: %s", s.Name, why)},
+				Locations: []cfgLocation{{PhysicalLocation: at}}})
 		}
 		if s.Unpinned && !s.Disabled {
 			add("unpinned", fmt.Sprintf("MCP server %q (%s) runs %s %s with no exact version: the client resolves it afresh at every start.",
@@ -265,4 +284,13 @@ func suppressionLocation(at string) *cfgLocation {
 		return nil
 	}
 	return &cfgLocation{PhysicalLocation: cfgPhysical{ArtifactLocation: cfgArtifactLocation{URI: configURI(at[:i])}, Region: cfgRegion{StartLine: line}}}
+}
+
+// notScanned is why an enabled server's tools are not in the log (its
+// state), or "" when they are or the scan listed only.
+func notScanned(s configServer) string {
+	if s.Disabled || s.Scan == "" || s.doc != nil {
+		return ""
+	}
+	return s.Scan
 }

@@ -47,7 +47,12 @@ func sarifSchema(t *testing.T) *jsonschema.Schema {
 type sarifOut struct {
 	Runs []struct {
 		AutomationDetails struct{ ID string } `json:"automationDetails"`
-		Tool              struct {
+		Invocations       []struct {
+			ToolExecutionNotifications []struct {
+				Message struct{ Text string }
+			} `json:"toolExecutionNotifications"`
+		}
+		Tool struct {
 			Driver struct{ Rules []struct{ ID string } }
 		}
 		Results []struct {
@@ -113,9 +118,24 @@ func TestScanConfigSARIF(t *testing.T) {
 	if err := schema.Validate(inst); err != nil {
 		t.Fatalf("not valid SARIF 2.1.0: %v\n%s", err, first)
 	}
+	githubSARIFRules(t, first)
 	var log sarifOut
 	if err := json.Unmarshal(first, &log); err != nil {
 		t.Fatal(err)
+	}
+	notes := 0
+	for _, run := range log.Runs {
+		for _, inv := range run.Invocations {
+			for _, n := range inv.ToolExecutionNotifications {
+				notes++
+				if !strings.Contains(n.Message.Text, `"docs" was not scanned`) || !strings.Contains(run.AutomationDetails.ID, ".vscode/mcp.json") {
+					t.Errorf("notification %q in the run of %s", n.Message.Text, run.AutomationDetails.ID)
+				}
+			}
+		}
+	}
+	if notes != 1 {
+		t.Errorf("%d notifications, want one for the server not scanned", notes)
 	}
 	if len(log.Runs) != 2 || log.Runs[0].AutomationDetails.ID == log.Runs[1].AutomationDetails.ID {
 		t.Fatalf("runs %+v: want one per config file, each its own automationDetails.id", log.Runs)
@@ -200,5 +220,76 @@ func TestScanConfigSARIF(t *testing.T) {
 	inst, _ = jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if schema.Validate(inst) == nil {
 		t.Error("the schema accepts a result of level \"fatal\"")
+	}
+}
+
+// githubSARIFRules holds a log to what GitHub code scanning documents for
+// an upload ("SARIF support for code scanning"): at most 20 runs, each
+// with a tool name, at most 25,000 rules and results, rules with at most
+// 20 tags; every result with a rule id, a message text and 1 to 1,000
+// locations, each a non-empty artifact URI and a start line; and no two
+// runs of the tool in one category (automationDetails.id up to its last
+// slash), which GitHub rejects.
+func githubSARIFRules(t *testing.T, b []byte) {
+	t.Helper()
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Name  string
+					Rules []struct {
+						ID         string
+						Properties struct{ Tags []string }
+					}
+				}
+			}
+			AutomationDetails *struct{ ID string } `json:"automationDetails"`
+			Results           []struct {
+				RuleID    string `json:"ruleId"`
+				Message   struct{ Text string }
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+						Region           struct{ StartLine int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &log); err != nil {
+		t.Fatal(err)
+	}
+	if len(log.Runs) > 20 {
+		t.Errorf("%d runs; GitHub takes at most 20 in one upload", len(log.Runs))
+	}
+	categories := map[string]bool{}
+	for i, run := range log.Runs {
+		d := run.Tool.Driver
+		if d.Name == "" || len(d.Rules) > 25000 || len(run.Results) > 25000 {
+			t.Errorf("run %d: driver %q, %d rules, %d results", i, d.Name, len(d.Rules), len(run.Results))
+		}
+		cat := ""
+		if run.AutomationDetails != nil {
+			cat = run.AutomationDetails.ID[:strings.LastIndex(run.AutomationDetails.ID, "/")+1]
+		}
+		if categories[d.Name+" "+cat] {
+			t.Errorf("run %d: a second run of %s in category %q", i, d.Name, cat)
+		}
+		categories[d.Name+" "+cat] = true
+		for _, r := range d.Rules {
+			if r.ID == "" || len(r.Properties.Tags) > 20 {
+				t.Errorf("rule %+v", r)
+			}
+		}
+		for _, r := range run.Results {
+			if r.RuleID == "" || r.Message.Text == "" || len(r.Locations) == 0 || len(r.Locations) > 1000 {
+				t.Errorf("result %+v", r)
+			}
+			for _, l := range r.Locations {
+				if l.PhysicalLocation.ArtifactLocation.URI == "" || l.PhysicalLocation.Region.StartLine < 1 {
+					t.Errorf("location %+v", l)
+				}
+			}
+		}
 	}
 }

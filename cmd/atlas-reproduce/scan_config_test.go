@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -204,5 +205,16 @@ func TestParseFailOn(t *testing.T) {
 	err := runScanConfig(context.Background(), env, scanConfigOptions{Files: []string{file}, List: true, FailOn: failOn{unpinned: true}})
 	if err == nil || !strings.Contains(err.Error(), file+":4: context7 is unpinned") {
 		t.Errorf("--fail-on unpinned: %v", err)
+	}
+}
+
+// TestScrubSecrets: an error quoting a resolved URL or header value shows
+// neither.
+func TestScrubSecrets(t *testing.T) {
+	raw := agentconfig.Server{URL: "https://x.example/mcp?key=${env:K}", Headers: map[string]string{"Authorization": "Bearer ${env:T}"}}
+	full := agentconfig.Server{URL: "https://x.example/mcp?key=sekrit-1", Headers: map[string]string{"Authorization": "Bearer tok-99"}}
+	got := scrubSecrets(`failed: Get "https://x.example/mcp?key=sekrit-1": 401 (sent tok-99)`, raw, full)
+	if strings.Contains(got, "sekrit-1") || strings.Contains(got, "tok-99") || !strings.Contains(got, "failed: Get") {
+		t.Errorf("scrubbed: %q", got)
 	}
 }
