@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,4 +110,61 @@ func TestResolveUnpinned(t *testing.T) {
 			t.Errorf("resolved %q (%v), want pypi:tiny-time@1.2", got.Coordinate(), err)
 		}
 	})
+}
+
+// TestScanConfigOCIServer configures `docker run -i --rm IMAGE hello` with
+// no tag against a loopback registry: the image is resolved to the digest
+// of its latest tag, recorded, pulled by that digest and run in the
+// sandbox with the config's argument and env.
+func TestScanConfigOCIServer(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	testenv.Need(t, "go", "builds the test's static MCP server")
+	bin := filepath.Join(t.TempDir(), "server")
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "../../crawl/testdata/stdioserver")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the static server: %v\n%s", err, out)
+	}
+	body, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := ocitest.NewRegistry(t, "anonymous")
+	d := reg.Push(t, "acme/server", "latest", ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}, Env: []string{"PATH=/bin"}},
+		ocitest.Layer(t, ocitest.Entry{Name: "bin/server", Body: body, Mode: 0o755})))
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".cursor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"mcpServers": {"img": {"command": "docker", "args": ["run", "-i", "--rm", "` + reg.Host + `/acme/server", "hello"], "env": {"MODE": "fast"}}}}`
+	if err := os.WriteFile(filepath.Join(repo, ".cursor", "mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	for _, dir := range []string{filepath.Dir(filepath.Dir(cache)), filepath.Dir(cache)} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	env := &cmdEnv{stdout: &out, stderr: &errb}
+	o := scanConfigOptions{Repo: repo, JSON: true, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second},
+		Packages: &crawl.PackageOptions{Cache: cache}}
+	if err := runScanConfig(context.Background(), env, o); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var row struct {
+		Resolved, Scan string
+		Tools          []scannedTool
+	}
+	if err := json.Unmarshal(out.Bytes(), &row); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	names := []string{}
+	for _, tl := range row.Tools {
+		names = append(names, tl.Name)
+	}
+	if row.Resolved != "oci:"+reg.Host+"/acme/server@"+d.String() || !slices.Contains(names, "argv_hello") || !slices.Contains(names, "mode_fast") {
+		t.Errorf("resolved %q, scan %q, tools %v; want the digest %s and the config's argument and env", row.Resolved, row.Scan, names, d)
+	}
 }

@@ -77,10 +77,11 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 	var id string
 	var r crawl.Result
 	var err error
+	// The user configured this server: a local address is a fair target,
+	// and so is a registry on loopback for its package.
+	po.AllowAddr = crawl.AnyAddr
 	switch coord := s.Target.Coordinate(); {
 	case s.Target.Kind == agentconfig.KindRemote:
-		// The user configured this server: a local address is a fair target.
-		po.AllowAddr = crawl.AnyAddr
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		u, perr := url.Parse(full.URL)
 		if perr != nil {
