@@ -140,8 +140,9 @@ func (f *File) Write(path string) error {
 
 // Change is one tool that changed, appeared or vanished.
 type Change struct {
-	Kind     ChangeKind `json:"change"`
-	Old, New *Tool      `json:",omitempty"`
+	Kind ChangeKind `json:"change"`
+	Old  *Tool      `json:"old,omitempty"`
+	New  *Tool      `json:"new,omitempty"`
 	// ClassesGained and ClassesLost compare the labels of the two sides.
 	ClassesGained []string `json:"classes_gained"`
 	ClassesLost   []string `json:"classes_lost"`
