@@ -15,7 +15,39 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
+// scanOptions is the scan command as a test calls it: one target
+// (Target, Format, Lock, Probe, Packages), or the servers of agent
+// configs (Config).
+type scanOptions struct {
+	Target   string
+	Format   string // json or sarif
+	Lock     string
+	Probe    crawl.ProbeOptions
+	Packages crawl.PackageOptions
+	// Config, when set, is a config scan (--config, --repo): the other
+	// fields are unused.
+	Config *scanConfigOptions
+}
+
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
+	o, err := parseScan(env, args)
+	if err != nil {
+		return err
+	}
+	return runScanOpts(ctx, env, o)
+}
+
+// runScanOpts runs a parsed scan.
+func runScanOpts(ctx context.Context, env *cmdEnv, o scanOptions) error {
+	if o.Config != nil {
+		return runScanConfig(ctx, env, *o.Config)
+	}
+	return runScanTarget(ctx, env, o)
+}
+
+// parseScan reads the scan command line.
+func parseScan(env *cmdEnv, args []string) (scanOptions, error) {
+	var so scanOptions
 	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n"+
 		"       scan (--config [FILE] | --repo DIR) [--json | --format json|sarif] [--suppressions FILE] [--lock FILE [--approve]] [--fail-on LIST]\n\n"+
 		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
@@ -44,77 +76,97 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	var pkf packageFlags
 	pkf.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return so, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if cf.set || *repo != "" {
 		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve, NoLocal: *noLocal,
 			Suppressions: *suppressions, Now: time.Now()}
-		formatSet := false
-		fs.Visit(func(f *flag.Flag) { formatSet = formatSet || f.Name == "format" })
+		formatSet := set["format"]
 		switch {
 		case formatSet && *format == "sarif":
 			o.SARIF = true
 		case formatSet && *format == "json":
 			o.JSON = true
 		case formatSet:
-			return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+			return so, usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
 		}
 		if o.SARIF && *asJSON {
-			return usageError{"--format sarif and --json are two outputs: choose one"}
+			return so, usageError{"--format sarif and --json are two outputs: choose one"}
 		}
 		var err error
 		if *failOnList != "" {
 			if o.FailOn, err = parseFailOn(*failOnList); err != nil {
-				return err
+				return so, err
 			}
 		}
 		if o.Probe, err = pf.options(); err != nil {
-			return err
+			return so, err
 		}
 		pko, err := pkf.options()
 		if err != nil {
-			return err
+			return so, err
 		}
 		o.Packages = &pko
 		switch {
 		case fs.NArg() > 1:
-			return usageError{"scan --config takes at most one FILE"}
+			return so, usageError{"scan --config takes at most one FILE"}
 		case fs.NArg() == 1 && cf.set:
 			o.Files = append(o.Files, fs.Arg(0))
 		case fs.NArg() == 1:
-			return usageError{"scan --repo takes no URL or package coordinate"}
+			return so, usageError{"scan --repo takes no URL or package coordinate"}
 		}
 		if cf.set && len(o.Files) == 0 {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return err
+				return so, err
 			}
 			o.Home = home
 			if o.Repo == "" {
 				// The project the user stands in counts too.
 				if o.Repo, err = os.Getwd(); err != nil {
-					return err
+					return so, err
 				}
 			}
 		}
-		return runScanConfig(ctx, env, o)
+		so.Config = &o
+		return so, nil
+	}
+	for _, f := range []string{"json", "list", "fail-on", "suppressions", "no-local", "approve"} {
+		if set[f] {
+			return so, usageError{"--" + f + " goes with --config or --repo"}
+		}
 	}
 	if fs.NArg() != 1 {
-		return usageError{"scan takes one URL or package coordinate"}
+		return so, usageError{"scan takes one URL or package coordinate"}
 	}
-	target := fs.Arg(0)
-	if *format != "json" && *format != "sarif" {
-		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+	so.Target, so.Format, so.Lock = fs.Arg(0), *format, *lockPath
+	if so.Format != "json" && so.Format != "sarif" {
+		return so, usageError{fmt.Sprintf("--format %q: want json or sarif", so.Format)}
 	}
-	po, err := pf.options()
-	if err != nil {
-		return err
+	if crawl.IsPackageCoordinate(so.Target) {
+		if _, err := crawl.ParsePackageID(so.Target); err != nil {
+			return so, usageError{err.Error()}
+		}
 	}
+	var err error
+	if so.Probe, err = pf.options(); err != nil {
+		return so, err
+	}
+	so.Packages, err = pkf.options()
+	return so, err
+}
+
+// runScanTarget scans the one server o.Target names.
+func runScanTarget(ctx context.Context, env *cmdEnv, o scanOptions) error {
+	po := o.Probe
 	// The lock is checked before the server is asked: a lock that cannot
 	// be read or written is known without the scan.
 	var pinned *toolid.File
-	if *lockPath != "" {
-		if pinned, err = toolid.ReadPinned(*lockPath); err != nil {
+	var err error
+	if o.Lock != "" {
+		if pinned, err = toolid.ReadPinned(o.Lock); err != nil {
 			return err
 		}
 	}
@@ -122,20 +174,13 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	po.AllowAddr = crawl.AnyAddr
 	var id string
 	var r crawl.Result
-	if crawl.IsPackageCoordinate(target) {
-		if _, err := crawl.ParsePackageID(target); err != nil {
-			return usageError{err.Error()}
-		}
-		pko, err := pkf.options()
-		if err != nil {
-			return err
-		}
+	if crawl.IsPackageCoordinate(o.Target) {
 		// No sandbox is a failure of the machine, not of the usage.
-		if id, r, err = crawl.ScanPackage(ctx, target, po, pko); err != nil {
+		if id, r, err = crawl.ScanPackage(ctx, o.Target, po, o.Packages); err != nil {
 			return err
 		}
-	} else if id, r, err = crawl.Scan(ctx, target, po); err != nil {
-		return usageError{fmt.Sprintf("%s: %v", target, err)}
+	} else if id, r, err = crawl.Scan(ctx, o.Target, po); err != nil {
+		return usageError{fmt.Sprintf("%s: %v", o.Target, err)}
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -146,14 +191,14 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return errors.New(termtext.Safe(id + ": unreachable (" + r.ErrorKind + "): " + r.Error + serverSaid(r.RPCError)))
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
-	emit, sw := labelEmitter(*format, out)
-	o := label.Origin{File: id, Line: 1}
+	emit, sw := labelEmitter(o.Format, out)
+	origin := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
 	l := label.NewLabeller()
 	if sw != nil {
 		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
 	}
-	err = l.Record(doc, func(t *label.ToolLabels) error { return emit(o, t) })
+	err = l.Record(doc, func(t *label.ToolLabels) error { return emit(origin, t) })
 	if sw != nil && err == nil {
 		_, err = sw.WriteTo(out)
 	}
@@ -161,10 +206,10 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		err = ferr
 	}
 	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s, %s)\n", termtext.Safe(id), len(r.Tools), r.Transport, termtext.Safe(r.ProtocolVersion), r.Generation)
-	if err != nil || *lockPath == "" {
+	if err != nil || o.Lock == "" {
 		return err
 	}
-	return checkLock(env, *lockPath, pinned, id, doc)
+	return checkLock(env, o.Lock, pinned, id, doc)
 }
 
 // serverSaid is the JSON-RPC error a server answered, for the message of
