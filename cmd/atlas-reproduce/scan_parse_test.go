@@ -23,7 +23,9 @@ func TestParseScan(t *testing.T) {
 		{[]string{"--repo", "d", "--format", "sarif"}, "", func(o scanOptions) bool { return o.Config != nil && o.Config.SARIF && o.Config.Repo == "d" }},
 		{[]string{"--repo", "d", "--format", "json"}, "", func(o scanOptions) bool { return o.Config != nil && o.Config.JSON && !o.Config.SARIF }},
 		{[]string{"--repo", "d"}, "", func(o scanOptions) bool { return o.Config != nil && !o.Config.JSON && !o.Config.SARIF }},
-		{[]string{"--config", "f.json"}, "", func(o scanOptions) bool { return o.Config != nil && len(o.Config.Files) == 1 && o.Config.Files[0] == "f.json" }},
+		{[]string{"--config", "f.json"}, "", func(o scanOptions) bool {
+			return o.Config != nil && len(o.Config.Files) == 1 && o.Config.Files[0] == "f.json"
+		}},
 		{[]string{"--repo", "d", "--fail-on", "changed,unpinned", "--lock", "l.json", "--approve", "--no-local", "--suppressions", "s.yaml"}, "", func(o scanOptions) bool {
 			c := o.Config
 			return c != nil && c.FailOn.changed && c.FailOn.unpinned && c.Lock == "l.json" && c.Approve && c.NoLocal && c.Suppressions == "s.yaml" && !c.Now.IsZero()
