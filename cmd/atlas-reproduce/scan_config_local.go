@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,31 +49,31 @@ func within(dir, p string) bool {
 	return err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator))
 }
 
-// spec is the sandbox of one local command: its folder (the cwd the config
-// gives, else the repository's root for a project config, else the config
-// file's folder) mounted read-only at its own path and made the working
-// folder; a program outside that folder and the host's system folders
-// mounted alone, read-only; the config's env (resolved) for the server.
+// spec is the sandbox of one local command: its folder mounted read-only
+// at its own path and made the working folder; a program outside that
+// folder and the host's system folders mounted alone, read-only; the
+// config's env (resolved) for the server. Its folder is the cwd the config
+// gives, else the repository's root for a project config (the clients run
+// those from the workspace), else the folder of the script or program the
+// command names by absolute path (a user-wide config: never the config's
+// own folder, which holds other servers' secrets), else none.
 func (l *localRunner) spec(full agentconfig.Server) (sandbox.Spec, error) {
-	dir := filepath.Dir(full.File)
+	dir := ""
 	switch {
 	case full.Cwd != "" && filepath.IsAbs(full.Cwd):
 		dir = full.Cwd
 	case full.Cwd != "":
-		dir = filepath.Join(dir, full.Cwd)
+		dir = filepath.Join(filepath.Dir(full.File), full.Cwd)
 	case l.Repo != "" && within(l.Repo, full.File):
 		dir = l.Repo
 	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return sandbox.Spec{}, err
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return sandbox.Spec{}, fmt.Errorf("the command's folder %s is not there", dir)
-	}
 	prog := full.Command
+	var err error
 	if strings.ContainsRune(prog, filepath.Separator) {
 		if !filepath.IsAbs(prog) {
+			if dir == "" {
+				return sandbox.Spec{}, fmt.Errorf("%s: a relative command in a user-wide config, with no cwd", full.Command)
+			}
 			prog = filepath.Join(dir, prog)
 		}
 	} else if prog, err = exec.LookPath(prog); err != nil {
@@ -81,13 +82,26 @@ func (l *localRunner) spec(full agentconfig.Server) (sandbox.Spec, error) {
 	if p, err := filepath.EvalSymlinks(prog); err == nil {
 		prog = p
 	}
-	spec := sandbox.Spec{Args: append([]string{prog}, full.Args...), Dir: dir, Limits: l.Limits,
-		Mounts: []sandbox.Mount{{Host: dir, Sandbox: dir}}}
-	system := within(dir, prog)
-	for _, d := range hostSystem {
-		system = system || within(d, prog)
+	if dir == "" {
+		for _, p := range append(slices.Clone(full.Args), prog) {
+			if fi, err := os.Stat(p); err == nil && filepath.IsAbs(p) && fi.Mode().IsRegular() && !systemPath(p) {
+				dir = filepath.Dir(p)
+				break
+			}
+		}
 	}
-	if !system {
+	spec := sandbox.Spec{Args: append([]string{prog}, full.Args...), Limits: l.Limits}
+	if dir != "" {
+		if dir, err = filepath.Abs(dir); err != nil {
+			return sandbox.Spec{}, err
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return sandbox.Spec{}, fmt.Errorf("the command's folder %s is not there", dir)
+		}
+		spec.Dir = dir
+		spec.Mounts = append(spec.Mounts, sandbox.Mount{Host: dir, Sandbox: dir})
+	}
+	if !systemPath(prog) && (dir == "" || !within(dir, prog)) {
 		spec.Mounts = append(spec.Mounts, sandbox.Mount{Host: prog, Sandbox: prog})
 	}
 	keys := make([]string, 0, len(full.Env))
@@ -99,6 +113,16 @@ func (l *localRunner) spec(full agentconfig.Server) (sandbox.Spec, error) {
 		spec.Env = append(spec.Env, k+"="+full.Env[k])
 	}
 	return spec, nil
+}
+
+// systemPath says p lies in the host folders every sandbox shows.
+func systemPath(p string) bool {
+	for _, d := range hostSystem {
+		if within(d, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // scan runs the command of full in the sandbox and lists its tools. The

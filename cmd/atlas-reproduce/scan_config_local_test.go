@@ -5,12 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
 
@@ -83,5 +86,62 @@ func TestScanConfigLocalCommand(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo, "written-by-server.txt")); err == nil {
 		t.Error("the server wrote into the repository")
+	}
+}
+
+// TestLocalSpec: what the sandbox of a local command shows. A project's
+// command sees the repository; a user-wide config's command sees the
+// folder of the script it names, never the config's own folder (which
+// holds other servers' secrets), and a program outside /usr alone.
+func TestLocalSpec(t *testing.T) {
+	base := t.TempDir()
+	repo, home, srv := filepath.Join(base, "repo"), filepath.Join(base, "home"), filepath.Join(base, "servers", "x")
+	for _, d := range []string{repo, filepath.Join(home, ".cursor"), srv} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(srv, "index.js")
+	bin := filepath.Join(srv, "server")
+	for _, f := range []string{script, bin} {
+		if err := os.WriteFile(f, []byte("x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH to stand for a system program")
+	}
+	userCfg := filepath.Join(home, ".cursor", "mcp.json")
+	tests := []struct {
+		name   string
+		s      agentconfig.Server
+		dir    string
+		mounts []string
+	}{
+		{"project", agentconfig.Server{File: filepath.Join(repo, ".mcp.json"), Command: sh, Args: []string{"./run.sh"}}, repo, []string{repo}},
+		{"user-wide script", agentconfig.Server{File: userCfg, Command: sh, Args: []string{script}}, srv, []string{srv}},
+		{"user-wide binary", agentconfig.Server{File: userCfg, Command: bin}, srv, []string{srv}},
+		{"user-wide, nothing named", agentconfig.Server{File: userCfg, Command: sh, Args: []string{"-c", "true"}}, "", nil},
+		{"cwd", agentconfig.Server{File: userCfg, Command: bin, Cwd: repo}, repo, []string{repo, bin}},
+	}
+	l := &localRunner{Repo: repo}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := l.spec(tc.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mounts []string
+			for _, m := range spec.Mounts {
+				if m.Writable || m.Host != m.Sandbox {
+					t.Errorf("mount %+v: want read-only at its own path", m)
+				}
+				mounts = append(mounts, m.Host)
+			}
+			if spec.Dir != tc.dir || !slices.Equal(mounts, tc.mounts) || spec.Network {
+				t.Errorf("dir %q mounts %v network %v; want %q %v and no network", spec.Dir, mounts, spec.Network, tc.dir, tc.mounts)
+			}
+		})
 	}
 }
