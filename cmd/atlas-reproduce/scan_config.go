@@ -172,7 +172,10 @@ func runScanConfig(ctx context.Context, env *cmdEnv, o scanConfigOptions) error 
 		}
 	}
 	if !o.List {
-		local := &localRunner{Skip: o.NoLocal, Repo: o.Repo}
+		local := &localRunner{Skip: o.NoLocal, Repo: o.Repo, Home: o.Home}
+		if local.Home == "" {
+			local.Home, _ = os.UserHomeDir()
+		}
 		if o.Packages != nil {
 			local.Limits = o.Packages.Limits
 		}

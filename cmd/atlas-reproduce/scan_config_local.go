@@ -26,7 +26,9 @@ type localRunner struct {
 	Skip bool
 	// Repo is the repository scanned: a project config's command runs
 	// from its root, as the clients run it from the workspace.
-	Repo   string
+	Repo string
+	// Home is the user's home folder, never shown whole.
+	Home   string
 	Limits sandbox.Limits
 
 	once sync.Once
@@ -64,7 +66,9 @@ func (l *localRunner) spec(full agentconfig.Server) (sandbox.Spec, error) {
 		dir = full.Cwd
 	case full.Cwd != "":
 		dir = filepath.Join(filepath.Dir(full.File), full.Cwd)
-	case l.Repo != "" && within(l.Repo, full.File):
+	case l.Repo != "" && within(l.Repo, full.File) && !sameDir(l.Repo, l.Home):
+		// (A "project" that is the home folder is no project: showing it
+		// would show everything.)
 		dir = l.Repo
 	}
 	prog := full.Command
@@ -138,4 +142,14 @@ func (l *localRunner) scan(ctx context.Context, full agentconfig.Server, po craw
 		return crawl.Result{}, errors.New("no sandbox to run it in: " + err.Error())
 	}
 	return crawl.ScanCommand(ctx, sb, spec, po), nil
+}
+
+// sameDir says a and b name one folder.
+func sameDir(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

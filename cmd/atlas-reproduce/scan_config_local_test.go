@@ -125,7 +125,13 @@ func TestLocalSpec(t *testing.T) {
 		{"user-wide, nothing named", agentconfig.Server{File: userCfg, Command: sh, Args: []string{"-c", "true"}}, "", nil},
 		{"cwd", agentconfig.Server{File: userCfg, Command: bin, Cwd: repo}, repo, []string{repo, bin}},
 	}
-	l := &localRunner{Repo: repo}
+	// A project config in the home folder (scan --config run from home)
+	// does not show the home folder.
+	homeProject, err := (&localRunner{Repo: home, Home: home}).spec(agentconfig.Server{File: filepath.Join(home, ".mcp.json"), Command: sh, Args: []string{"-c", "true"}})
+	if err != nil || len(homeProject.Mounts) != 0 {
+		t.Errorf("a project config in the home folder: mounts %+v (%v), want none", homeProject.Mounts, err)
+	}
+	l := &localRunner{Repo: repo, Home: home}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, err := l.spec(tc.s)
