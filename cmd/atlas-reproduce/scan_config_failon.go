@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
@@ -44,17 +45,17 @@ func (f failOn) verdict(servers []configServer) error {
 	var why []string
 	for _, s := range servers {
 		if f.unpinned && s.Unpinned && !s.Disabled && s.UnpinnedSuppressed == nil {
-			why = append(why, fmt.Sprintf("%s:%d: %s is unpinned", s.File, s.Line, s.Name))
+			why = append(why, termtext.Safe(fmt.Sprintf("%s:%d: %s is unpinned", s.File, s.Line, s.Name)))
 		}
 		if f.changed && !s.ChangesApproved {
 			for _, c := range s.Changes {
-				why = append(why, fmt.Sprintf("%s:%d: %s tool %s %s", s.File, s.Line, s.Name, toolid.ToolName(c.Tool()), c.Kind))
+				why = append(why, termtext.Safe(fmt.Sprintf("%s:%d: %s tool %s %s", s.File, s.Line, s.Name, toolid.ToolName(c.Tool()), c.Kind)))
 			}
 		}
 		for _, t := range s.Tools {
 			for _, c := range t.Classes {
 				if slices.Contains(f.classes, c) {
-					why = append(why, fmt.Sprintf("%s:%d: %s tool %s is %s", s.File, s.Line, s.Name, t.Name, c))
+					why = append(why, termtext.Safe(fmt.Sprintf("%s:%d: %s tool %s is %s", s.File, s.Line, s.Name, t.Name, c)))
 				}
 			}
 		}

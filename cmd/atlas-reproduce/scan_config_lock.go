@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 )
 
@@ -79,9 +80,9 @@ func configLock(env *cmdEnv, o scanConfigOptions, pinned *toolid.ServersLock, se
 			verb = "approved "
 			pinned.Put(now)
 		}
-		fmt.Fprintf(env.stderr, "scan: %s:%d: %s: %s since %s\n", s.File, s.Line, s.Name, countTools(len(s.Changes))+" changed", o.Lock)
+		fmt.Fprintf(env.stderr, "scan: %s:%d: %s: %s since %s\n", termtext.Safe(s.File), s.Line, termtext.Safe(s.Name), countTools(len(s.Changes))+" changed", o.Lock)
 		for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
-			fmt.Fprintf(env.stderr, "  %s%s\n", verb, l)
+			fmt.Fprintf(env.stderr, "  %s%s\n", verb, termtext.Safe(l))
 		}
 	}
 	var gone []string
@@ -93,9 +94,9 @@ func configLock(env *cmdEnv, o scanConfigOptions, pinned *toolid.ServersLock, se
 	for _, id := range gone {
 		if o.Approve {
 			pinned.Drop(id)
-			fmt.Fprintf(env.stderr, "scan: approved: %s is no longer configured; unpinned from %s\n", id, o.Lock)
+			fmt.Fprintf(env.stderr, "scan: approved: %s is no longer configured; unpinned from %s\n", termtext.Safe(id), o.Lock)
 		} else {
-			fmt.Fprintf(env.stderr, "scan: %s pins %s, which no config searched names now\n", o.Lock, id)
+			fmt.Fprintf(env.stderr, "scan: %s pins %s, which no config searched names now\n", o.Lock, termtext.Safe(id))
 		}
 	}
 	switch {

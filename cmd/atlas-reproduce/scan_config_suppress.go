@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"go.yaml.in/yaml/v3"
 )
@@ -162,7 +163,7 @@ func suppress(list []suppression, servers []configServer, now time.Time, warn io
 	for i := range list {
 		s := &list[i]
 		if s.expired(now) {
-			fmt.Fprintf(warn, "scan: %s: the suppression of %s on %s expired on %s; it no longer applies\n", s.At, s.Class, s.Server, s.Expires)
+			fmt.Fprintln(warn, termtext.Safe(fmt.Sprintf("scan: %s: the suppression of %s on %s expired on %s; it no longer applies", s.At, s.Class, s.Server, s.Expires)))
 			continue
 		}
 		live = append(live, s)

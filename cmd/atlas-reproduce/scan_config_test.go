@@ -218,3 +218,14 @@ func TestScrubSecrets(t *testing.T) {
 		t.Errorf("scrubbed: %q", got)
 	}
 }
+
+// TestFailOnVerdictEscapes: a tool name a server chose reaches the
+// terminal in the verdict escaped, not acting.
+func TestFailOnVerdictEscapes(t *testing.T) {
+	s := configServer{Server: agentconfig.Server{File: ".mcp.json", Line: 3, Name: "x"},
+		Tools: []scannedTool{{Name: "evil\x1b[2J", Classes: []string{"gg:command-string"}}}}
+	err := failOn{classes: []string{"gg:command-string"}}.verdict([]configServer{s})
+	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `evil\x1b[2J`) {
+		t.Errorf("verdict %q", err)
+	}
+}
