@@ -168,3 +168,55 @@ func TestScanConfigOCIServer(t *testing.T) {
 		t.Errorf("resolved %q, scan %q, tools %v; want the digest %s and the config's argument and env", row.Resolved, row.Scan, names, d)
 	}
 }
+
+// TestScanConfigPyPIServer configures `uvx tiny-time --tz UTC` with no
+// version against a loopback index holding 1.0 and 1.2: 1.2 is resolved,
+// recorded, installed and run in the sandbox with the config's arguments
+// and env.
+func TestScanConfigPyPIServer(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	testenv.Need(t, "python3", "the runtime of PyPI packages")
+	src, err := os.ReadFile(filepath.Join("testdata", "pyserver", "server.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dist := func(v string) pypitest.Dist {
+		return pypitest.Dist{Project: "tiny-time", Version: v, Files: map[string]string{"tiny_time/__init__.py": strings.Replace(string(src), "%s", v, 1)},
+			ConsoleScripts: map[string]string{"tiny-time": "tiny_time:main"}}
+	}
+	ix := pypitest.Serve(t, dist("1.0"), dist("1.2"))
+	t.Setenv("PIP_INDEX_URL", ix.URL)
+	repo := t.TempDir()
+	cfg := `{"mcpServers": {"time": {"command": "uvx", "args": ["tiny-time", "--tz", "UTC"], "env": {"MODE": "fast"}}}}`
+	if err := os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	for _, dir := range []string{filepath.Dir(filepath.Dir(cache)), filepath.Dir(cache)} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, errb bytes.Buffer
+	env := &cmdEnv{stdout: &out, stderr: &errb}
+	o := scanConfigOptions{Repo: repo, JSON: true, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second},
+		Packages: &crawl.PackageOptions{Cache: cache}}
+	if err := runScanConfig(context.Background(), env, o); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var row struct {
+		Resolved, Scan string
+		Tools          []scannedTool
+	}
+	if err := json.Unmarshal(out.Bytes(), &row); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	names := []string{}
+	for _, tl := range row.Tools {
+		names = append(names, tl.Name)
+	}
+	want := []string{"version_1_2", "argv_--tz_UTC", "mode_fast"}
+	if row.Resolved != "pypi:tiny-time@1.2" || !slices.Equal(names, want) {
+		t.Errorf("resolved %q, scan %q, tools %v; want pypi:tiny-time@1.2 and %v", row.Resolved, row.Scan, names, want)
+	}
+}
