@@ -55,9 +55,9 @@ func TestParseScan(t *testing.T) {
 	}
 }
 
-// TestRunScanOpts scans a loopback server through the run function, no
+// TestScanRunFunction scans a loopback server through the run function, no
 // flags parsed.
-func TestRunScanOpts(t *testing.T) {
+func TestScanRunFunction(t *testing.T) {
 	s := mcp.NewServer(&mcp.Implementation{Name: "opts", Version: "1"}, nil)
 	addTool(s, "run_shell", "run a command", `{"type":"object","properties":{"command":{"type":"string"}}}`)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
