@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
@@ -13,85 +15,158 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
 
+// scanOptions is the scan command as a test calls it: one target
+// (Target, Format, Lock, Probe, Packages), or the servers of agent
+// configs (Config).
+type scanOptions struct {
+	Target   string
+	Format   string // json or sarif
+	Lock     string
+	Probe    crawl.ProbeOptions
+	Packages crawl.PackageOptions
+	// Config, when set, is a config scan (--config, --repo): the other
+	// fields are unused.
+	Config *scanConfigOptions
+}
+
 func runScan(ctx context.Context, env *cmdEnv, args []string) error {
+	o, err := parseScan(env, args)
+	if err != nil {
+		return err
+	}
+	return runScanOpts(ctx, env, o)
+}
+
+// runScanOpts runs a parsed scan.
+func runScanOpts(ctx context.Context, env *cmdEnv, o scanOptions) error {
+	if o.Config != nil {
+		return runScanConfig(ctx, env, *o.Config)
+	}
+	return runScanTarget(ctx, env, o)
+}
+
+// parseScan reads the scan command line.
+func parseScan(env *cmdEnv, args []string) (scanOptions, error) {
+	var so scanOptions
 	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n"+
-		"       scan (--config [FILE] | --repo DIR) [--json]\n\n"+
+		"       scan (--config [FILE] | --repo DIR) [--json | --format json|sarif] [--suppressions FILE] [--lock FILE [--approve]] [--fail-on LIST]\n\n"+
 		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
 		"digest, a bundle checked) and run over stdio in the sandbox the crawl uses (bubblewrap),\n"+
 		"never bare.\n"+
 		"With --lock, the first run writes the server's tools, their definition hashes and\n"+
 		"labels to FILE; a later run compares the server with FILE, prints what changed on\n"+
-		"standard error, and exits 1 when a tool changed, appeared or vanished.")
-	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0)")
+		"standard error, and exits 1 when a tool changed, appeared or vanished.\n"+
+		"With --config or --repo, each configured server is scanned (remote ones probed with\n"+
+		"their headers, packages and local commands run in the sandbox, unpinned packages\n"+
+		"resolved first); --lock pins them all in one FILE, --approve accepts the changes,\n"+
+		"--format sarif writes SARIF located at each server's config line. See docs/scan.md.")
+	format := fs.String("format", "json", "output `format`: json (one line per tool; with --config, per server) or sarif (SARIF 2.1.0)")
 	lockPath := fs.String("lock", "", "pin the server's tools in `FILE`, or compare them with it when it exists")
 	var cf configFlag
-	fs.Var(&cf, "config", "list the MCP servers of this user's agent clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex, Zed); --config FILE reads one file")
-	repo := fs.String("repo", "", "list the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
+	fs.Var(&cf, "config", "scan the MCP servers of this user's agent clients (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex, Zed); --config FILE reads one file")
+	repo := fs.String("repo", "", "scan the MCP servers configured in the repository at `DIR` (.mcp.json, .cursor/mcp.json, .vscode/mcp.json, ...)")
 	asJSON := fs.Bool("json", false, "with --config or --repo: one JSON object per server instead of the table")
 	list := fs.Bool("list", false, "with --config or --repo: list the servers, start none")
-	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, or a server is unpinned (unpinned)")
+	failOnList := fs.String("fail-on", "", "with --config or --repo: exit 1 when a tool has one of these comma-separated `CLASSES`, a server is unpinned (unpinned), or a tool changed since --lock (changed)")
+	suppressions := fs.String("suppressions", "", "with --config or --repo: accept the findings listed in `FILE` (YAML or JSON: class, server, tool, reason, expires)")
+	noLocal := fs.Bool("no-local", false, "with --config or --repo: list local commands (node ./server.js, a binary) without running them in the sandbox")
+	approve := fs.Bool("approve", false, "with --config or --repo and --lock: accept the changes found, rewriting the lock and naming each")
 	var pf probeFlags
 	pf.register(fs)
 	var pkf packageFlags
 	pkf.register(fs, false)
 	if err := parseFlags(fs, args); err != nil {
-		return err
+		return so, err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if cf.set || *repo != "" {
-		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list}
+		o := scanConfigOptions{Files: cf.files, Repo: *repo, JSON: *asJSON, List: *list, Lock: *lockPath, Approve: *approve, NoLocal: *noLocal,
+			Suppressions: *suppressions, Now: time.Now()}
+		formatSet := set["format"]
+		switch {
+		case formatSet && *format == "sarif":
+			o.SARIF = true
+		case formatSet && *format == "json":
+			o.JSON = true
+		case formatSet:
+			return so, usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+		}
+		if o.SARIF && *asJSON {
+			return so, usageError{"--format sarif and --json are two outputs: choose one"}
+		}
 		var err error
 		if *failOnList != "" {
 			if o.FailOn, err = parseFailOn(*failOnList); err != nil {
-				return err
+				return so, err
 			}
 		}
 		if o.Probe, err = pf.options(); err != nil {
-			return err
+			return so, err
 		}
 		pko, err := pkf.options()
 		if err != nil {
-			return err
+			return so, err
 		}
 		o.Packages = &pko
 		switch {
 		case fs.NArg() > 1:
-			return usageError{"scan --config takes at most one FILE"}
+			return so, usageError{"scan --config takes at most one FILE"}
 		case fs.NArg() == 1 && cf.set:
 			o.Files = append(o.Files, fs.Arg(0))
 		case fs.NArg() == 1:
-			return usageError{"scan --repo takes no URL or package coordinate"}
+			return so, usageError{"scan --repo takes no URL or package coordinate"}
 		}
 		if cf.set && len(o.Files) == 0 {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return err
+				return so, err
 			}
 			o.Home = home
 			if o.Repo == "" {
 				// The project the user stands in counts too.
 				if o.Repo, err = os.Getwd(); err != nil {
-					return err
+					return so, err
 				}
 			}
 		}
-		return runScanConfig(ctx, env, o)
+		so.Config = &o
+		return so, nil
+	}
+	for _, f := range []string{"json", "list", "fail-on", "suppressions", "no-local", "approve"} {
+		if set[f] {
+			return so, usageError{"--" + f + " goes with --config or --repo"}
+		}
 	}
 	if fs.NArg() != 1 {
-		return usageError{"scan takes one URL or package coordinate"}
+		return so, usageError{"scan takes one URL or package coordinate"}
 	}
-	target := fs.Arg(0)
-	if *format != "json" && *format != "sarif" {
-		return usageError{fmt.Sprintf("--format %q: want json or sarif", *format)}
+	so.Target, so.Format, so.Lock = fs.Arg(0), *format, *lockPath
+	if so.Format != "json" && so.Format != "sarif" {
+		return so, usageError{fmt.Sprintf("--format %q: want json or sarif", so.Format)}
 	}
-	po, err := pf.options()
-	if err != nil {
-		return err
+	if crawl.IsPackageCoordinate(so.Target) {
+		if _, err := crawl.ParsePackageID(so.Target); err != nil {
+			return so, usageError{err.Error()}
+		}
 	}
+	var err error
+	if so.Probe, err = pf.options(); err != nil {
+		return so, err
+	}
+	so.Packages, err = pkf.options()
+	return so, err
+}
+
+// runScanTarget scans the one server o.Target names.
+func runScanTarget(ctx context.Context, env *cmdEnv, o scanOptions) error {
+	po := o.Probe
 	// The lock is checked before the server is asked: a lock that cannot
 	// be read or written is known without the scan.
 	var pinned *toolid.File
-	if *lockPath != "" {
-		if pinned, err = toolid.ReadPinned(*lockPath); err != nil {
+	var err error
+	if o.Lock != "" {
+		if pinned, err = toolid.ReadPinned(o.Lock); err != nil {
 			return err
 		}
 	}
@@ -99,20 +174,13 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 	po.AllowAddr = crawl.AnyAddr
 	var id string
 	var r crawl.Result
-	if crawl.IsPackageCoordinate(target) {
-		if _, err := crawl.ParsePackageID(target); err != nil {
-			return usageError{err.Error()}
-		}
-		pko, err := pkf.options()
-		if err != nil {
-			return err
-		}
+	if crawl.IsPackageCoordinate(o.Target) {
 		// No sandbox is a failure of the machine, not of the usage.
-		if id, r, err = crawl.ScanPackage(ctx, target, po, pko); err != nil {
+		if id, r, err = crawl.ScanPackage(ctx, o.Target, po, o.Packages); err != nil {
 			return err
 		}
-	} else if id, r, err = crawl.Scan(ctx, target, po); err != nil {
-		return usageError{fmt.Sprintf("%s: %v", target, err)}
+	} else if id, r, err = crawl.Scan(ctx, o.Target, po); err != nil {
+		return usageError{fmt.Sprintf("%s: %v", o.Target, err)}
 	}
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -123,14 +191,14 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		return errors.New(termtext.Safe(id + ": unreachable (" + r.ErrorKind + "): " + r.Error + serverSaid(r.RPCError)))
 	}
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
-	emit, sw := labelEmitter(*format, out)
-	o := label.Origin{File: id, Line: 1}
+	emit, sw := labelEmitter(o.Format, out)
+	origin := label.Origin{File: id, Line: 1}
 	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
 	l := label.NewLabeller()
 	if sw != nil {
 		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
 	}
-	err = l.Record(doc, func(t *label.ToolLabels) error { return emit(o, t) })
+	err = l.Record(doc, func(t *label.ToolLabels) error { return emit(origin, t) })
 	if sw != nil && err == nil {
 		_, err = sw.WriteTo(out)
 	}
@@ -138,10 +206,10 @@ func runScan(ctx context.Context, env *cmdEnv, args []string) error {
 		err = ferr
 	}
 	fmt.Fprintf(env.stderr, "scan: %s: %d tools over %s (protocol %s, %s)\n", termtext.Safe(id), len(r.Tools), r.Transport, termtext.Safe(r.ProtocolVersion), r.Generation)
-	if err != nil || *lockPath == "" {
+	if err != nil || o.Lock == "" {
 		return err
 	}
-	return checkLock(env, *lockPath, pinned, id, doc)
+	return checkLock(env, o.Lock, pinned, id, doc)
 }
 
 // serverSaid is the JSON-RPC error a server answered, for the message of

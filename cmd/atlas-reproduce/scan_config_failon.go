@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
@@ -13,11 +15,11 @@ import (
 type failOn struct {
 	classes  []string
 	unpinned bool
+	// changed fails on a tool changed since the lock and not approved.
+	changed bool
 }
 
-// parseFailOn reads "CLASS,...,unpinned". "changed" needs the config
-// lock, which this command does not keep yet, so it is refused rather than
-// silently never failing.
+// parseFailOn reads "CLASS,...,unpinned,changed".
 func parseFailOn(list string) (failOn, error) {
 	var f failOn
 	var names []string
@@ -26,7 +28,7 @@ func parseFailOn(list string) (failOn, error) {
 		case "unpinned":
 			f.unpinned = true
 		case "changed":
-			return f, usageError{"--fail-on changed: scan --config keeps no lock yet"}
+			f.changed = true
 		default:
 			names = append(names, item)
 		}
@@ -42,13 +44,18 @@ func parseFailOn(list string) (failOn, error) {
 func (f failOn) verdict(servers []configServer) error {
 	var why []string
 	for _, s := range servers {
-		if f.unpinned && s.Unpinned && !s.Disabled {
-			why = append(why, fmt.Sprintf("%s:%d: %s is unpinned", s.File, s.Line, s.Name))
+		if f.unpinned && s.Unpinned && !s.Disabled && s.UnpinnedSuppressed == nil {
+			why = append(why, termtext.Safe(fmt.Sprintf("%s:%d: %s is unpinned", s.File, s.Line, s.Name)))
+		}
+		if f.changed && !s.ChangesApproved {
+			for _, c := range s.Changes {
+				why = append(why, termtext.Safe(fmt.Sprintf("%s:%d: %s tool %s %s", s.File, s.Line, s.Name, toolid.ToolName(c.Tool()), c.Kind)))
+			}
 		}
 		for _, t := range s.Tools {
 			for _, c := range t.Classes {
 				if slices.Contains(f.classes, c) {
-					why = append(why, fmt.Sprintf("%s:%d: %s tool %s is %s", s.File, s.Line, s.Name, t.Name, c))
+					why = append(why, termtext.Safe(fmt.Sprintf("%s:%d: %s tool %s is %s", s.File, s.Line, s.Name, t.Name, c)))
 				}
 			}
 		}

@@ -2,18 +2,33 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
+	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
-// scannedTool is one tool of a scanned server with its classes.
+// scannedTool is one tool of a scanned server with its classes: those in
+// force, and those a suppression accepts (see suppressions).
 type scannedTool struct {
+	Name       string            `json:"name"`
+	Definition string            `json:"definition_sha256,omitempty"`
+	Classes    []string          `json:"classes"`
+	Suppressed []suppressedClass `json:"suppressed,omitempty"`
+	// Properties are the tool's parameters that carry a class, for the
+	// SARIF results.
+	Properties []scannedProperty `json:"properties,omitempty"`
+}
+
+// scannedProperty is one labelled parameter of a tool.
+type scannedProperty struct {
 	Name    string   `json:"name"`
+	Where   string   `json:"where"`
 	Classes []string `json:"classes"`
 }
 
@@ -40,59 +55,121 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // scanConfigured asks one listed server for its tools: a remote server
 // with its resolved headers, a pinned package through the crawl's
-// sandboxed runner. It returns the state to show and the labelled tools.
-// Unpinned packages and local commands are not started yet.
-func scanConfigured(ctx context.Context, s configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions) (string, []scannedTool) {
+// sandboxed runner with the config's arguments and (resolved) env, a local
+// command in the sandbox (local). An unpinned package is resolved
+// (resolveUnpinned), the version found recorded in s.Resolved and scanned.
+// It returns the state to show and the labelled tools, and doc, the
+// server's tools/list result as a census record for the lock (nil when
+// the server was not scanned).
+func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions, local *localRunner) (state string, tools []scannedTool, doc []byte) {
 	switch {
 	case s.Disabled:
-		return "disabled", nil
+		return "disabled", nil, nil
 	case len(s.NeedsConfiguration) > 0:
-		return "needs configuration", nil
+		return "needs configuration", nil, nil
 	}
 	// s.Server's env and headers are redacted for output; resolve from
 	// the config as read.
 	full, _ := agentconfig.Resolve(s.raw, lookup)
+	// An error may quote what it was given (a URL with a token in its
+	// query, a header): the state shown never holds a resolved value.
+	defer func() { state = scrubSecrets(state, s.raw, full) }()
 	var id string
 	var r crawl.Result
 	var err error
+	// The user configured this server: a local address is a fair target,
+	// and so is a registry on loopback for its package.
+	po.AllowAddr = crawl.AnyAddr
 	switch coord := s.Target.Coordinate(); {
 	case s.Target.Kind == agentconfig.KindRemote:
-		// The user configured this server: a local address is a fair target.
-		po.AllowAddr = crawl.AnyAddr
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		u, perr := url.Parse(full.URL)
 		if perr != nil {
-			return "failed: " + perr.Error(), nil
+			return "failed: " + perr.Error(), nil, nil
 		}
 		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
 		id, r, err = crawl.Scan(ctx, full.URL, po)
 	case coord != "" && pko != nil:
-		id, r, err = crawl.ScanPackage(ctx, coord, po, *pko)
+		id, r, err = crawl.ScanPackageWith(ctx, coord, s.Target.Args, full.Env, po, *pko)
 	case coord != "":
-		return "not scanned: no package options", nil
+		return "not scanned: no package options", nil, nil
+	case s.Target.Kind == agentconfig.KindLocal && (local == nil || local.Skip):
+		return "skipped (--no-local)", nil, nil
 	case s.Target.Kind == agentconfig.KindLocal:
-		return "not scanned: local commands are not run yet", nil
+		id = s.ID
+		r, err = local.scan(ctx, full, po)
+	case pko == nil:
+		return "not scanned: no package options", nil, nil
 	default:
-		return "not scanned: unpinned", nil
+		// An unpinned package: the version its runner would take now,
+		// recorded, is the one scanned.
+		rt, rerr := resolveUnpinned(ctx, s.Target)
+		if rerr != nil {
+			return "not resolved: " + rerr.Error(), nil, nil
+		}
+		s.Resolved = rt.Coordinate()
+		id, r, err = crawl.ScanPackageWith(ctx, s.Resolved, s.Target.Args, full.Env, po, *pko)
 	}
 	if err != nil {
-		return "failed: " + err.Error(), nil
+		return "failed: " + err.Error(), nil, nil
 	}
 	if !r.Reachable {
-		return "unreachable (" + r.ErrorKind + ")", nil
+		return "unreachable (" + r.ErrorKind + ")", nil, nil
 	}
-	var tools []scannedTool
-	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
-	err = label.NewLabeller().Record(doc, func(t *label.ToolLabels) error {
+	doc = crawl.AppendToolsRecord(nil, id, r.Tools)
+	err = label.NewLabeller().WithDefinitionHash(definitionHash()).Record(doc, func(t *label.ToolLabels) error {
 		name := ""
 		if t.Tool != nil {
 			name = *t.Tool
 		}
-		tools = append(tools, scannedTool{Name: name, Classes: t.Classes})
+		st := scannedTool{Name: name, Definition: t.DefinitionSHA256, Classes: t.Classes}
+		for _, p := range t.Properties {
+			if cs := normative(p.Classes); len(cs) > 0 {
+				st.Properties = append(st.Properties, scannedProperty{Name: p.Name, Where: p.Where, Classes: cs})
+			}
+		}
+		tools = append(tools, st)
 		return nil
 	})
 	if err != nil {
-		return "failed: " + err.Error(), nil
+		return "failed: " + err.Error(), nil, nil
 	}
-	return fmt.Sprintf("scanned: %d tools", len(tools)), tools
+	return "scanned: " + countTools(len(tools)), tools, doc
+}
+
+// normative keeps the ids of ids that are normative classes (a property's
+// labels may hold buckets too).
+func normative(ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		if r, ok := classify.Lookup(id); ok && r.Normative {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// scrubSecrets hides in text every env and header value of the server as
+// resolved (and their words: a "Bearer TOKEN" quoted in part), as the
+// listing hides them, and the resolved URL where variables made it differ
+// from the URL as written.
+func scrubSecrets(text string, raw, full agentconfig.Server) string {
+	var secrets []string
+	for _, m := range []map[string]string{full.Env, full.Headers} {
+		for _, v := range m {
+			secrets = append(secrets, v)
+			secrets = append(secrets, strings.Fields(v)...)
+		}
+	}
+	if full.URL != raw.URL {
+		secrets = append(secrets, full.URL)
+	}
+	// Longest first, so that a value is hidden whole before its words.
+	sort.Slice(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, v := range secrets {
+		if len(v) >= 4 { // a short word ("Bearer" aside) would hide too much
+			text = strings.ReplaceAll(text, v, "<redacted>")
+		}
+	}
+	return text
 }

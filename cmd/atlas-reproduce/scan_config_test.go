@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -151,7 +152,7 @@ func TestScanConfigRemoteHeaderFromEnv(t *testing.T) {
 	t.Setenv("ATLAS_SCAN_TEST_TOKEN", "tok-123")
 	m = scan()
 	tools, _ := m["tools"].([]any)
-	if m["scan"] != "scanned: 1 tools" || len(tools) != 1 {
+	if m["scan"] != "scanned: 1 tool" || len(tools) != 1 {
 		t.Fatalf("with the token: %v", m)
 	}
 	tool := tools[0].(map[string]any)
@@ -188,7 +189,7 @@ func TestParseFailOn(t *testing.T) {
 	}{
 		{"unpinned", true, 0, false},
 		{"command-string, unpinned", true, 1, false},
-		{"changed", false, 0, true},
+		{"changed,unpinned", true, 0, false},
 		{"no-such-class", false, 0, true},
 	}
 	for _, tc := range tests {
@@ -204,5 +205,27 @@ func TestParseFailOn(t *testing.T) {
 	err := runScanConfig(context.Background(), env, scanConfigOptions{Files: []string{file}, List: true, FailOn: failOn{unpinned: true}})
 	if err == nil || !strings.Contains(err.Error(), file+":4: context7 is unpinned") {
 		t.Errorf("--fail-on unpinned: %v", err)
+	}
+}
+
+// TestScrubSecrets: an error quoting a resolved URL or header value shows
+// neither.
+func TestScrubSecrets(t *testing.T) {
+	raw := agentconfig.Server{URL: "https://x.example/mcp?key=${env:K}", Headers: map[string]string{"Authorization": "Bearer ${env:T}"}}
+	full := agentconfig.Server{URL: "https://x.example/mcp?key=sekrit-1", Headers: map[string]string{"Authorization": "Bearer tok-99"}}
+	got := scrubSecrets(`failed: Get "https://x.example/mcp?key=sekrit-1": 401 (sent tok-99)`, raw, full)
+	if strings.Contains(got, "sekrit-1") || strings.Contains(got, "tok-99") || !strings.Contains(got, "failed: Get") {
+		t.Errorf("scrubbed: %q", got)
+	}
+}
+
+// TestFailOnVerdictEscapes: a tool name a server chose reaches the
+// terminal in the verdict escaped, not acting.
+func TestFailOnVerdictEscapes(t *testing.T) {
+	s := configServer{Server: agentconfig.Server{File: ".mcp.json", Line: 3, Name: "x"},
+		Tools: []scannedTool{{Name: "evil\x1b[2J", Classes: []string{"gg:command-string"}}}}
+	err := failOn{classes: []string{"gg:command-string"}}.verdict([]configServer{s})
+	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `evil\x1b[2J`) {
+		t.Errorf("verdict %q", err)
 	}
 }

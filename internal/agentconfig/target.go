@@ -26,6 +26,10 @@ type Target struct {
 	// Version is the version or tag the command pins; empty when the
 	// client resolves it at start (npx PKG, uvx PKG, IMAGE without tag).
 	Version string `json:"version,omitempty"`
+	// Spec is what the command asks for when it pins no exact version:
+	// an npm range or dist-tag (^1.2, latest), an image's latest tag;
+	// empty when it names none.
+	Spec string `json:"spec,omitempty"`
 	// Args are the server's own arguments, after the package.
 	Args []string `json:"args,omitempty"`
 	// Dir is a local command's folder, the one the sandbox shows.
@@ -109,15 +113,17 @@ func npmTarget(args []string) Target {
 	if len(args) == 0 {
 		return Target{Kind: KindNPM}
 	}
-	spec := args[0]
-	name, ver := spec, ""
-	if at := strings.LastIndex(spec, "@"); at > 0 {
-		name, ver = spec[:at], spec[at+1:]
+	word := args[0]
+	name, ver := word, ""
+	if at := strings.LastIndex(word, "@"); at > 0 {
+		name, ver = word[:at], word[at+1:]
 	}
-	if ver == "latest" || strings.ContainsAny(ver, "^~<>*x ") {
-		ver = "" // a range: resolved at start, so not pinned
+	spec := ""
+	if ver == "latest" || strings.ContainsAny(ver, "^~<>*x ") || (ver != "" && !startsWithDigit(ver)) {
+		// A range or a dist-tag: resolved at start, so not pinned.
+		ver, spec = "", ver
 	}
-	return Target{Kind: KindNPM, Package: name, Version: ver, Args: args[1:]}
+	return Target{Kind: KindNPM, Package: name, Version: ver, Spec: spec, Args: args[1:]}
 }
 
 func pypiTarget(args []string) Target {
@@ -146,11 +152,17 @@ func ociTarget(args []string) Target {
 		return Target{Kind: KindOCI, Package: ref[:at], Version: ref[at+1:], Args: args[1:]}
 	}
 	if c := strings.LastIndex(ref, ":"); c > strings.LastIndex(ref, "/") {
-		tag := ref[c+1:]
+		tag, spec := ref[c+1:], ""
 		if tag == "latest" {
-			tag = ""
+			tag, spec = "", "latest"
 		}
-		return Target{Kind: KindOCI, Package: ref[:c], Version: tag, Args: args[1:]}
+		return Target{Kind: KindOCI, Package: ref[:c], Version: tag, Spec: spec, Args: args[1:]}
 	}
 	return Target{Kind: KindOCI, Package: ref, Args: args[1:]}
+}
+
+// startsWithDigit says v looks like a version (1.2.3, 1.2.3-beta.1) rather
+// than a dist-tag (next, beta).
+func startsWithDigit(v string) bool {
+	return v != "" && v[0] >= '0' && v[0] <= '9'
 }

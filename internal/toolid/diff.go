@@ -19,18 +19,21 @@ type ChangeKind uint8
 
 // The kinds of change. A tool is Added when only the new listing has its
 // key, Removed when only the old one does, Changed when both do and its
-// definition hash differs.
+// definition hash differs. Renamed (a lock's comparison only) is a
+// removed and an added tool whose definitions are the same but for the
+// name: a rename that would otherwise pass for two unrelated tools.
 const (
 	Unchanged ChangeKind = iota
 	Added
 	Removed
 	Changed
+	Renamed
 )
 
-var changeNames = [...]string{Unchanged: "unchanged", Added: "added", Removed: "removed", Changed: "changed"}
+var changeNames = [...]string{Unchanged: "unchanged", Added: "added", Removed: "removed", Changed: "changed", Renamed: "renamed"}
 
 // String is the kind as the outputs spell it: "added", "removed",
-// "changed" (and "unchanged").
+// "changed", "renamed" (and "unchanged").
 func (k ChangeKind) String() string {
 	if int(k) < len(changeNames) {
 		return changeNames[k]
@@ -54,7 +57,7 @@ func (k *ChangeKind) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("toolid: %q is not a change kind (added, removed, changed, unchanged)", b)
+	return fmt.Errorf("toolid: %q is not a change kind (added, removed, changed, renamed, unchanged)", b)
 }
 
 // GainedLost returns the normative classes new carries and old does not

@@ -8,6 +8,7 @@ package toolid
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -45,8 +46,11 @@ type Tool struct {
 	NameOrdinal int     `json:"name_ordinal"`
 	// Definition is the SHA-256 of the whole tool object in canonical JSON
 	// (hex); Schema that of its input schema alone, null without one.
-	Definition      string   `json:"definition_sha256"`
-	Schema          *string  `json:"schema_sha256"`
+	Definition string  `json:"definition_sha256"`
+	Schema     *string `json:"schema_sha256"`
+	// Body is the SHA-256 of the tool object without its name (hex), by
+	// which a renamed tool is known; absent from locks written before it.
+	Body            *string  `json:"body_sha256,omitempty"`
 	Classes         []string `json:"classes"`
 	RequiredClasses []string `json:"required_classes"`
 }
@@ -136,11 +140,15 @@ func (f *File) Write(path string) error {
 
 // Change is one tool that changed, appeared or vanished.
 type Change struct {
-	Kind     ChangeKind `json:"change"`
-	Old, New *Tool      `json:",omitempty"`
+	Kind ChangeKind `json:"change"`
+	Old  *Tool      `json:"old,omitempty"`
+	New  *Tool      `json:"new,omitempty"`
 	// ClassesGained and ClassesLost compare the labels of the two sides.
 	ClassesGained []string `json:"classes_gained"`
 	ClassesLost   []string `json:"classes_lost"`
+	// SchemaChanged says a changed tool's input schema is not the one
+	// pinned (its description or other members may have changed too).
+	SchemaChanged bool `json:"schema_changed,omitempty"`
 }
 
 // Tool is the side of c that exists (the new one when both do).
@@ -152,9 +160,15 @@ func (c *Change) Tool() *Tool {
 }
 
 // Compare lists what changed from old to new: changed tools in the new
-// listing's order, then added ones, then removed ones in the old order.
-// Tools are paired by Key (one server: name and ordinal among equal names).
+// listing's order, then renamed ones, then added ones, then removed ones in
+// the old order. Tools are paired by Key (one server: name and ordinal
+// among equal names); an added tool whose definition without its name is
+// that of a removed one is paired with it as Renamed.
 func Compare(old, new *File) []Change {
+	return pairRenames(compareByKey(old, new))
+}
+
+func compareByKey(old, new *File) []Change {
 	key := func(t *Tool) Key {
 		k := Key{NameOrdinal: int64(t.NameOrdinal)}
 		if t.Name != nil {
@@ -177,13 +191,54 @@ func Compare(old, new *File) []Change {
 		case !ok:
 			added = append(added, change(Added, nil, n))
 		case o.Definition != n.Definition:
-			changed = append(changed, change(Changed, o, n))
+			c := change(Changed, o, n)
+			c.SchemaChanged = !eqName(o.Schema, n.Schema)
+			changed = append(changed, c)
 		}
 	}
 	out := append(changed, added...)
 	for i := range old.Tools {
 		if o := &old.Tools[i]; !seen[key(o)] {
 			out = append(out, change(Removed, o, nil))
+		}
+	}
+	return out
+}
+
+// pairRenames turns each added tool whose body hash (the definition
+// without the name) is that of a removed tool into one Renamed change,
+// each removed tool paired at most once, in the order the tools come.
+func pairRenames(cs []Change) []Change {
+	removed := map[string][]int{} // body hash -> indexes of removed changes
+	for i, c := range cs {
+		if c.Kind == Removed && c.Old.Body != nil {
+			removed[*c.Old.Body] = append(removed[*c.Old.Body], i)
+		}
+	}
+	if len(removed) == 0 {
+		return cs
+	}
+	gone := map[int]bool{}
+	var renamed []Change
+	for i, c := range cs {
+		if c.Kind != Added || c.New.Body == nil || len(removed[*c.New.Body]) == 0 {
+			continue
+		}
+		j := removed[*c.New.Body][0]
+		removed[*c.New.Body] = removed[*c.New.Body][1:]
+		gone[i], gone[j] = true, true
+		renamed = append(renamed, change(Renamed, cs[j].Old, c.New))
+	}
+	out := make([]Change, 0, len(cs)-len(renamed))
+	at := 0
+	for at < len(cs) && cs[at].Kind == Changed {
+		out = append(out, cs[at])
+		at++
+	}
+	out = append(out, renamed...)
+	for ; at < len(cs); at++ {
+		if !gone[at] {
+			out = append(out, cs[at])
 		}
 	}
 	return out
@@ -242,6 +297,9 @@ func (f *File) AddRecord(doc []byte) error {
 			sh := hex.EncodeToString(s.Schema[:])
 			lt.Schema = &sh
 		}
+		if body, err := bodyHash(t.Raw); err == nil {
+			lt.Body = &body
+		}
 		// The tool alone, as the one tool of a tools/list result: the
 		// shape the record gave it, so that none of its own members
 		// changes how it is read.
@@ -279,24 +337,34 @@ type Outcome struct {
 // the pinned tools, or nil when there is no lock yet and the folder it
 // would be written to is there.
 func ReadPinned(path string) (*File, error) {
+	exists, err := lockPathReady(path)
+	if err != nil || !exists {
+		return nil, err
+	}
+	return Read(path)
+}
+
+// lockPathReady says whether a lock file is at path, and, when none is,
+// fails unless the folder it would be written to is there.
+func lockPathReady(path string) (bool, error) {
 	exists, err := Exists(path)
 	if err != nil {
-		return nil, fmt.Errorf("--lock %s: %w", path, err)
+		return false, fmt.Errorf("--lock %s: %w", path, err)
 	}
 	if exists {
-		return Read(path)
+		return true, nil
 	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("--lock %s: the folder %s does not exist", path, dir)
+		return false, fmt.Errorf("--lock %s: the folder %s does not exist", path, dir)
 	case err != nil:
-		return nil, fmt.Errorf("--lock %s: %w", path, err)
+		return false, fmt.Errorf("--lock %s: %w", path, err)
 	case !fi.IsDir():
-		return nil, fmt.Errorf("--lock %s: %s is not a folder", path, dir)
+		return false, fmt.Errorf("--lock %s: %s is not a folder", path, dir)
 	}
-	return nil, nil
+	return false, nil
 }
 
 // PinOrCompare is a scan's lock step: it pins the tools of doc (server
@@ -305,9 +373,9 @@ func ReadPinned(path string) (*File, error) {
 // and otherwise compares them with the pinned tools. The file is never
 // rewritten: delete it to pin new tools.
 func PinOrCompare(path string, pinned *File, serverID string, doc []byte) (*Outcome, error) {
-	now := New(serverID)
-	if err := now.AddRecord(doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", serverID, err)
+	now, err := Pin(serverID, doc)
+	if err != nil {
+		return nil, err
 	}
 	if pinned == nil {
 		return &Outcome{Wrote: true, Now: now}, now.Write(path)
@@ -320,20 +388,18 @@ func PinOrCompare(path string, pinned *File, serverID string, doc []byte) (*Outc
 // definition hashes, and the classes gained and lost.
 func WriteChanges(w io.Writer, changes []Change) error {
 	for _, c := range changes {
-		t := c.Tool()
-		name := "(no name)"
-		if t.Name != nil {
-			name = strconv.Quote(*t.Name)
-		}
-		if t.NameOrdinal > 0 {
-			name += fmt.Sprintf("#%d", t.NameOrdinal)
-		}
+		name := ToolName(c.Tool())
 		line := fmt.Sprintf("%-8s %s", c.Kind, name)
 		switch c.Kind {
+		case Renamed:
+			line = fmt.Sprintf("%-8s %s -> %s definition %.12s…", c.Kind, ToolName(c.Old), name, c.New.Definition)
 		case Changed:
 			line += fmt.Sprintf(" definition %.12s… -> %.12s…", c.Old.Definition, c.New.Definition)
+			if c.SchemaChanged {
+				line += " (input schema changed)"
+			}
 		default:
-			line += fmt.Sprintf(" definition %.12s…", t.Definition)
+			line += fmt.Sprintf(" definition %.12s…", c.Tool().Definition)
 		}
 		if len(c.ClassesGained) > 0 {
 			line += " gained " + strings.Join(c.ClassesGained, ",")
@@ -346,4 +412,37 @@ func WriteChanges(w io.Writer, changes []Change) error {
 		}
 	}
 	return nil
+}
+
+// ToolName is t's name as the change lines show it: quoted, with #ordinal
+// when the server has several of that name, "(no name)" without one.
+func ToolName(t *Tool) string {
+	name := "(no name)"
+	if t.Name != nil {
+		name = strconv.Quote(*t.Name)
+	}
+	if t.NameOrdinal > 0 {
+		name += fmt.Sprintf("#%d", t.NameOrdinal)
+	}
+	return name
+}
+
+// bodyHash is the SHA-256 (hex) of the tool object raw without its "name"
+// member, in canonical JSON: what a rename leaves as it was. Duplicate
+// keys count as the definition hash counts them (the last wins).
+func bodyHash(raw []byte) (string, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", err
+	}
+	delete(m, "name")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", err
+	}
+	if b, err = census.AppendCanonical(nil, b); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
 }
