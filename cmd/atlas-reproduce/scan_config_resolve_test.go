@@ -112,10 +112,11 @@ func TestResolveUnpinned(t *testing.T) {
 	})
 }
 
-// TestScanConfigOCIServer configures `docker run -i --rm IMAGE hello` with
-// no tag against a loopback registry: the image is resolved to the digest
-// of its latest tag, recorded, pulled by that digest and run in the
-// sandbox with the config's argument and env.
+// TestScanConfigOCIServer configures `docker run -i --rm -e MODE IMAGE
+// hello` with no tag against a loopback registry: the image is resolved
+// to the digest of its latest tag, recorded, pulled by that digest and run
+// in the sandbox with the config's argument, and the config's MODE passed
+// by -e as docker passes it.
 func TestScanConfigOCIServer(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	testenv.Need(t, "go", "builds the test's static MCP server")
@@ -136,7 +137,7 @@ func TestScanConfigOCIServer(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(repo, ".cursor"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := `{"mcpServers": {"img": {"command": "docker", "args": ["run", "-i", "--rm", "` + reg.Host + `/acme/server", "hello"], "env": {"MODE": "fast"}}}}`
+	cfg := `{"mcpServers": {"img": {"command": "docker", "args": ["run", "-i", "--rm", "-e", "MODE", "` + reg.Host + `/acme/server", "hello"], "env": {"MODE": "fast"}}}}`
 	if err := os.WriteFile(filepath.Join(repo, ".cursor", "mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 
@@ -90,7 +91,7 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
 		id, r, err = crawl.Scan(ctx, full.URL, po)
 	case coord != "" && pko != nil:
-		id, r, err = crawl.ScanPackageWith(ctx, coord, s.Target.Args, full.Env, po, *pko)
+		id, r, err = crawl.ScanPackageWith(ctx, coord, s.Target.Args, serverEnv(s.Target, full.Env), po, *pko)
 	case coord != "":
 		return "not scanned: no package options", nil, nil
 	case s.Target.Kind == agentconfig.KindLocal && (local == nil || local.Skip):
@@ -108,7 +109,7 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 			return "not resolved: " + rerr.Error(), nil, nil
 		}
 		s.Resolved = rt.Coordinate()
-		id, r, err = crawl.ScanPackageWith(ctx, s.Resolved, s.Target.Args, full.Env, po, *pko)
+		id, r, err = crawl.ScanPackageWith(ctx, s.Resolved, s.Target.Args, serverEnv(s.Target, full.Env), po, *pko)
 	}
 	if err != nil {
 		return "failed: " + err.Error(), nil, nil
@@ -172,4 +173,15 @@ func scrubSecrets(text string, raw, full agentconfig.Server) string {
 		}
 	}
 	return text
+}
+
+// serverEnv is the environment a configured package's server gets: the
+// config's env for npx and uvx, which the client passes to the command
+// that becomes the server; for docker run, only what its -e options pass
+// to the container (the config's env is the docker command's).
+func serverEnv(t agentconfig.Target, env map[string]string) map[string]string {
+	if t.Kind != agentconfig.KindOCI {
+		return env
+	}
+	return t.ContainerEnv(env, os.LookupEnv)
 }

@@ -34,6 +34,32 @@ type Target struct {
 	Args []string `json:"args,omitempty"`
 	// Dir is a local command's folder, the one the sandbox shows.
 	Dir string `json:"dir,omitempty"`
+	// Env are an image's -e/--env options, in order: NAME=VALUE, or NAME
+	// alone for the value docker takes from its own environment (the
+	// client's, with the config's env over it). Only these reach the
+	// container: the config's env is docker's, not the server's.
+	Env []string `json:"env,omitempty"`
+}
+
+// ContainerEnv is the environment docker run gives the container of an
+// OCI target: its -e options, a bare NAME taking its value from env
+// (the docker command's environment), or from lookup when env lacks it;
+// a NAME found in neither is left out, as docker leaves it out.
+func (t Target) ContainerEnv(env map[string]string, lookup func(string) (string, bool)) map[string]string {
+	out := map[string]string{}
+	for _, e := range t.Env {
+		name, value, ok := strings.Cut(e, "=")
+		if !ok {
+			if value, ok = env[name]; !ok && lookup != nil {
+				value, ok = lookup(name)
+			}
+			if !ok {
+				continue
+			}
+		}
+		out[name] = value
+	}
+	return out
 }
 
 // Pinned says the target names an exact version.
@@ -143,7 +169,25 @@ var ociValued = map[string]bool{"-e": true, "--env": true, "-v": true, "--volume
 	"--entrypoint": true, "--env-file": true, "--mount": true, "--platform": true, "-l": true, "--label": true, "--pull": true}
 
 func ociTarget(args []string) Target {
-	args = skipFlags(args, ociValued)
+	var env []string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "--" {
+		opt, value, inline := strings.Cut(args[0], "=")
+		if !inline && ociValued[opt] && len(args) > 1 {
+			value, args = args[1], args[1:]
+		}
+		if opt == "-e" || opt == "--env" {
+			env = append(env, value)
+		}
+		args = args[1:]
+	}
+	t := ociRef(args)
+	t.Env = env
+	return t
+}
+
+// ociRef is the target of docker run's words after its options: the image
+// and the server's arguments.
+func ociRef(args []string) Target {
 	if len(args) == 0 {
 		return Target{Kind: KindOCI}
 	}

@@ -26,7 +26,10 @@ func TestTargetOf(t *testing.T) {
 		{"pipx run", Server{Command: "pipx", Args: []string{"run", "mcp-server-git"}},
 			Target{Kind: KindPyPI, Package: "mcp-server-git", Args: []string{}}, ""},
 		{"docker tag", Server{Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "TOKEN", "ghcr.io/example/mcp:1.2.0"}},
-			Target{Kind: KindOCI, Package: "ghcr.io/example/mcp", Version: "1.2.0", Args: []string{}}, "oci:ghcr.io/example/mcp:1.2.0"},
+			Target{Kind: KindOCI, Package: "ghcr.io/example/mcp", Version: "1.2.0", Args: []string{}, Env: []string{"TOKEN"}}, "oci:ghcr.io/example/mcp:1.2.0"},
+		// The GitHub MCP server's documented docker configuration.
+		{"docker env options", Server{Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "GITHUB_PERSONAL_ACCESS_TOKEN", "--env=MODE=ro", "--env", "A=b=c", "-v", "/x:/y", "ghcr.io/github/github-mcp-server:v1.0.0", "stdio"}},
+			Target{Kind: KindOCI, Package: "ghcr.io/github/github-mcp-server", Version: "v1.0.0", Args: []string{"stdio"}, Env: []string{"GITHUB_PERSONAL_ACCESS_TOKEN", "MODE=ro", "A=b=c"}}, "oci:ghcr.io/github/github-mcp-server:v1.0.0"},
 		{"podman digest", Server{Command: "podman", Args: []string{"run", "-i", "localhost:5000/x@sha256:abcd", "serve"}},
 			Target{Kind: KindOCI, Package: "localhost:5000/x", Version: "sha256:abcd", Args: []string{"serve"}}, "oci:localhost:5000/x@sha256:abcd"},
 		{"docker registry port, no tag", Server{Command: "docker", Args: []string{"run", "localhost:5000/x"}},
@@ -45,6 +48,24 @@ func TestTargetOf(t *testing.T) {
 				t.Errorf("Coordinate = %q, want %q", c, tc.coord)
 			}
 		})
+	}
+}
+
+// TestContainerEnv: only docker's -e options reach the container; a bare
+// NAME takes the docker command's value (the config's env, then the
+// environment), and one set nowhere is left out.
+func TestContainerEnv(t *testing.T) {
+	tg := Target{Kind: KindOCI, Env: []string{"TOKEN", "MODE=ro", "HOME_ONLY", "UNSET"}}
+	lookup := func(k string) (string, bool) {
+		if k == "HOME_ONLY" {
+			return "from-env", true
+		}
+		return "", false
+	}
+	got := tg.ContainerEnv(map[string]string{"TOKEN": "t0k", "OTHER": "not passed"}, lookup)
+	want := map[string]string{"TOKEN": "t0k", "MODE": "ro", "HOME_ONLY": "from-env"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ContainerEnv = %v, want %v", got, want)
 	}
 }
 
