@@ -252,12 +252,12 @@ func TestStatelessResumeWait(t *testing.T) {
 	}
 }
 
-// cutTransport cuts the answer to the first tools/call it carries after
-// its third event (the proxy's first event, with no data, and two
-// progress notifications), and closes cut then; every GET with
-// Last-Event-ID it carries is counted.
+// cutTransport cuts the answer to the first request it carries that
+// match selects after its second progress notification, and closes cut
+// then; every GET with Last-Event-ID it carries is counted.
 type cutTransport struct {
 	base    http.RoundTripper
+	match   func(*http.Request) bool
 	cut     chan struct{}
 	once    sync.Once
 	mu      sync.Mutex
@@ -270,44 +270,83 @@ func (c *cutTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.resumes = append(c.resumes, req.Header.Get("Last-Event-ID"))
 		c.mu.Unlock()
 	}
+	matched := req.Method == http.MethodPost && c.match(req)
 	resp, err := c.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost || req.Header.Get("Mcp-Method") != "tools/call" {
+	if err != nil || !matched {
 		return resp, err
 	}
 	first := false
 	c.once.Do(func() { first = true })
 	if first {
-		resp.Body = &cutBody{ReadCloser: resp.Body, events: 3, done: func() { close(c.cut) }}
+		resp.Body = &cutBody{ReadCloser: resp.Body, progress: 2, done: func() { close(c.cut) }}
 	}
 	return resp, nil
 }
 
-// cutBody passes what it reads until the end of its events-th event, and
-// then fails as a broken connection does.
+// resumed is what the transport counted.
+func (c *cutTransport) resumed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.resumes)
+}
+
+// isCall matches a request of a tools/call, by its body.
+func isCall(req *http.Request) bool {
+	if req.GetBody == nil {
+		return false
+	}
+	b, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer b.Close()
+	data, _ := io.ReadAll(b)
+	return bytes.Contains(data, []byte(`"method":"tools/call"`))
+}
+
+// cutBody passes what it reads until the end of the event that holds its
+// progress-th progress notification, and then fails as a broken
+// connection does.
 type cutBody struct {
 	io.ReadCloser
-	events int
-	seen   int
-	prev   byte
-	done   func()
+	progress int
+	seen     []byte
+	cut      bool
+	done     func()
 }
 
 func (b *cutBody) Read(p []byte) (int, error) {
-	if b.seen >= b.events {
+	if b.cut {
 		return 0, io.ErrUnexpectedEOF
 	}
 	n, err := b.ReadCloser.Read(p)
-	for i := 0; i < n; i++ {
-		if p[i] == '\n' && b.prev == '\n' {
-			if b.seen++; b.seen == b.events {
-				b.ReadCloser.Close()
-				b.done()
-				return i + 1, nil
-			}
-		}
-		b.prev = p[i]
+	start := len(b.seen)
+	b.seen = append(b.seen, p[:n]...)
+	if at := b.cutAt(); at >= 0 {
+		b.cut = true
+		b.ReadCloser.Close()
+		b.done()
+		return at - start, nil
 	}
 	return n, err
+}
+
+// cutAt is where the event of the progress-th notification ends in what
+// was read, or -1.
+func (b *cutBody) cutAt() int {
+	rest, off := b.seen, 0
+	for i := 0; i < b.progress; i++ {
+		j := bytes.Index(rest, []byte("notifications/progress"))
+		if j < 0 {
+			return -1
+		}
+		rest, off = rest[j+1:], off+j+1
+	}
+	j := bytes.Index(rest, []byte("\n\n"))
+	if j < 0 {
+		return -1
+	}
+	return off + j + 2
 }
 
 // TestStatelessResumeSDKClient: the Go SDK 1.8 client of revision
@@ -318,7 +357,7 @@ func TestStatelessResumeSDKClient(t *testing.T) {
 	const n = 4
 	hold := make(chan struct{})
 	url := serveHTTP(t, newProxy(t, Upstream{URL: statelessProgressUpstream(t, hold)}, Policy{})) + "/mcp"
-	ct := &cutTransport{base: http.DefaultTransport, cut: hold}
+	ct := &cutTransport{base: http.DefaultTransport, match: isCall, cut: hold}
 	var mu sync.Mutex
 	var progress []float64
 	cs := connectClient(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: ct}},
@@ -343,10 +382,7 @@ func TestStatelessResumeSDKClient(t *testing.T) {
 	default:
 		t.Fatal("the call's stream was never cut: the test tested nothing")
 	}
-	ct.mu.Lock()
-	resumes := ct.resumes
-	ct.mu.Unlock()
-	if len(resumes) != 1 {
+	if resumes := ct.resumed(); len(resumes) != 1 {
 		t.Errorf("the client resumed %d times (%v), want once", len(resumes), resumes)
 	}
 	// The client's handler runs in goroutines of its own, maybe after the
