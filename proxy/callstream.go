@@ -31,8 +31,9 @@ import (
 
 // callStreams holds the event streams of calls without a session.
 type callStreams struct {
-	events *eventStore
-	wait   time.Duration
+	events  *eventStore
+	wait    time.Duration
+	metrics *metrics
 	// ctx is cancelled by close: every call's context derives from it.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -59,9 +60,9 @@ type callStream struct {
 	timer   *time.Timer
 }
 
-func newCallStreams(events *eventStore, wait time.Duration) *callStreams {
+func newCallStreams(events *eventStore, wait time.Duration, m *metrics) *callStreams {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &callStreams{events: events, wait: wait, ctx: ctx, cancel: cancel, m: map[string]*callStream{}}
+	return &callStreams{events: events, wait: wait, metrics: m, ctx: ctx, cancel: cancel, m: map[string]*callStream{}}
 }
 
 // callContext returns the context of a call whose answer may become a
@@ -121,6 +122,7 @@ func (cs *callStreams) resume(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no event stream "+strconv.Quote(eid)+" is held: it ended or was kept no longer; send the request again", http.StatusNotFound)
 		return
 	}
+	cs.metrics.resumed.WithLabelValues("client").Inc()
 	s.serveFrom(w, r.Context(), n, false)
 }
 
@@ -215,6 +217,9 @@ func (s *callStream) forget(idleOnly bool) {
 		return
 	}
 	s.gone = true
+	if idleOnly && !s.ended {
+		s.cs.metrics.abandoned.Inc() // no client came back for it
+	}
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil

@@ -82,7 +82,8 @@ func TestStatelessResume(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hold := make(chan struct{})
-			url := serveHTTP(t, newProxy(t, c.up(t, hold), Policy{})) + "/mcp"
+			p := newProxy(t, c.up(t, hold), Policy{})
+			url := serveHTTP(t, p) + "/mcp"
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
 			callCtx, cut := context.WithCancel(ctx)
@@ -137,6 +138,9 @@ func TestStatelessResume(t *testing.T) {
 			}
 			if ev, err := (eventReader{bufio.NewReader(r3.Body)}).next(); err == nil {
 				t.Errorf("resumed after the answer, got %s again", ev.data)
+			}
+			if n := testCounter(t, p, "atlas_proxy_streams_resumed_total", "client"); n != 2 {
+				t.Errorf("%v resumptions counted, want 2", n)
 			}
 		})
 	}
@@ -249,6 +253,9 @@ func TestStatelessResumeWait(t *testing.T) {
 	r2.Body.Close()
 	if r2.StatusCode != http.StatusNotFound {
 		t.Errorf("resume after ResumeWait: HTTP %d, want 404", r2.StatusCode)
+	}
+	if n := testCounter(t, p, "atlas_proxy_calls_abandoned_total", ""); n != 1 {
+		t.Errorf("%v calls counted abandoned, want 1", n)
 	}
 }
 

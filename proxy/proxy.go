@@ -212,7 +212,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.events = newEventStore(cfg.EventBytes, cfg.EventAge)
-	p.streams = newCallStreams(p.events, cfg.ResumeWait)
+	p.streams = newCallStreams(p.events, cfg.ResumeWait, p.metrics)
 	p.sessions = newSessionTable(p)
 	p.link = newStatelessLink(p)
 	if u := cfg.Upstream; u.URL != "" && u.Transport == nil && !u.isSSE() {

@@ -47,6 +47,7 @@ type streamConn struct {
 	failed       chan struct{}
 	wg           sync.WaitGroup
 	translated   func() // see callLimits
+	resumed      func() // see callLimits
 	// related maps a server's message read on a call's event stream to
 	// the call, until the relay asks (see relatedTo).
 	related sync.Map
@@ -112,7 +113,7 @@ func newStreamConn(url string, client *http.Client, maxMessage int64, lim callLi
 		url: url, client: client, maxMessage: maxMessage, ctx: ctx, cancel: cancel,
 		incoming: make(chan jsonrpc.Message, 16), failed: make(chan struct{}),
 		calls: lim.global, sessionCalls: semaphore.NewWeighted(int64(max(lim.perSession, 1))),
-		translated: lim.translated,
+		translated: lim.translated, resumed: lim.resumed,
 	}
 }
 
@@ -132,6 +133,9 @@ type callLimits struct {
 	// translated, when set, is called once a session of an older revision
 	// is bridged to a server that speaks only the stateless one.
 	translated func()
+	// resumed, when set, is called each time a call's stream is resumed
+	// from the upstream.
+	resumed func()
 }
 
 // spawn runs fn in a goroutine Close waits for, unless the connection is
@@ -551,6 +555,9 @@ func (c *streamConn) readStream(body io.ReadCloser, call jsonrpc.ID) {
 			}
 			failures++
 			body, err = c.resume(lastID, resumeDelay(end.retry, failures))
+			if body != nil && c.resumed != nil {
+				c.resumed()
+			}
 			if c.ctx.Err() != nil {
 				if body != nil {
 					body.Close()
@@ -621,29 +628,50 @@ const listenWait = 5 * time.Second
 
 // listen holds the standalone event stream open, for what the server sends
 // outside any call, closing opened once the first answer to its GET came.
+// A stream that breaks after a second is opened again, with the last
+// event id the server gave, so that what it sent meanwhile is not lost.
 // A server may refuse it (405): it then sends nothing outside calls.
 func (c *streamConn) listen(opened chan struct{}) {
 	once := sync.OnceFunc(func() { close(opened) })
 	defer once()
+	lastID := "" // a stream opened again takes up where it broke
 	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
 		req, err := c.newRequest(http.MethodGet, nil)
 		if err != nil {
 			return
 		}
 		req.Header.Set("Accept", "text/event-stream")
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
 		resp, err := c.client.Do(req)
 		once()
 		if err != nil {
 			return
 		}
 		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode == http.StatusConflict && lastID != "" {
+			// The server has not seen the break yet (the Go SDK's
+			// "stream still held"): ask again shortly.
+			resp.Body.Close()
+			t := time.NewTimer(resumeDelay(0, attempt+1))
+			select {
+			case <-t.C:
+			case <-c.ctx.Done():
+				t.Stop()
+			}
+			continue
+		}
 		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 			resp.Body.Close()
 			return
 		}
 		start := time.Now()
-		readEvents(resp.Body, c.maxMessage, func(data []byte) { c.deliverBody(data, jsonrpc.ID{}) })
+		end, _ := readEventStream(resp.Body, c.maxMessage, func(data []byte) { c.deliverBody(data, jsonrpc.ID{}) })
 		resp.Body.Close()
+		if end.lastID != "" {
+			lastID = end.lastID
+		}
 		if time.Since(start) < time.Second {
 			return // a server that closes at once: do not hammer it
 		}

@@ -3,10 +3,13 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -51,6 +54,11 @@ func TestUpstreamResume(t *testing.T) {
 				t.Fatal("the upstream's stream was never cut: the test tested nothing")
 			}
 			resumes := ct.resumed()
+			// A resumption the server refused as too early (409) is
+			// tried again, and counted once it succeeds.
+			if n := testCounter(t, p, "atlas_proxy_streams_resumed_total", "upstream"); c.events != nil && (n < 1 || n > float64(len(resumes))) {
+				t.Errorf("%v upstream resumptions counted, %d tried", n, len(resumes))
+			}
 			if c.events == nil {
 				if got.answer.Error == nil || !strings.Contains(got.answer.Error.Error(), "ended the stream before answering") {
 					t.Errorf("answer %v %s, want the error of a stream that ended", got.answer.Error, got.answer.Result)
@@ -70,5 +78,111 @@ func TestUpstreamResume(t *testing.T) {
 				t.Errorf("answer %v %s", got.answer.Error, got.answer.Result)
 			}
 		})
+	}
+}
+
+// standaloneCut holds the proxy's standalone GET to the upstream: it tells
+// opened when the first is answered, cuts it when cut is closed, and holds
+// the next GET (told on again) until proceed is closed.
+type standaloneCut struct {
+	base             http.RoundTripper
+	opened, again    chan struct{}
+	cut, proceed     chan struct{}
+	openOnce, reOnce sync.Once
+	mu               sync.Mutex
+	lastIDs          []string
+}
+
+func (s *standaloneCut) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet {
+		return s.base.RoundTrip(req)
+	}
+	s.mu.Lock()
+	s.lastIDs = append(s.lastIDs, req.Header.Get("Last-Event-ID"))
+	first := len(s.lastIDs) == 1
+	s.mu.Unlock()
+	if !first {
+		s.reOnce.Do(func() { close(s.again) })
+		select {
+		case <-s.proceed:
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+		return s.base.RoundTrip(req)
+	}
+	resp, err := s.base.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	s.openOnce.Do(func() { close(s.opened) })
+	body := resp.Body
+	go func() {
+		select {
+		case <-s.cut:
+			body.Close()
+		case <-req.Context().Done():
+		}
+	}()
+	return resp, nil
+}
+
+// TestUpstreamStandaloneResume: when the upstream's standalone stream
+// breaks, the proxy opens it again with the last event id it had, and a
+// notification the upstream sent while it was broken reaches the client.
+func TestUpstreamStandaloneResume(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "t0", InputSchema: emptySchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return textResult("0"), nil
+	})
+	up := newLoopbackServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	sc := &standaloneCut{base: http.DefaultTransport, opened: make(chan struct{}), again: make(chan struct{}),
+		cut: make(chan struct{}), proceed: make(chan struct{})}
+	defer func() {
+		select {
+		case <-sc.proceed:
+		default:
+			close(sc.proceed)
+		}
+	}()
+	p := newProxy(t, Upstream{URL: up, HTTPClient: &http.Client{Transport: sc}}, Policy{})
+	changed := make(chan struct{}, 4)
+	cs := connectVersion(t, &mcp.StreamableClientTransport{Endpoint: serveHTTP(t, p) + "/mcp"},
+		&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }}, legacyVersion)
+	if _, err := cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			sc.mu.Lock()
+			defer sc.mu.Unlock()
+			t.Fatalf("never %s (GETs with Last-Event-ID %q)", what, sc.lastIDs)
+		}
+	}
+	addTool := func(name string) {
+		srv.AddTool(&mcp.Tool{Name: name, InputSchema: emptySchema}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return textResult(name), nil
+		})
+	}
+	wait(sc.opened, "opened the standalone stream")
+	addTool("t1")
+	wait(changed, "relayed the first list_changed")
+	// The proxy opens again a stream that lasted a second or more, not
+	// one a server closes at once.
+	time.Sleep(1100 * time.Millisecond)
+	close(sc.cut)
+	wait(sc.again, "opened the standalone stream again")
+	addTool("t2") // while no stream is open
+	close(sc.proceed)
+	wait(changed, "relayed the list_changed sent while the stream was broken")
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if len(sc.lastIDs) < 2 || sc.lastIDs[1] == "" {
+		t.Errorf("the standalone stream was opened again with Last-Event-ID %q", sc.lastIDs)
 	}
 }
