@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -456,3 +457,60 @@ func sseUpstream2026(t *testing.T, srv *mcp.Server) string {
 type anyRevision struct{ t *mcp.SSEServerTransport }
 
 func (a anyRevision) Connect(ctx context.Context) (mcp.Connection, error) { return a.t.Connect(ctx) }
+
+// TestShutdownDuringStatelessStream: a shutdown ends the 2026 calls whose
+// streams the proxy holds, one with its client reading and one whose
+// client was cut off, and Serve returns; no stream is left.
+func TestShutdownDuringStatelessStream(t *testing.T) {
+	hold := make(chan struct{})
+	defer close(hold)
+	p := newProxy(t, Upstream{URL: statelessProgressUpstream(t, hold)}, Policy{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	serveCtx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- p.Serve(serveCtx, ln) }()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	var readers []*bufio.Reader
+	for i, cutOff := range []bool{false, true} {
+		callCtx, cut := context.WithCancel(ctx)
+		defer cut()
+		resp := statelessCall(t, callCtx, url, "tools/call", "steps", `"name":"steps","arguments":{"n":4}`)
+		defer resp.Body.Close()
+		var got callEvents
+		er := eventReader{bufio.NewReader(resp.Body)}
+		for len(got.progress) < 2 {
+			ev, err := er.next()
+			if err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			got.add(t, ev)
+		}
+		if cutOff {
+			cut()
+		} else {
+			readers = append(readers, er.br)
+		}
+	}
+	stop()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Serve never returned")
+	}
+	if _, err := io.Copy(io.Discard, readers[0]); err != nil && ctx.Err() != nil {
+		t.Errorf("the reading client's stream never ended: %v", err)
+	}
+	p.streams.mu.Lock()
+	defer p.streams.mu.Unlock()
+	if n := len(p.streams.m); n != 0 {
+		t.Errorf("%d streams left after the shutdown", n)
+	}
+}
