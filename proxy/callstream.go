@@ -101,6 +101,7 @@ func (cs *callStreams) serve(w http.ResponseWriter, r *http.Request, cancel cont
 		defer cs.wg.Done()
 		defer done()
 		defer s.end()
+		defer cancel() // the call is over: what its context holds goes
 		produce(s.append)
 	}()
 	s.serveFrom(w, r.Context(), 0, true)

@@ -8,7 +8,9 @@
 // Each downstream session (Streamable HTTP, or stdio) gets its own upstream
 // session (Streamable HTTP, legacy SSE, or a stdio command) at the
 // client's own revision wherever the upstream speaks it; a request of the
-// stateless revision 2026-07-28 is relayed alone (stateless.go), and only
+// stateless revision 2026-07-28 is relayed alone (stateless.go), its event
+// stream numbered so that a client cut off can resume it (callstream.go),
+// and only
 // a session whose upstream speaks nothing but that revision is translated,
 // through a bridge (bridge.go). Labels
 // are those the classify command prints, cached by the tool definition's
