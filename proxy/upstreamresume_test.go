@@ -186,3 +186,49 @@ func TestUpstreamStandaloneResume(t *testing.T) {
 		t.Errorf("the standalone stream was opened again with Last-Event-ID %q", sc.lastIDs)
 	}
 }
+
+// TestUpstreamPolling: an upstream that closes a call's stream mid-call
+// and asks to be polled (SEP-1699: an event with "retry:", then the end
+// of the stream) is asked for the rest with Last-Event-ID after the delay
+// it gave, and the client, which saw no break, gets all the progress and
+// the answer.
+func TestUpstreamPolling(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "polled", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "polled", InputSchema: emptySchema},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tok := req.Params.GetProgressToken()
+			for i := 1; i <= 3; i++ {
+				if i == 2 {
+					req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 20 * time.Millisecond})
+				}
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i)}); err != nil {
+					return nil, err
+				}
+			}
+			return textResult("polled"), nil
+		})
+	up := newLoopbackServer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+		&mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)}))
+	p := newProxy(t, Upstream{URL: up}, Policy{})
+	s := openRawSession(t, serveHTTP(t, p)+"/mcp", "2025-11-25")
+	resp := s.post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"polled","arguments":{},"_meta":{"progressToken":"t"}}}`, nil)
+	defer resp.Body.Close()
+	var got callEvents
+	er := eventReader{bufio.NewReader(resp.Body)}
+	for got.answer == nil {
+		ev, err := er.next()
+		if err != nil {
+			t.Fatalf("the stream ended before the answer: %v (progress %v)", err, got.progress)
+		}
+		got.add(t, ev)
+	}
+	if fmt.Sprint(got.progress) != "[1 2 3]" {
+		t.Errorf("progress %v, want [1 2 3]", got.progress)
+	}
+	if got.answer.Error != nil || !bytes.Contains(got.answer.Result, []byte("polled")) {
+		t.Errorf("answer %v %s", got.answer.Error, got.answer.Result)
+	}
+	if n := testCounter(t, p, "atlas_proxy_streams_resumed_total", "upstream"); n < 1 {
+		t.Errorf("%v upstream resumptions counted: the stream was not closed, the test tested nothing", n)
+	}
+}
