@@ -89,7 +89,10 @@ func (cs *callStreams) serve(w http.ResponseWriter, r *http.Request, cancel cont
 	cs.mu.Lock()
 	if cs.closed {
 		cs.mu.Unlock()
+		// The call is cancelled, and produce, finding its context
+		// ended, lets go of what it holds (an upstream answer's body).
 		cancel()
+		produce(func([]byte) {})
 		done()
 		http.Error(w, errShuttingDown.Error(), http.StatusServiceUnavailable)
 		return
