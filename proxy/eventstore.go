@@ -24,9 +24,13 @@ type eventStore struct {
 	maxAge   time.Duration
 	now      func() time.Time
 
-	mu     sync.Mutex
-	bytes  int
-	order  []storedRef // every event held, oldest first
+	mu    sync.Mutex
+	bytes int
+	order []storedRef // every event held, oldest first
+	// dead counts the refs of order whose stream was forgotten (see
+	// forgetStream): their bytes are no longer counted, and they are
+	// dropped as they come first, or all at once when they are many.
+	dead   int
 	stream map[streamKey]*storedStream
 }
 
@@ -93,12 +97,45 @@ func (s *eventStore) expire() {
 		}
 		s.order[0] = storedRef{}
 		s.order = s.order[1:]
-		s.bytes -= ref.size
-		if st := s.stream[ref.key]; st != nil && len(st.data) > 0 {
-			st.data[0] = nil
-			st.data = st.data[1:]
-			st.first++
+		st := s.stream[ref.key]
+		if st == nil || len(st.data) == 0 {
+			s.dead-- // its bytes went with its stream
+			continue
 		}
+		s.bytes -= ref.size
+		st.data[0] = nil
+		st.data = st.data[1:]
+		st.first++
+	}
+}
+
+// forgetStream drops one stream's events at once, in time independent of
+// the events held: a stream of a call without a session (see
+// callstream.go) is forgotten when its call is done with, as a session's
+// streams are when it closes. Its places in order go lazily: first
+// whenever they come first, and all together once they are half of
+// order, so that they cost no more than the events did.
+func (s *eventStore) forgetStream(session, stream string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := streamKey{session, stream}
+	st := s.stream[k]
+	if st == nil {
+		return
+	}
+	delete(s.stream, k)
+	for _, d := range st.data {
+		s.bytes -= len(d)
+	}
+	s.dead += len(st.data)
+	for len(s.order) > 0 && s.stream[s.order[0].key] == nil {
+		s.order[0] = storedRef{}
+		s.order = s.order[1:]
+		s.dead--
+	}
+	if s.dead > 64 && s.dead > len(s.order)/2 {
+		s.order = slices.DeleteFunc(s.order, func(r storedRef) bool { return s.stream[r.key] == nil })
+		s.dead = 0
 	}
 }
 
@@ -136,17 +173,21 @@ func (s *eventStore) After(_ context.Context, session, stream string, index int)
 func (s *eventStore) SessionClosed(_ context.Context, session string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.order = slices.DeleteFunc(s.order, func(r storedRef) bool {
+		if r.key.session != session {
+			return false
+		}
+		if s.stream[r.key] == nil {
+			s.dead-- // of a forgotten stream: its bytes went with it
+		} else {
+			s.bytes -= r.size
+		}
+		return true
+	})
 	for k := range s.stream {
 		if k.session == session {
 			delete(s.stream, k)
 		}
 	}
-	s.order = slices.DeleteFunc(s.order, func(r storedRef) bool {
-		if r.key.session == session {
-			s.bytes -= r.size
-			return true
-		}
-		return false
-	})
 	return nil
 }

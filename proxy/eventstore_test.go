@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,5 +63,49 @@ func TestEventStore(t *testing.T) {
 	}
 	if s.bytes != 0 || len(s.order) != 0 {
 		t.Errorf("%d bytes, %d events held after every event expired or its session closed", s.bytes, len(s.order))
+	}
+}
+
+// TestEventStoreForgetStream: a forgotten stream's events stop counting
+// against the bytes at once, its places are dropped without counting
+// twice, and the refs of many forgotten streams do not pile up.
+func TestEventStoreForgetStream(t *testing.T) {
+	ctx := context.Background()
+	now := time.Unix(1000, 0)
+	s := newEventStore(1<<20, time.Minute)
+	s.now = func() time.Time { return now }
+	s.Append(ctx, "keep", "", []byte("k0"))
+	for i := range 200 {
+		id := fmt.Sprint("call", i)
+		s.Append(ctx, id, "", []byte("abc"))
+		s.Append(ctx, id, "", []byte("de"))
+		s.forgetStream(id, "")
+	}
+	if s.bytes != 2 {
+		t.Errorf("%d bytes held, want 2 (the kept stream's)", s.bytes)
+	}
+	if len(s.order) > 2*(s.dead+1) || len(s.order) > 130 {
+		t.Errorf("%d refs held for 1 live event (%d dead): the dead pile up", len(s.order), s.dead)
+	}
+	for _, err := range s.After(ctx, "call3", "", -1) {
+		if err == nil {
+			t.Error("a forgotten stream replayed")
+		}
+	}
+	s.Append(ctx, "keep", "", []byte("k1"))
+	now = now.Add(2 * time.Minute)
+	s.Append(ctx, "keep", "", []byte("k2"))
+	if s.bytes != 2 || len(s.order) != 1 || s.dead != 0 {
+		t.Errorf("after expiry: %d bytes, %d refs, %d dead; want 2, 1, 0", s.bytes, len(s.order), s.dead)
+	}
+	var got []string
+	for d, err := range s.After(ctx, "keep", "", 1) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(d))
+	}
+	if fmt.Sprint(got) != "[k2]" {
+		t.Errorf("kept stream after expiry: %v", got)
 	}
 }

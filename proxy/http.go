@@ -193,6 +193,7 @@ func (t *sessionTable) closeAll() {
 	if t.p.link != nil {
 		t.p.link.close()
 	}
+	t.p.streams.close()
 }
 
 // janitor ends sessions idle for longer than SessionIdle.
@@ -341,6 +342,10 @@ func (p *Proxy) serveMCP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		p.servePOST(w, r)
 	case http.MethodGet:
+		if r.Header.Get(sessionHeader) == "" && len(r.Header.Values("Last-Event-ID")) > 0 {
+			p.streams.resume(w, r) // a call without a session (2026-07-28)
+			return
+		}
 		s := p.session(w, r)
 		if s == nil {
 			return

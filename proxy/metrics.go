@@ -22,6 +22,8 @@ type metrics struct {
 	sessions   prometheus.Gauge
 	forged     prometheus.Counter
 	translated prometheus.Counter
+	resumed    *prometheus.CounterVec
+	abandoned  prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -48,8 +50,14 @@ func newMetrics() *metrics {
 			"Listed tools whose _meta already held the param-risk key, was not an object or came twice: replaced by one _meta holding the proxy's label."),
 		translated: promreg.Counter("atlas_proxy_sessions_translated_total",
 			"Sessions of a client of a revision older than 2026-07-28 bridged to an upstream that speaks only 2026-07-28: the proxy translates between them (results lose the members the client's revision does not define). A client is otherwise relayed at its own revision."),
+		resumed: promreg.CounterVec("atlas_proxy_streams_resumed_total",
+			"Event streams of calls resumed with Last-Event-ID: by a client of revision 2026-07-28 from the proxy (side \"client\"; a session's client resumes through the SDK's transport, not counted), or by the proxy from the upstream after its stream of a call broke (side \"upstream\").",
+			"side"),
+		abandoned: promreg.Counter("atlas_proxy_calls_abandoned_total",
+			"Calls of revision 2026-07-28 ended upstream because their client was cut off and did not resume within --resume-wait."),
 	}
-	m.reg = promreg.New(m.requests, m.labelled, m.unlabelled, m.cacheHits, m.hidden, m.denied, m.upstream, m.sessions, m.forged, m.translated)
+	m.reg = promreg.New(m.requests, m.labelled, m.unlabelled, m.cacheHits, m.hidden, m.denied, m.upstream, m.sessions, m.forged, m.translated,
+		m.resumed, m.abandoned)
 	return m
 }
 

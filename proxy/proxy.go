@@ -8,7 +8,9 @@
 // Each downstream session (Streamable HTTP, or stdio) gets its own upstream
 // session (Streamable HTTP, legacy SSE, or a stdio command) at the
 // client's own revision wherever the upstream speaks it; a request of the
-// stateless revision 2026-07-28 is relayed alone (stateless.go), and only
+// stateless revision 2026-07-28 is relayed alone (stateless.go), its event
+// stream numbered so that a client cut off can resume it (callstream.go),
+// and only
 // a session whose upstream speaks nothing but that revision is translated,
 // through a bridge (bridge.go). Labels
 // are those the classify command prints, cached by the tool definition's
@@ -58,6 +60,10 @@ const (
 	// clients that resume a stream (Config.EventBytes, EventAge).
 	DefaultEventBytes = 16 << 20
 	DefaultEventAge   = 5 * time.Minute
+	// DefaultResumeWait is how long a call of revision 2026-07-28 whose
+	// client was cut off is held for the client to resume its stream
+	// (Config.ResumeWait).
+	DefaultResumeWait = 30 * time.Second
 )
 
 // Config configures a Proxy. Zero fields take the defaults above.
@@ -94,6 +100,12 @@ type Config struct {
 	// its resumption fail (the client starts the request again).
 	EventBytes int
 	EventAge   time.Duration
+	// ResumeWait is how long a call of revision 2026-07-28 (which has no
+	// session) goes on upstream once its client's event stream was cut,
+	// for the client to resume the stream with Last-Event-ID; a call no
+	// client came back for is then cancelled, as a direct connection's
+	// cut would have cancelled it at once.
+	ResumeWait time.Duration
 	// CacheSize is how many tool definitions' labels are kept.
 	CacheSize int
 	// SessionIdle ends an HTTP session no request has touched for this
@@ -137,6 +149,7 @@ func (c Config) withDefaults() Config {
 	defaults.Set(&c.CacheSize, DefaultCacheSize)
 	defaults.Set(&c.EventBytes, DefaultEventBytes)
 	defaults.Set(&c.EventAge, DefaultEventAge)
+	defaults.Set(&c.ResumeWait, DefaultResumeWait)
 	defaults.Set(&c.SessionIdle, DefaultSessionIdle)
 	defaults.Set(&c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
 	defaults.Set(&c.ReadTimeout, DefaultReadTimeout)
@@ -161,6 +174,7 @@ type Proxy struct {
 	inFlight *semaphore.Weighted // request body bytes, see Config.MaxInFlight
 	calls    *semaphore.Weighted // upstream calls, see Config.MaxCalls
 	events   *eventStore         // see Config.EventBytes
+	streams  *callStreams        // the streams of calls without a session
 	// statelessClient carries stateless requests (see stateless.go) to a
 	// Streamable HTTP upstream; nil for other upstreams.
 	statelessClient *http.Client
@@ -200,6 +214,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, log: cfg.Logger, labels: newLabeller(cfg.CacheSize), metrics: newMetrics(),
 		inFlight: semaphore.NewWeighted(cfg.MaxInFlight), calls: semaphore.NewWeighted(int64(cfg.MaxCalls))}
 	p.events = newEventStore(cfg.EventBytes, cfg.EventAge)
+	p.streams = newCallStreams(p.events, cfg.ResumeWait, p.metrics)
 	p.sessions = newSessionTable(p)
 	p.link = newStatelessLink(p)
 	if u := cfg.Upstream; u.URL != "" && u.Transport == nil && !u.isSSE() {

@@ -317,7 +317,8 @@ func (p *Proxy) connectUpstream(ctx context.Context) (mcp.Connection, error) {
 		translated: func() {
 			p.metrics.translated.Inc()
 			p.log.Info("session translated: the client speaks an older revision than the upstream's only one, " + statelessVersion)
-		}})
+		},
+		resumed: func() { p.metrics.resumed.WithLabelValues("upstream").Inc() }})
 	if err != nil {
 		p.metrics.upstream.Inc()
 		err = fmt.Errorf("upstream: %w", err)

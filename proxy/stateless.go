@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,8 +84,7 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 			return // the client went away
 		}
 		p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
-		done := p.serveLinked(w, r, req)
-		p.calls.Release(1)
+		done := p.serveLinked(w, r, req, sync.OnceFunc(func() { p.calls.Release(1) }))
 		if done {
 			return
 		}
@@ -105,11 +105,19 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		p.metrics.requests.WithLabelValues(methodLabel(req.Method)).Inc()
 	}
 	// A stateless request is an upstream call of its own: it waits its
-	// turn among the calls in flight, as a session's do.
+	// turn among the calls in flight, as a session's do. The place is
+	// given back when the call ends, which for a call answered with an
+	// event stream may be after the client's request (see callstream.go).
 	if err := p.calls.Acquire(r.Context(), 1); err != nil {
 		return // the client went away
 	}
-	defer p.calls.Release(1)
+	release := sync.OnceFunc(func() { p.calls.Release(1) })
+	handed := false
+	defer func() {
+		if !handed {
+			release()
+		}
+	}()
 	if req != nil && req.Method == "tools/call" && p.cfg.Policy.active() {
 		if !req.IsCall() {
 			w.WriteHeader(http.StatusAccepted) // dropped: see clientToServer
@@ -120,8 +128,10 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 			return
 		}
 	}
-	resp, err := p.postUpstream(r.Context(), r.Header, body)
+	ctx, cancel, keep := p.streams.callContext(r)
+	resp, err := p.postUpstream(ctx, r.Header, body)
 	if err != nil {
+		cancel()
 		if req != nil && req.IsCall() {
 			writeRPC(w, statusUpstream, errorResponse(req.ID, CodeUpstream, "upstream: "+err.Error(), nil))
 			return
@@ -129,9 +139,75 @@ func (p *Proxy) serveStateless(w http.ResponseWriter, r *http.Request, body []by
 		http.Error(w, "upstream: "+err.Error(), statusUpstream)
 		return
 	}
-	defer resp.Body.Close()
 	relabel := req != nil && req.IsCall() && req.Method == "tools/list"
-	p.relayStateless(w, resp, relabel)
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode/100 != 2 || ct != "text/event-stream" {
+		defer cancel()
+		defer resp.Body.Close()
+		p.relayStateless(w, resp, relabel)
+		return
+	}
+	if !keep() {
+		resp.Body.Close() // the client is gone
+		cancel()
+		return
+	}
+	handed = true
+	p.streams.serve(w, r, cancel, func(emit func([]byte)) {
+		p.produceStateless(resp, req, relabel, emit)
+	}, release)
+}
+
+// produceStateless emits the events of an upstream's event stream
+// answering req, labelled when relabel. A stream that ends before the
+// answer to a call gets an error answer for it (the upstream's stream of
+// a stateless call cannot be resumed: the SDKs' servers number none).
+func (p *Proxy) produceStateless(resp *http.Response, req *jsonrpc.Request, relabel bool, emit func([]byte)) {
+	defer resp.Body.Close()
+	answered := false
+	err := readEvents(resp.Body, p.maxMessage(), func(data []byte) {
+		if len(bytes.TrimSpace(data)) == 0 {
+			return // a priming event, or a keep-alive: nothing to relay
+		}
+		if req != nil && req.IsCall() && !answered {
+			if m, err := jsonrpc.DecodeMessage(data); err == nil {
+				if r, ok := m.(*jsonrpc.Response); ok && r.ID == req.ID {
+					answered = true
+				}
+			}
+		}
+		if relabel {
+			data = p.labelAnswer(data)
+		}
+		emit(data)
+	})
+	if req == nil || !req.IsCall() || answered || resp.Request.Context().Err() != nil {
+		return
+	}
+	why := "upstream: the server ended the stream before answering"
+	if err != nil {
+		why += ": " + err.Error()
+	}
+	if data, err := jsonrpc.EncodeMessage(errorResponse(req.ID, CodeUpstream, why, nil)); err == nil {
+		emit(data)
+	}
+}
+
+// labelAnswer labels (and filters) the tools of a tools/list answer; any
+// other message is returned as it came.
+func (p *Proxy) labelAnswer(data []byte) []byte {
+	m, err := jsonrpc.DecodeMessage(data)
+	r, ok := m.(*jsonrpc.Response)
+	if err != nil || !ok || r.Error != nil {
+		return data
+	}
+	s := &session{p: p, tools: map[string]*toolState{}}
+	r.Result = s.labelList(r.Result)
+	out, err := jsonrpc.EncodeMessage(r)
+	if err != nil {
+		return data
+	}
+	return out
 }
 
 // statelessHeaders are the request headers relayed upstream: the MCP ones
@@ -156,8 +232,10 @@ func (p *Proxy) postUpstream(ctx context.Context, header http.Header, body []byt
 	return p.statelessClient.Do(hreq)
 }
 
-// relayStateless writes the upstream's answer to the client: its status
-// and body as they came, but a tools/list answer labelled (and filtered).
+// relayStateless writes the upstream's answer that is not an event stream
+// to the client: its status and body as they came, but a tools/list
+// answer labelled (and filtered). An event stream goes through the call's
+// own stream (see callstream.go).
 func (p *Proxy) relayStateless(w http.ResponseWriter, resp *http.Response, relabel bool) {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if v := resp.Header.Get("Content-Type"); v != "" {
@@ -168,52 +246,19 @@ func (p *Proxy) relayStateless(w http.ResponseWriter, resp *http.Response, relab
 		if !relabel {
 			return data
 		}
-		m, err := jsonrpc.DecodeMessage(data)
-		r, ok := m.(*jsonrpc.Response)
-		if err != nil || !ok || r.Error != nil {
-			return data
-		}
-		s := &session{p: p, tools: map[string]*toolState{}}
-		r.Result = s.labelList(r.Result)
-		out, err := jsonrpc.EncodeMessage(r)
-		if err != nil {
-			return data
-		}
-		return out
+		return p.labelAnswer(data)
 	}
-	switch {
-	case resp.StatusCode/100 == 2 && ct == "text/event-stream":
-		w.WriteHeader(resp.StatusCode)
-		flush := func() {
-			if f, ok := w.(http.Flusher); ok {
-				f.Flush()
-			}
-		}
-		flush()
-		readEvents(resp.Body, max, func(data []byte) {
-			io.WriteString(w, "event: message\n")
-			// One data line per line: an event's data may span lines.
-			for line := range bytes.Lines(label(data)) {
-				io.WriteString(w, "data: ")
-				w.Write(bytes.TrimSuffix(line, []byte("\n")))
-				io.WriteString(w, "\n")
-			}
-			io.WriteString(w, "\n")
-			flush()
-		})
-	default:
-		data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-		if err != nil || int64(len(data)) > max {
-			w.Header().Del("Content-Type")
-			http.Error(w, fmt.Sprintf("upstream: an answer of more than %d bytes, or cut off", max), statusUpstream)
-			return
-		}
-		if resp.StatusCode/100 == 2 && ct == "application/json" {
-			data = label(data)
-		}
-		w.WriteHeader(resp.StatusCode)
-		w.Write(data)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil || int64(len(data)) > max {
+		w.Header().Del("Content-Type")
+		http.Error(w, fmt.Sprintf("upstream: an answer of more than %d bytes, or cut off", max), statusUpstream)
+		return
 	}
+	if resp.StatusCode/100 == 2 && ct == "application/json" {
+		data = label(data)
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(data)
 }
 
 // checkStateless applies the policy to a stateless tools/call: the

@@ -230,8 +230,16 @@ func (l *statelessLink) read(conn mcp.Connection) {
 
 // serveLinked answers one stateless request over the link. It reports
 // false, having written nothing, when the upstream does not speak the
-// stateless revision.
-func (p *Proxy) serveLinked(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request) bool {
+// stateless revision. release gives back the request's place among the
+// calls in flight, once the call has ended upstream (which, for a call
+// answered with an event stream, may be after the client's request).
+func (p *Proxy) serveLinked(w http.ResponseWriter, r *http.Request, req *jsonrpc.Request, release func()) bool {
+	handed := false
+	defer func() {
+		if !handed {
+			release()
+		}
+	}()
 	ctx := r.Context()
 	var params map[string]json.RawMessage
 	if len(req.Params) > 0 && json.Unmarshal(req.Params, &params) != nil {
@@ -271,76 +279,95 @@ func (p *Proxy) serveLinked(w http.ResponseWriter, r *http.Request, req *jsonrpc
 		meta["progressToken"], _ = json.Marshal(key)
 		params["_meta"], _ = json.Marshal(meta)
 	}
-	forget := func() { l.forget(key) }
 	out := *req
 	out.ID, _ = jsonrpc.MakeID(key)
 	if params != nil {
 		out.Params, _ = json.Marshal(params)
 	}
 	if err := conn.Write(ctx, &out); err != nil {
-		forget()
+		l.forget(key)
 		writeRPC(w, statusUpstream, errorResponse(req.ID, CodeUpstream, "upstream: "+err.Error(), nil))
 		return true
 	}
+	// The call goes on without the client's request once its answer is
+	// an event stream (see callstream.go); it is cancelled upstream when
+	// its context ends first.
+	callCtx, cancel, keep := p.streams.callContext(r)
+	abandon := func() {
+		l.forget(key)
+		cancel, _ := json.Marshal(map[string]any{"requestId": key, "reason": "the client went away"})
+		conn.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: cancel})
+	}
+	// next is the call's next message in the client's terms: a progress
+	// notification with the client's token, or the answer with its id.
+	next := func() (jsonrpc.Message, bool) {
+		for {
+			var msg jsonrpc.Message
+			var ok bool
+			select {
+			case msg, ok = <-call.out:
+			case <-callCtx.Done():
+				abandon()
+				return nil, false
+			}
+			if !ok {
+				return errorResponse(req.ID, CodeUpstream, "upstream: the connection ended before the answer", nil), true
+			}
+			switch m := msg.(type) {
+			case *jsonrpc.Request: // progress
+				var np map[string]json.RawMessage
+				if json.Unmarshal(m.Params, &np) != nil {
+					continue
+				}
+				np["progressToken"] = call.token
+				m.Params, _ = json.Marshal(np)
+				return m, true
+			case *jsonrpc.Response:
+				m.ID = req.ID
+				if m.Error == nil && req.Method == "tools/list" {
+					s := &session{p: p, tools: map[string]*toolState{}}
+					m.Result = s.labelList(m.Result)
+				}
+				return m, true
+			}
+		}
+	}
 	sse := acceptsStreamable(r)
-	started := false
 	for {
-		var msg jsonrpc.Message
-		var ok bool
-		select {
-		case msg, ok = <-call.out:
-		case <-ctx.Done():
-			forget()
-			cancel, _ := json.Marshal(map[string]any{"requestId": key, "reason": "the client went away"})
-			conn.Write(context.WithoutCancel(ctx), &jsonrpc.Request{Method: "notifications/cancelled", Params: cancel})
+		msg, alive := next()
+		if !alive {
+			cancel()
 			return true
 		}
-		if !ok {
-			msg = errorResponse(req.ID, CodeUpstream, "upstream: the connection ended before the answer", nil)
-		}
-		switch m := msg.(type) {
-		case *jsonrpc.Request: // progress
-			if !sse {
-				continue
-			}
-			var np map[string]json.RawMessage
-			if json.Unmarshal(m.Params, &np) != nil {
-				continue
-			}
-			np["progressToken"] = call.token
-			m.Params, _ = json.Marshal(np)
-			if !started {
-				w.Header().Set("Content-Type", "text/event-stream")
-				w.WriteHeader(http.StatusOK)
-				started = true
-			}
-			writeEvent(w, m)
-			continue
-		case *jsonrpc.Response:
-			m.ID = req.ID
-			if m.Error == nil && req.Method == "tools/list" {
-				s := &session{p: p, tools: map[string]*toolState{}}
-				m.Result = s.labelList(m.Result)
-			}
-			if started {
-				writeEvent(w, m)
-				return true
-			}
-			writeRPC(w, http.StatusOK, m)
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			cancel()
+			writeRPC(w, http.StatusOK, resp)
 			return true
 		}
-	}
-}
-
-// writeEvent writes one message as a server-sent event and flushes it.
-func writeEvent(w http.ResponseWriter, m jsonrpc.Message) {
-	data, err := jsonrpc.EncodeMessage(m)
-	if err != nil {
-		return
-	}
-	fmt.Fprintf(w, "event: message\ndata: %s\n\n", data)
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
+		if !sse {
+			continue // a client that takes no stream gets no progress
+		}
+		if !keep() {
+			cancel() // the client is gone
+			continue // next abandons the call
+		}
+		// Progress: the answer is an event stream from here on.
+		handed = true
+		p.streams.serve(w, r, cancel, func(emit func([]byte)) {
+			for {
+				if data, err := jsonrpc.EncodeMessage(msg); err == nil {
+					emit(data)
+				}
+				if _, answer := msg.(*jsonrpc.Response); answer {
+					return
+				}
+				var alive bool
+				if msg, alive = next(); !alive {
+					return
+				}
+			}
+		}, release)
+		return true
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,7 @@ type streamConn struct {
 	failed       chan struct{}
 	wg           sync.WaitGroup
 	translated   func() // see callLimits
+	resumed      func() // see callLimits
 	// related maps a server's message read on a call's event stream to
 	// the call, until the relay asks (see relatedTo).
 	related sync.Map
@@ -111,7 +113,7 @@ func newStreamConn(url string, client *http.Client, maxMessage int64, lim callLi
 		url: url, client: client, maxMessage: maxMessage, ctx: ctx, cancel: cancel,
 		incoming: make(chan jsonrpc.Message, 16), failed: make(chan struct{}),
 		calls: lim.global, sessionCalls: semaphore.NewWeighted(int64(max(lim.perSession, 1))),
-		translated: lim.translated,
+		translated: lim.translated, resumed: lim.resumed,
 	}
 }
 
@@ -131,6 +133,9 @@ type callLimits struct {
 	// translated, when set, is called once a session of an older revision
 	// is bridged to a server that speaks only the stateless one.
 	translated func()
+	// resumed, when set, is called each time a call's stream is resumed
+	// from the upstream.
+	resumed func()
 }
 
 // spawn runs fn in a goroutine Close waits for, unless the connection is
@@ -517,22 +522,105 @@ func (c *streamConn) noteInitialize(r *jsonrpc.Response) {
 }
 
 // readStream delivers the messages of one event stream. When the stream
-// of a call ends before the call's answer, the call is answered with an
-// error here: the proxy does not resume streams, and the client must not
-// wait for an answer that will never come.
+// of a call ends before the call's answer, the upstream is asked for the
+// rest with a GET carrying the last event id it gave (as the Streamable
+// HTTP transport has a client do, and a server that closes a call's
+// stream to be polled (SEP-1699) expects), a few times without progress
+// at most; a stream without ids, or one that cannot be resumed, gets the
+// call an error answer: the client must not wait for an answer that will
+// never come.
 func (c *streamConn) readStream(body io.ReadCloser, call jsonrpc.ID) {
-	defer body.Close()
 	answered := false
-	err := readEvents(body, c.maxMessage, func(data []byte) {
-		answered = c.deliverBody(data, call) || answered
-	})
-	if call.IsValid() && !answered && c.ctx.Err() == nil {
+	lastID := ""
+	failures := 0
+	for {
+		end, err := readEventStream(body, c.maxMessage, func(data []byte) {
+			answered = c.deliverBody(data, call) || answered
+		})
+		body.Close()
+		if !call.IsValid() || answered || c.ctx.Err() != nil {
+			return
+		}
+		if end.lastID != "" && end.lastID != lastID {
+			lastID, failures = end.lastID, 0 // progress: the tries start again
+		}
 		why := "the upstream server ended the stream before answering"
 		if err != nil {
 			why += ": " + err.Error()
 		}
-		c.deliver(errorResponse(call, CodeUpstream, "upstream: "+why, nil))
+		for body = nil; body == nil; {
+			if lastID == "" || failures >= maxResumes {
+				c.deliver(errorResponse(call, CodeUpstream, "upstream: "+why, nil))
+				return
+			}
+			failures++
+			body, err = c.resume(lastID, resumeDelay(end.retry, failures))
+			if body != nil && c.resumed != nil {
+				c.resumed()
+			}
+			if c.ctx.Err() != nil {
+				if body != nil {
+					body.Close()
+				}
+				return
+			}
+			if err != nil {
+				why = "the upstream server ended the stream before answering; resuming it: " + err.Error()
+				var se *statusError
+				if errors.As(err, &se) && se.code/100 == 4 && se.code != http.StatusConflict && se.code != http.StatusTooManyRequests {
+					// Refused: asking again changes nothing. (409 is
+					// the Go SDK's "the stream is still held": the
+					// server has not seen the cut yet.)
+					failures = maxResumes
+				}
+			}
+		}
 	}
+}
+
+// maxResumes bounds the resumptions of a call's stream in a row that
+// bring no new event.
+const maxResumes = 5
+
+// resumeDelay is the wait before the n-th resumption in a row (from 1):
+// what the server asked for, else 250 ms growing by half each time (3.3
+// seconds over the five), at most 5 seconds.
+func resumeDelay(retry time.Duration, n int) time.Duration {
+	if retry > 0 {
+		return min(retry, time.Minute)
+	}
+	d := 250 * time.Millisecond
+	for range n - 1 {
+		d += d / 2
+	}
+	return min(d, 5*time.Second)
+}
+
+// resume asks the upstream, after delay, for the events of a stream
+// after lastID: the body of its event stream, or why it gave none.
+func (c *streamConn) resume(lastID string, delay time.Duration) (io.ReadCloser, error) {
+	t := time.NewTimer(delay)
+	select {
+	case <-t.C:
+	case <-c.ctx.Done():
+		t.Stop()
+		return nil, c.ctx.Err()
+	}
+	req, err := c.newRequest(http.MethodGet, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", lastID)
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		return nil, readStatusError(resp, jsonrpc.ID{})
+	}
+	return resp.Body, nil
 }
 
 // listenWait bounds the wait for the standalone stream's headers.
@@ -540,29 +628,50 @@ const listenWait = 5 * time.Second
 
 // listen holds the standalone event stream open, for what the server sends
 // outside any call, closing opened once the first answer to its GET came.
+// A stream that breaks after a second is opened again, with the last
+// event id the server gave, so that what it sent meanwhile is not lost.
 // A server may refuse it (405): it then sends nothing outside calls.
 func (c *streamConn) listen(opened chan struct{}) {
 	once := sync.OnceFunc(func() { close(opened) })
 	defer once()
+	lastID := "" // a stream opened again takes up where it broke
 	for attempt := 0; attempt < 3 && c.ctx.Err() == nil; attempt++ {
 		req, err := c.newRequest(http.MethodGet, nil)
 		if err != nil {
 			return
 		}
 		req.Header.Set("Accept", "text/event-stream")
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
 		resp, err := c.client.Do(req)
 		once()
 		if err != nil {
 			return
 		}
 		ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode == http.StatusConflict && lastID != "" {
+			// The server has not seen the break yet (the Go SDK's
+			// "stream still held"): ask again shortly.
+			resp.Body.Close()
+			t := time.NewTimer(resumeDelay(0, attempt+1))
+			select {
+			case <-t.C:
+			case <-c.ctx.Done():
+				t.Stop()
+			}
+			continue
+		}
 		if resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
 			resp.Body.Close()
 			return
 		}
 		start := time.Now()
-		readEvents(resp.Body, c.maxMessage, func(data []byte) { c.deliverBody(data, jsonrpc.ID{}) })
+		end, _ := readEventStream(resp.Body, c.maxMessage, func(data []byte) { c.deliverBody(data, jsonrpc.ID{}) })
 		resp.Body.Close()
+		if end.lastID != "" {
+			lastID = end.lastID
+		}
 		if time.Since(start) < time.Second {
 			return // a server that closes at once: do not hammer it
 		}
@@ -599,7 +708,23 @@ func (c *streamConn) Close() error {
 // readEvents calls fn with the data of each server-sent event of type
 // "message" (or untyped) read from r, until r ends.
 func readEvents(r io.Reader, maxData int64, fn func(data []byte)) error {
+	_, err := readEventStream(r, maxData, fn)
+	return err
+}
+
+// streamEnd is what a client needs to resume an event stream: the last
+// event id the server gave (the SSE "last event ID buffer": an id stands
+// until another replaces it), and the delay it asked for before a
+// reconnection ("retry"), or 0.
+type streamEnd struct {
+	lastID string
+	retry  time.Duration
+}
+
+// readEventStream is readEvents that also returns how to resume.
+func readEventStream(r io.Reader, maxData int64, fn func(data []byte)) (streamEnd, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
+	var end streamEnd
 	var data []byte
 	event := ""
 	hasData := false
@@ -607,9 +732,9 @@ func readEvents(r io.Reader, maxData int64, fn func(data []byte)) error {
 		line, err := readLine(br, maxData)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil
+				return end, nil
 			}
-			return err
+			return end, err
 		}
 		if len(line) == 0 { // end of event
 			if hasData && (event == "" || event == "message") {
@@ -628,10 +753,18 @@ func readEvents(r io.Reader, maxData int64, fn func(data []byte)) error {
 			data = append(data, value...)
 			hasData = true
 			if int64(len(data)) > maxData {
-				return fmt.Errorf("an event of more than %d bytes", maxData)
+				return end, fmt.Errorf("an event of more than %d bytes", maxData)
 			}
 		case "event":
 			event = string(value)
+		case "id":
+			if !bytes.ContainsRune(value, 0) { // as the SSE specification has it
+				end.lastID = string(value)
+			}
+		case "retry":
+			if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil {
+				end.retry = time.Duration(ms) * time.Millisecond
+			}
 		}
 	}
 }

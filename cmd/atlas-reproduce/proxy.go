@@ -52,7 +52,7 @@ var runProxy = parsed(parseProxy, proxyRun)
 
 // parseProxy parses proxy's command line.
 func parseProxy(env *cmdEnv, args []string) (proxyOptions, error) {
-	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME] [--max-body BYTES] [--max-in-flight BYTES] [--max-conns N] [--max-sessions N] [--event-bytes BYTES] [--event-age DURATION] [--memory-limit BYTES]`)
+	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME] [--max-body BYTES] [--max-in-flight BYTES] [--max-conns N] [--max-sessions N] [--event-bytes BYTES] [--event-age DURATION] [--resume-wait DURATION] [--memory-limit BYTES]`)
 	upstream := fs.String("upstream", "", "MCP server `URL`: Streamable HTTP, or legacy SSE when the path ends in /sse")
 	upstreamCmd := fs.String("upstream-cmd", "", "stdio MCP server to start per session, as a shell-quoted `command` (e.g. \"npx -y @scope/server\"); nothing is expanded")
 	listen := fs.String("listen", proxy.DefaultAddr, "`address` to serve Streamable HTTP on at /mcp, with /healthz and /metrics (port 0 picks a free one; the bound address is printed on stderr)")
@@ -64,6 +64,7 @@ func parseProxy(env *cmdEnv, args []string) (proxyOptions, error) {
 	maxSessions := fs.Int("max-sessions", 0, fmt.Sprintf("most HTTP sessions, each holding an upstream session; an initialize beyond is answered 503 (default %d, or %d with --upstream-cmd: a process each)", proxy.DefaultMaxSessions, proxy.DefaultMaxCommandSessions))
 	eventBytes := fs.Int("event-bytes", proxy.DefaultEventBytes, "`bytes` of sent events kept, over every session, for clients that resume a stream with Last-Event-ID")
 	eventAge := fs.Duration("event-age", proxy.DefaultEventAge, "how long a sent event is kept for a client that resumes its stream")
+	resumeWait := fs.Duration("resume-wait", proxy.DefaultResumeWait, "how long a 2026-07-28 call whose client was cut off goes on upstream, waiting for the client to resume its stream")
 	memLimit := fs.Int64("memory-limit", defaultServeMemoryLimit, "the Go runtime's soft memory limit in `bytes` (0: none; GOMEMLIMIT, when set, stands unless this flag is given)")
 	var hide, deny classesFlag
 	var allow listFlag
@@ -93,7 +94,7 @@ func parseProxy(env *cmdEnv, args []string) (proxyOptions, error) {
 		v    int64
 		zero bool
 	}{{"max-in-flight", *maxInFlight, true}, {"max-conns", int64(*maxConns), false}, {"max-sessions", int64(*maxSessions), true},
-		{"event-bytes", int64(*eventBytes), false}, {"event-age", int64(*eventAge), false}} {
+		{"event-bytes", int64(*eventBytes), false}, {"event-age", int64(*eventAge), false}, {"resume-wait", int64(*resumeWait), false}} {
 		if f.v < 0 || (f.v == 0 && !f.zero) {
 			return proxyOptions{}, usageError{fmt.Sprintf("--%s %d: want a positive number", f.name, f.v)}
 		}
@@ -112,6 +113,7 @@ func parseProxy(env *cmdEnv, args []string) (proxyOptions, error) {
 		CacheSize:   *cacheSize,
 		EventBytes:  *eventBytes,
 		EventAge:    *eventAge,
+		ResumeWait:  *resumeWait,
 	}
 	return proxyOptions{cfg: cfg, stdio: *stdio, quiet: *quiet, memLimit: *memLimit, memLimitGiven: flagSet(fs, "memory-limit")}, nil
 }

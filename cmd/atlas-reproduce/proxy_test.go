@@ -137,11 +137,11 @@ func TestParseProxy(t *testing.T) {
 	var out strings.Builder
 	env := &cmdEnv{stdout: &out, stderr: &out}
 	o, err := parseProxy(env, []string{"--upstream-cmd", "srv --x 'a b'", "--stdio", "--deny", "command_string",
-		"--event-bytes", "1000", "--event-age", "30s", "--memory-limit", "0"})
+		"--event-bytes", "1000", "--event-age", "30s", "--resume-wait", "5s", "--memory-limit", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !o.stdio || !o.memLimitGiven || o.memLimit != 0 || o.cfg.EventBytes != 1000 || o.cfg.EventAge != 30*time.Second {
+	if !o.stdio || !o.memLimitGiven || o.memLimit != 0 || o.cfg.EventBytes != 1000 || o.cfg.EventAge != 30*time.Second || o.cfg.ResumeWait != 5*time.Second {
 		t.Errorf("options %+v", o)
 	}
 	if got := strings.Join(o.cfg.Upstream.Command, "|"); got != "srv|--x|a b" {
@@ -150,7 +150,7 @@ func TestParseProxy(t *testing.T) {
 	if len(o.cfg.Policy.Deny) != 1 {
 		t.Errorf("deny %q", o.cfg.Policy.Deny)
 	}
-	for _, bad := range [][]string{{"--upstream", "http://x/mcp", "--event-age", "0s"}, {"--upstream", "http://x/mcp", "--event-bytes", "-1"}} {
+	for _, bad := range [][]string{{"--upstream", "http://x/mcp", "--event-age", "0s"}, {"--upstream", "http://x/mcp", "--event-bytes", "-1"}, {"--upstream", "http://x/mcp", "--resume-wait", "-1s"}} {
 		if _, err := parseProxy(env, bad); err == nil || !strings.Contains(err.Error(), "want a positive number") {
 			t.Errorf("%q: %v", bad, err)
 		}
