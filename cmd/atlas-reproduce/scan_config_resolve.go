@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -26,7 +27,9 @@ const resolveTimeout = 60 * time.Second
 //     configuration (registry, .npmrc), which applies dist-tags and ranges
 //     exactly as npx does; a range takes the highest version it matches.
 //   - PyPI: `pip index versions NAME` (PIP_INDEX_URL and pip's
-//     configuration), the latest release, as uvx and pipx run take it.
+//     configuration), the latest release, as uvx and pipx run take it; a
+//     version specifier (NAME>=1.0,<2) is resolved by pip's own resolver
+//     (`pip install --dry-run --no-deps --report`), nothing installed.
 //   - OCI: the digest the registry gives the tag now (latest when the
 //     command names none), as docker run pulls it.
 func resolveUnpinned(ctx context.Context, t agentconfig.Target) (agentconfig.Target, error) {
@@ -40,7 +43,11 @@ func resolveUnpinned(ctx context.Context, t agentconfig.Target) (agentconfig.Tar
 	case agentconfig.KindNPM:
 		t.Version, err = npmResolve(ctx, t.Package, t.Spec)
 	case agentconfig.KindPyPI:
-		t.Version, err = pipResolve(ctx, t.Package)
+		if t.Spec != "" {
+			t.Version, err = pipResolveSpec(ctx, t.Package+t.Spec)
+		} else {
+			t.Version, err = pipResolve(ctx, t.Package)
+		}
 	case agentconfig.KindOCI:
 		tag := t.Spec
 		if tag == "" {
@@ -101,6 +108,31 @@ func npmResolve(ctx context.Context, name, spec string) (string, error) {
 		return "", fmt.Errorf("npm view %s@%s: no version in %q", name, spec, bytes.TrimSpace(out))
 	}
 	return many[len(many)-1], nil
+}
+
+// pipResolveSpec is the release pip would install for requirement (a
+// name and a version specifier), from its dry run's report: the highest
+// the specifier allows, as pip, uv and pipx choose it.
+func pipResolveSpec(ctx context.Context, requirement string) (string, error) {
+	dir, err := os.MkdirTemp("", "atlas-pip-resolve-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	out, err := runTool(ctx, "python3", "-m", "pip", "install", "--dry-run", "--no-deps", "--ignore-installed",
+		"--disable-pip-version-check", "--quiet", "--target", dir, "--report", "-", "--", requirement)
+	if err != nil {
+		return "", err
+	}
+	var report struct {
+		Install []struct {
+			Metadata struct{ Version string } `json:"metadata"`
+		} `json:"install"`
+	}
+	if err := json.Unmarshal(out, &report); err != nil || len(report.Install) != 1 {
+		return "", fmt.Errorf("pip's dry run for %s: no one release in its report (%v)", requirement, err)
+	}
+	return report.Install[0].Metadata.Version, nil
 }
 
 // pipResolve is the latest release of name on pip's index: the first line

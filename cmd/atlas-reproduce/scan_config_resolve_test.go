@@ -87,7 +87,8 @@ func TestScanConfigNPMServers(t *testing.T) {
 
 // TestResolveUnpinned resolves an image without a tag to the digest of
 // its latest tag on a loopback registry, and an unpinned PyPI project to
-// its latest release on a loopback index, as docker run and uvx would.
+// its latest release on a loopback index, or with a version specifier to
+// the highest release it allows, as docker run and uvx would.
 func TestResolveUnpinned(t *testing.T) {
 	t.Run("oci", func(t *testing.T) {
 		reg := ocitest.NewRegistry(t, "anonymous")
@@ -104,10 +105,24 @@ func TestResolveUnpinned(t *testing.T) {
 		ix := pypitest.Serve(t, pypitest.Dist{Project: "tiny-time", Version: "1.0", Files: map[string]string{"tiny_time/__init__.py": ""}},
 			pypitest.Dist{Project: "tiny-time", Version: "1.2", Files: map[string]string{"tiny_time/__init__.py": ""}})
 		t.Setenv("PIP_INDEX_URL", ix.URL)
-		s := agentconfig.Server{Command: "uvx", Args: []string{"tiny-time"}}
-		got, err := resolveUnpinned(context.Background(), agentconfig.TargetOf(s))
-		if err != nil || got.Coordinate() != "pypi:tiny-time@1.2" {
-			t.Errorf("resolved %q (%v), want pypi:tiny-time@1.2", got.Coordinate(), err)
+		ix2 := pypitest.Serve(t, pypitest.Dist{Project: "tiny-time", Version: "1.0", Files: map[string]string{"tiny_time/__init__.py": ""}},
+			pypitest.Dist{Project: "tiny-time", Version: "1.2", Files: map[string]string{"tiny_time/__init__.py": ""}},
+			pypitest.Dist{Project: "tiny-time", Version: "2.0", Files: map[string]string{"tiny_time/__init__.py": ""}})
+		for _, tc := range []struct{ index, word, want string }{
+			{ix.URL, "tiny-time", "1.2"},
+			// A specifier takes the highest release it allows, not the
+			// latest.
+			{ix2.URL, "tiny-time<1.2", "1.0"},
+			{ix2.URL, "tiny-time>=1.0,<2", "1.2"},
+			{ix2.URL, "tiny-time~=1.0", "1.2"},
+			{ix2.URL, "tiny-time==1.*", "1.2"},
+		} {
+			t.Setenv("PIP_INDEX_URL", tc.index)
+			s := agentconfig.Server{Command: "uvx", Args: []string{tc.word}}
+			got, err := resolveUnpinned(context.Background(), agentconfig.TargetOf(s))
+			if err != nil || got.Coordinate() != "pypi:tiny-time@"+tc.want {
+				t.Errorf("%s: resolved %q (%v), want pypi:tiny-time@%s", tc.word, got.Coordinate(), err, tc.want)
+			}
 		}
 	})
 }

@@ -27,8 +27,8 @@ type Target struct {
 	// client resolves it at start (npx PKG, uvx PKG, IMAGE without tag).
 	Version string `json:"version,omitempty"`
 	// Spec is what the command asks for when it pins no exact version:
-	// an npm range or dist-tag (^1.2, latest), an image's latest tag;
-	// empty when it names none.
+	// an npm range or dist-tag (^1.2, latest), a PyPI version specifier
+	// (>=1.0,<2), an image's latest tag; empty when it names none.
 	Spec string `json:"spec,omitempty"`
 	// Args are the server's own arguments, after the package.
 	Args []string `json:"args,omitempty"`
@@ -160,7 +160,18 @@ func pypiTarget(args []string) Target {
 	if at := strings.LastIndex(name, "@"); at > 0 && ver == "" {
 		name, ver = name[:at], name[at+1:]
 	}
-	return Target{Kind: KindPyPI, Package: name, Version: ver, Args: args[1:]}
+	spec := ""
+	if ver == "" {
+		// A version specifier (NAME>=1.0,<2, NAME~=1.2): resolved at
+		// start, so not pinned.
+		if i := strings.IndexAny(name, "<>!~="); i > 0 {
+			name, spec = strings.TrimSpace(name[:i]), name[i:]
+		}
+	} else if strings.ContainsAny(ver, "<>!~=,*") {
+		// NAME==1.*, NAME==1.0,<2: a specifier, not one version.
+		ver, spec = "", "=="+ver
+	}
+	return Target{Kind: KindPyPI, Package: name, Version: ver, Spec: spec, Args: args[1:]}
 }
 
 // ociValued are the docker/podman run options that take a value.
