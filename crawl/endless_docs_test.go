@@ -80,9 +80,11 @@ func TestPackagesEndlessInstallerDocuments(t *testing.T) {
 	t.Setenv("PIP_INDEX_URL", index.URL+"/simple")
 	npmPkg := &Package{RegistryType: RegistryNPM, Identifier: "tiny-endless", Version: "1.0.0", Transport: TransportStdio}
 	pipPkg := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-endless", Version: "1.0", Transport: TransportStdio}
-	const memory = 256 << 20
+	// The install's folders (the package bound and 1 MiB, and 64 MiB
+	// each for /tmp, /dev/shm and the home) fit within the bound.
+	const memory, packageMax = 384 << 20, 32 << 20
 	start := time.Now()
-	servers := crawlCandidates(t, true, PackageOptions{InstallTimeout: 2 * time.Minute, Limits: sandbox.Limits{Memory: memory}}, npmPkg, pipPkg)
+	servers := crawlCandidates(t, true, PackageOptions{InstallTimeout: 2 * time.Minute, PackageMax: packageMax, Limits: sandbox.Limits{Memory: memory}}, npmPkg, pipPkg)
 	t.Logf("crawled in %v; the packument's server wrote %d MiB, the index's %d MiB", time.Since(start).Round(time.Second), npmWrote.Load()>>20, pipWrote.Load()>>20)
 	for _, p := range []*Package{npmPkg, pipPkg} {
 		s := servers[p.ID()]

@@ -19,7 +19,7 @@ import (
 // raises them. The sandbox runs as the host user, who may (prlimit(2)).
 // Root, whose sandbox runs as RootUser, sets them as that user with the
 // host's prlimit(1): root may lack CAP_SYS_RESOURCE (in a container).
-func (sb *Sandbox) setLimits(pid int, l Limits) error {
+func (s *Sandbox) setLimits(pid int, l Limits) error {
 	set := []struct {
 		res int
 		v   uint64
@@ -35,9 +35,9 @@ func (sb *Sandbox) setLimits(pid int, l Limits) error {
 			v   uint64
 		}{unix.RLIMIT_AS, uint64(l.ProcessMemory)})
 	}
-	if sb.hostUID == os.Getuid() {
-		for _, s := range set {
-			if err := unix.Prlimit(pid, s.res, &unix.Rlimit{Cur: s.v, Max: s.v}, nil); err != nil {
+	if s.hostUID == os.Getuid() {
+		for _, r := range set {
+			if err := unix.Prlimit(pid, r.res, &unix.Rlimit{Cur: r.v, Max: r.v}, nil); err != nil {
 				return err
 			}
 		}
@@ -47,17 +47,17 @@ func (sb *Sandbox) setLimits(pid int, l Limits) error {
 		return err // ESRCH: bwrap failed in its setup
 	}
 	args := []string{"--pid", strconv.Itoa(pid)}
-	for _, s := range set {
-		v := strconv.FormatUint(s.v, 10)
-		args = append(args, "--"+rlimitNames[s.res]+"="+v+":"+v)
+	for _, r := range set {
+		v := strconv.FormatUint(r.v, 10)
+		args = append(args, "--"+rlimitNames[r.res]+"="+v+":"+v)
 	}
-	cmd := exec.Command(sb.setpriv, append(sb.dropArgs(sb.prlimit), args...)...)
+	cmd := exec.Command(s.setpriv, append(s.dropArgs(s.prlimit), args...)...)
 	cmd.Env = []string{}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		if unix.Kill(pid, 0) != nil {
 			return unix.ESRCH
 		}
-		return fmt.Errorf("%s: %v: %s", sb.prlimit, err, bytes.TrimSpace(out))
+		return fmt.Errorf("%s: %v: %s", s.prlimit, err, bytes.TrimSpace(out))
 	}
 	return nil
 }
