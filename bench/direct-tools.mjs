@@ -10,6 +10,7 @@ const [modules, entry] = process.argv.slice(2);
 const sdk = path.join(modules, "@modelcontextprotocol/sdk/dist/esm/client");
 const { Client } = await import(path.join(sdk, "index.js"));
 const { StdioClientTransport } = await import(path.join(sdk, "stdio.js"));
+const { ListRootsRequestSchema } = await import(path.join(modules, "@modelcontextprotocol/sdk/dist/esm/types.js"));
 
 const say = (o) => { console.log(JSON.stringify(o)); process.exit(0); };
 setTimeout(() => say({ error: "no tool list within 60 s" }), 60000).unref();
@@ -17,7 +18,8 @@ const transport = new StdioClientTransport({
   command: process.execPath, args: [entry], stderr: "ignore",
   env: { PATH: process.env.PATH, HOME: process.env.HOME },
 });
-const client = new Client({ name: "atlas-reproduce-bench-direct", version: "1" });
+const client = new Client({ name: "atlas-reproduce-bench-direct", version: "1" }, { capabilities: { roots: { listChanged: true } } });
+client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [] }));
 try {
   await client.connect(transport);
   const tools = [];
