@@ -271,7 +271,7 @@ func resumeHeader(j *journal, opt Options, start time.Time, src release.Source) 
 		return start, j.restart(h)
 	}
 	if d := h.differs(j.header); d != "" {
-		return start, fmt.Errorf("crawl: %s holds %d servers probed since %s with other %s; rerun with the same flags to resume it, or add --fresh to start over",
+		return start, fmt.Errorf("crawl: %s holds %d servers probed since %s with other flags (%s); rerun with the same flags to resume it, or add --fresh to start over",
 			j.name, len(j.done), j.header.Started, d)
 	}
 	t, err := time.Parse(time.RFC3339, j.header.Started)

@@ -607,7 +607,7 @@ func TestCrawlResumeOtherOptions(t *testing.T) {
 	other := opt
 	other.Probe.Timeout = 10 * time.Second
 	_, err := Run(context.Background(), other)
-	if err == nil || !strings.Contains(err.Error(), "--fresh") || !strings.Contains(err.Error(), `"timeout":"20s"`) {
+	if err == nil || !strings.Contains(err.Error(), "--fresh") || !strings.Contains(err.Error(), "--timeout 20s then, 10s now") {
 		t.Fatalf("resume with another --timeout: %v, want a refusal naming the old options and --fresh", err)
 	}
 	if r := readRelease(); r.Options.Timeout != "20s" || r.Started != first.Started {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
@@ -94,19 +95,43 @@ type runHeader struct {
 	Candidates release.Source  `json:"candidates"`
 }
 
-// differs names the first way h and o differ, or "".
+// differs names in words how o, the journal's header, and h, this run's,
+// differ: each flag with its value then and now, or the candidates; ""
+// when they are the same.
 func (h *runHeader) differs(o *runHeader) string {
-	a, _ := json.Marshal(h.Options)
-	b, _ := json.Marshal(o.Options)
-	if !bytes.Equal(a, b) {
-		return fmt.Sprintf("options %s, now %s", b, a)
+	var d []string
+	for _, f := range optionFlags {
+		if then, now := f.value(o.Options), f.value(h.Options); then != now {
+			d = append(d, fmt.Sprintf("%s %s then, %s now", f.flag, orNone(then), orNone(now)))
+		}
 	}
 	if h.Candidates != o.Candidates {
-		a, _ = json.Marshal(h.Candidates)
-		b, _ = json.Marshal(o.Candidates)
-		return fmt.Sprintf("candidates %s, now %s", b, a)
+		d = append(d, fmt.Sprintf("candidates %s then, %s now", describeSource(o.Candidates), describeSource(h.Candidates)))
 	}
-	return ""
+	return strings.Join(d, "; ")
+}
+
+// describeSource names a candidates source in words.
+func describeSource(s release.Source) string {
+	if s.Registry != "" {
+		if s.UpdatedSince != "" {
+			return fmt.Sprintf("the registry %s updated since %s", s.Registry, s.UpdatedSince)
+		}
+		return "the registry " + s.Registry
+	}
+	sum := s.SHA256
+	if len(sum) > 12 {
+		sum = sum[:12]
+	}
+	return fmt.Sprintf("the file %s (SHA-256 %s…)", s.File, sum)
+}
+
+// orNone is v, or "none" for a flag not given.
+func orNone(v string) string {
+	if v == "" {
+		return "none"
+	}
+	return v
 }
 
 // writeHeader writes the header of a new, empty journal.

@@ -210,21 +210,12 @@ func recordOptionsDiffer(a, b *release.Release, an, bn string) string {
 			d = append(d, fmt.Sprintf("%s was crawled with %s %s, %s with %s", bn, flag, vb, an, va))
 		}
 	}
-	onOff := func(v bool) string {
-		if v {
-			return "on"
+	for _, f := range optionFlags {
+		// A shard that held no package writes no sandbox_memory, and its
+		// records are the same whatever the bound.
+		if f.record && (f.flag != "--sandbox-memory" || oa.SandboxMemory != 0 && ob.SandboxMemory != 0) {
+			differ(f.flag, f.value(oa), f.value(ob))
 		}
-		return "off"
-	}
-	differ("--timeout", oa.Timeout, ob.Timeout)
-	differ("--max-tools", fmt.Sprint(oa.MaxTools), fmt.Sprint(ob.MaxTools))
-	differ("--max-bytes", byteSize(oa.MaxBytes), byteSize(ob.MaxBytes))
-	differ("--max-pages", fmt.Sprint(oa.MaxPages), fmt.Sprint(ob.MaxPages))
-	differ("--allow-private", onOff(oa.AllowPrivate), onOff(ob.AllowPrivate))
-	differ("--no-elapsed", onOff(oa.OmitElapsed), onOff(ob.OmitElapsed))
-	differ("--no-packages", onOff(oa.NoPackages), onOff(ob.NoPackages))
-	if oa.SandboxMemory != 0 && ob.SandboxMemory != 0 {
-		differ("--sandbox-memory", byteSize(oa.SandboxMemory), byteSize(ob.SandboxMemory))
 	}
 	if a.Tool != b.Tool {
 		d = append(d, fmt.Sprintf("%s was crawled by atlas-reproduce %s %s, %s by %s %s", bn, b.Tool.Version, b.Tool.Revision, an, a.Tool.Version, a.Tool.Revision))

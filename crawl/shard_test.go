@@ -114,7 +114,7 @@ func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 			t.Errorf("rerun of shard 2/4: %+v, %v; want every server resumed from the journal", sum, err)
 		}
 		rerun.Shard = Shard{1, 4}
-		if _, err := Run(context.Background(), rerun); err == nil || !strings.Contains(err.Error(), `"shard":"2/4"`) {
+		if _, err := Run(context.Background(), rerun); err == nil || !strings.Contains(err.Error(), "--shard 2/4 then, 1/4 now") {
 			t.Errorf("shard 1/4 in the folder of shard 2/4: %v, want a refusal naming the shard", err)
 		}
 
