@@ -2,7 +2,6 @@ package crawl
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"golang.org/x/sync/errgroup"
@@ -132,23 +131,5 @@ func (pr *packageRunner) closeProxies() {
 // crawl, for the scan command. Only a coordinate that cannot be run, or a
 // machine without a sandbox, is an error.
 func ScanPackage(ctx context.Context, coord string, opt ProbeOptions, popt PackageOptions) (string, Result, error) {
-	pkg, err := ParsePackageID(coord)
-	if err != nil {
-		return "", Result{}, err
-	}
-	opt.defaults()
-	p := NewProber(opt)
-	pr, err := newPackageRunner(ctx, p, &popt, []*Package{pkg})
-	if err != nil {
-		p.Close()
-		return "", Result{}, err
-	}
-	defer pr.close()
-	if pkg.RegistryType == RegistryNPM && pr.noNPM != "" {
-		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
-	}
-	if pr.noSandbox != "" {
-		return "", Result{}, fmt.Errorf("%s: %s", coord, pr.noSandbox)
-	}
-	return pkg.ID(), pr.probe(ctx, 0, pkg), nil
+	return ScanPackageWith(ctx, coord, nil, nil, opt, popt)
 }
