@@ -15,8 +15,10 @@ import (
 // TestSandboxMemoryCountsFolders: the memory-backed folders (/tmp,
 // /dev/shm, the home) are capped each, and what they hold counts in the
 // one memory bound with the processes' resident memory: three folders of
-// 120 MB and a process holding 100 MB pass a bound of 400 MiB together,
-// though none of them alone comes near it.
+// 100 MiB and a process holding 250 MiB pass a bound of 512 MiB together,
+// though the process alone (node and its buffer, about 300 MiB) stays well
+// under it. The folders alone, with node, stay under it too, with room
+// for node's own memory on a busy machine.
 func TestSandboxMemoryCountsFolders(t *testing.T) {
 	s, node := need(t)
 	const mib = 1 << 20
@@ -24,12 +26,12 @@ func TestSandboxMemoryCountsFolders(t *testing.T) {
 const fill=(p,n)=>{const b=Buffer.alloc(1<<20,7);const fd=fs.openSync(p,"w");try{for(let i=0;i<n;i++)fs.writeSync(fd,b)}finally{fs.closeSync(fd)}};
 try{fill("/dev/shm/big",200);console.log("shm unbounded")}catch(e){console.log("shm capped "+e.code)}
 fs.unlinkSync("/dev/shm/big");
-for(const p of ["/tmp/a","/dev/shm/a",process.env.HOME+"/a"])fill(p,120);
+for(const p of ["/tmp/a","/dev/shm/a",process.env.HOME+"/a"])fill(p,100);
 console.log("folders full");
-const held=Buffer.alloc(100<<20,1);
+const held=Buffer.alloc(250<<20,1);
 setInterval(()=>{held[0]++},100);
 setTimeout(()=>{console.log("survived");process.exit(0)},60000)`
-	c := s.Command(t.Context(), Spec{Args: []string{node, "-e", js}, Limits: Limits{Memory: 400 * mib, TmpSize: 128 * mib, FileSize: 256 * mib}})
+	c := s.Command(t.Context(), Spec{Args: []string{node, "-e", js}, Limits: Limits{Memory: 512 * mib, TmpSize: 128 * mib, FileSize: 256 * mib}})
 	var stdout, stderr bytes.Buffer
 	c.Cmd.Stdout, c.Cmd.Stderr = &stdout, &stderr
 	err := c.Run()
@@ -40,8 +42,8 @@ setTimeout(()=>{console.log("survived");process.exit(0)},60000)`
 	if !errors.Is(err, ErrMemory) || strings.Contains(got, "survived") {
 		t.Fatalf("err %v, output %q: the folders' bytes were not counted", err, got)
 	}
-	if p := c.PeakMemory(); p < 360*mib {
-		t.Errorf("peak %d MiB: the folders' 360 MiB were not in it", p>>20)
+	if p := c.PeakMemory(); p < 300*mib {
+		t.Errorf("peak %d MiB: the folders' 300 MiB were not in it", p>>20)
 	}
 	assertGone(t, c)
 }
