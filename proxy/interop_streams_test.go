@@ -125,11 +125,16 @@ func TestNodeTS2Resume(t *testing.T) {
 	p := newProxy(t, Upstream{URL: statelessProgressUpstream(t, hold)}, Policy{})
 	h := p.Handler()
 	// The upstream goes on once the client's request is cut: what it
-	// sends then reaches the client only by the resumption.
+	// sends then reaches the client only by the resumption. The proxy
+	// sees the cut as its request's end or as a failed write, whichever
+	// comes first; its handler returns either way, the call being held
+	// upstream until then.
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "tools/call" {
-			stop := context.AfterFunc(r.Context(), func() { once.Do(func() { close(hold) }) })
+			release := func() { once.Do(func() { close(hold) }) }
+			stop := context.AfterFunc(r.Context(), release)
 			defer stop()
+			defer release()
 		}
 		h.ServeHTTP(w, r)
 	}))
