@@ -225,28 +225,14 @@ func summary(res Result) string {
 	}
 	rate := ""
 	if secs := res.Elapsed.Seconds(); secs > 0 && res.Transferred > 0 {
-		rate = fmt.Sprintf(", %s/s", humanBytes(int64(float64(res.Transferred)/secs)))
+		rate = fmt.Sprintf(", %s/s", progress.Bytes(int64(float64(res.Transferred)/secs)))
 	}
 	resumed := ""
 	if res.Resumed > 0 {
-		resumed = fmt.Sprintf(", resumed at %s", humanBytes(res.Resumed))
+		resumed = fmt.Sprintf(", resumed at %s", progress.Bytes(res.Resumed))
 	}
 	return fmt.Sprintf("%q: record %s, %d bytes, MD5 verified (%s downloaded in %s%s%s)",
-		res.Path, res.Record, res.Size, humanBytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
-}
-
-// humanBytes formats n in binary units.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+		res.Path, res.Record, res.Size, progress.Bytes(res.Transferred), res.Elapsed.Round(time.Millisecond), rate, resumed)
 }
 
 func plural(n int, one, many string) string {

@@ -107,17 +107,3 @@ func fetchRun(ctx context.Context, env *cmdEnv, o fetchOptions) error {
 	}
 	return nil
 }
-
-// humanBytes formats n in binary units, as the progress bar is told to.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}

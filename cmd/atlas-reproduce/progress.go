@@ -201,7 +201,7 @@ func (r *fetchReporter) newBar(p progress.Report) {
 	r.task, r.base = p.Task, p.Done
 	desc := strconv.Quote(p.Task)
 	if p.Done > 0 {
-		desc = fmt.Sprintf("%q (resumed at %s)", p.Task, humanBytes(p.Done))
+		desc = fmt.Sprintf("%q (resumed at %s)", p.Task, progress.Bytes(p.Done))
 	}
 	r.bar = progressbar.NewOptions64(p.Total-p.Done,
 		progressbar.OptionSetWriter(r.con.w),

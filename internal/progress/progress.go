@@ -4,6 +4,8 @@
 // library depends on a terminal or a bar library.
 package progress
 
+import "fmt"
+
 // Report is a task's state at one moment.
 type Report struct {
 	// Task names what is counted: a file's name, or the stage ("crawl",
@@ -27,4 +29,19 @@ func (f Func) Tell(r Report) {
 	if f != nil {
 		f(r)
 	}
+}
+
+// Bytes writes a count of bytes in binary units (1.5 MiB), as the drawn
+// progress and the messages beside it say sizes.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
