@@ -282,8 +282,7 @@ func (p *Proxy) checkStateless(r *http.Request, req *jsonrpc.Request) *jsonrpc.R
 			header.Del(k)
 		}
 	}
-	cursor := ""
-	for page := 0; page < maxPolicyPages; page++ {
+	return s.checkListed(req, func(cursor string) (json.RawMessage, error) {
 		lp := map[string]any{}
 		if len(params.Meta) > 0 {
 			lp["_meta"] = params.Meta
@@ -294,9 +293,19 @@ func (p *Proxy) checkStateless(r *http.Request, req *jsonrpc.Request) *jsonrpc.R
 		lreq, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "atlas-proxy-policy", "method": "tools/list", "params": lp})
 		resp, err := p.postUpstream(r.Context(), header, lreq)
 		if err != nil {
-			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
+			return nil, err
 		}
-		result, err := readResult(resp, p.maxMessage())
+		return readResult(resp, p.maxMessage())
+	})
+}
+
+// checkListed applies the policy to a stateless tools/call once the
+// upstream's tools are known: list asks for the page after cursor ("" for
+// the first), and every page is labelled, up to maxPolicyPages.
+func (s *session) checkListed(req *jsonrpc.Request, list func(cursor string) (json.RawMessage, error)) *jsonrpc.Response {
+	cursor := ""
+	for page := 0; page < maxPolicyPages; page++ {
+		result, err := list(cursor)
 		if err != nil {
 			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
 		}

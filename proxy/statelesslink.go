@@ -381,27 +381,14 @@ func (p *Proxy) checkLinked(ctx context.Context, conn mcp.Connection, req *jsonr
 		return s.check(req)
 	}
 	delete(meta, "progressToken")
-	cursor := ""
-	for page := 0; page < maxPolicyPages; page++ {
+	return s.checkListed(req, func(cursor string) (json.RawMessage, error) {
 		lp := map[string]any{"_meta": meta}
 		if cursor != "" {
 			lp["cursor"] = cursor
 		}
 		params, _ := json.Marshal(lp)
-		result, err := p.link.roundTrip(ctx, conn, "tools/list", params)
-		if err != nil {
-			return errorResponse(req.ID, CodeUpstream, "upstream: listing the tools for the policy: "+err.Error(), nil)
-		}
-		s.labelList(result)
-		var next struct {
-			NextCursor string `json:"nextCursor"`
-		}
-		json.Unmarshal(result, &next)
-		if cursor = next.NextCursor; cursor == "" {
-			break
-		}
-	}
-	return s.check(req)
+		return p.link.roundTrip(ctx, conn, "tools/list", params)
+	})
 }
 
 // roundTrip sends one request of the proxy's own over the link and
