@@ -120,21 +120,17 @@ type (
 )
 
 // The rules of a config scan: the five classes, an unpinned server, and a
-// tool changed since the lock. Levels and severities of the classes are
-// those of the census SARIF (report/sarif).
+// tool changed since the lock. A class's name, summary, level and
+// severity are those of the census SARIF (report/sarif); its help here
+// says what to check in a configured server.
 var cfgRules = []struct {
 	id, name, short, help, severity string
 }{
-	{"gg:credential-value", "CredentialValue", "Parameter carries a credential or secret",
-		"A parameter intended to carry an authentication secret or credential material: a token, API key, password, private key or authorization value. Check what the server does with it before an agent fills it in.", "7.0"},
-	{"gg:filesystem-path", "FilesystemPath", "Parameter names a filesystem location",
-		"A parameter that names a file, folder or target path. Check which paths the server lets an agent reach.", "5.0"},
-	{"gg:command-string", "CommandString", "Parameter carries an executable string",
-		"A parameter intended to carry a shell command, script, code, expression or SQL statement. An agent's input there can run code.", "8.0"},
-	{"gg:money-amount", "MoneyAmount", "Parameter carries a monetary amount or currency",
-		"A parameter that carries an amount of money or a currency.", "3.0"},
-	{"gg:url-endpoint", "UrlEndpoint", "Parameter addresses an external network destination",
-		"A parameter that addresses a URL, endpoint, host or webhook.", "4.0"},
+	{id: "gg:credential-value", help: "A parameter intended to carry an authentication secret or credential material: a token, API key, password, private key or authorization value. Check what the server does with it before an agent fills it in."},
+	{id: "gg:filesystem-path", help: "A parameter that names a file, folder or target path. Check which paths the server lets an agent reach."},
+	{id: "gg:command-string", help: "A parameter intended to carry a shell command, script, code, expression or SQL statement. An agent's input there can run code."},
+	{id: "gg:money-amount", help: "A parameter that carries an amount of money or a currency."},
+	{id: "gg:url-endpoint", help: "A parameter that addresses a URL, endpoint, host or webhook."},
 	{"unpinned", "UnpinnedServer", "Server's command names no exact version",
 		"The command (npx PKG, uvx PKG, an image without a tag or with latest) is resolved afresh at each start: what runs can change without any change to the config. Pin an exact version or digest.", "5.0"},
 	{"tool-changed", "ToolChanged", "Tool changed since the lock",
@@ -171,11 +167,13 @@ func configURI(file string) string {
 // Suppressed findings are results with an external, accepted suppression
 // that carries the reason; approved changes are no results.
 func writeConfigSARIF(w io.Writer, servers []configServer) error {
-	driver := cfgDriver{Name: "atlas-reproduce", InformationURI: "https://github.com/atlas-reproduce/atlas-reproduce", Version: buildinfo.Read().Version}
+	driver := cfgDriver{Name: "atlas-reproduce", InformationURI: sarif.InformationURI, Version: buildinfo.Read().Version}
 	index := map[string]int{}
 	for i, r := range cfgRules {
 		level := sarif.Level(r.id)
-		if level == "" {
+		if name, short, severity, ok := sarif.ClassRule(r.id); ok {
+			r.name, r.short, r.severity = name, short, severity
+		} else {
 			level = "warning"
 		}
 		index[r.id] = i
@@ -186,7 +184,7 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 			Properties:           cfgRuleProps{Tags: []string{"security", "mcp", "mcp-config"}, SecuritySeverity: r.severity},
 		})
 	}
-	log := cfgLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []cfgRun{}}
+	log := cfgLog{Schema: sarif.SchemaURI, Version: sarif.Version, Runs: []cfgRun{}}
 	runOf := map[string]int{}
 	for _, s := range servers {
 		uri := configURI(s.File)

@@ -17,13 +17,13 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 )
 
-// SARIF constants. The schema URI is the one SARIF viewers and GitHub code
-// scanning recognise for 2.1.0.
+// SARIF constants, the same in every log the project writes. SchemaURI is
+// the one SARIF viewers and GitHub code scanning recognise for 2.1.0.
 const (
-	sarifSchema  = "https://json.schemastore.org/sarif-2.1.0.json"
-	sarifVersion = "2.1.0"
-	// sarifInformationURI is where the driver points readers for the tool.
-	sarifInformationURI = "https://github.com/atlas-reproduce/atlas-reproduce"
+	SchemaURI = "https://json.schemastore.org/sarif-2.1.0.json"
+	Version   = "2.1.0"
+	// InformationURI is where the driver points readers for the tool.
+	InformationURI = "https://github.com/atlas-reproduce/atlas-reproduce"
 )
 
 // classText describes a class for SARIF viewers: a PascalCase rule name, a
@@ -65,6 +65,14 @@ var classTexts = map[string]classText{
 // Level returns the SARIF level of a class's results ("" for an id that is
 // no class).
 func Level(id string) string { return classTexts[id].level }
+
+// ClassRule is how a class is named as a rule: its PascalCase name, its
+// one-line summary and the security severity code scanning ranks its
+// results by; ok is false for an id that is no class.
+func ClassRule(id string) (name, short, severity string, ok bool) {
+	t, ok := classTexts[id]
+	return t.name, t.short, t.severity, ok
+}
 
 // SARIF 2.1.0 objects, only the properties this writer fills.
 type (
@@ -169,7 +177,7 @@ type Writer struct {
 // (buildinfo: the module version, or "(devel)").
 func NewWriter() *Writer {
 	s := &Writer{index: map[string]int{}}
-	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: sarifInformationURI, Version: buildinfo.Read().Version}
+	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: InformationURI, Version: buildinfo.Read().Version}
 	for _, r := range classify.Rules() {
 		if !r.Normative {
 			continue
@@ -196,7 +204,7 @@ func NewWriter() *Writer {
 			Properties:           sarifRuleFields{Tags: []string{"security", "mcp", "parameter-risk-class"}, Patterns: r.Patterns, SecuritySeverity: t.severity},
 		})
 	}
-	s.log = sarifLog{Schema: sarifSchema, Version: sarifVersion, Runs: []sarifRun{{
+	s.log = sarifLog{Schema: SchemaURI, Version: Version, Runs: []sarifRun{{
 		Tool:    sarifTool{Driver: driver},
 		Results: []sarifResult{},
 	}}}
