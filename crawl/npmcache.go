@@ -228,13 +228,26 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 	}
 	return sandbox.Spec{
 		Args: args, Env: env, Network: true, Mounts: mounts,
-		// A MiB over the bound: a package that fills the tmpfs (npm
-		// carries on past a file it could not write whole) measures over
-		// the bound, and is refused, rather than kept truncated.
-		Tmpfs:  []sandbox.Tmpfs{{Path: "/install", Size: c.maxPackage + 1<<20}},
+		Tmpfs:  []sandbox.Tmpfs{installFolder(c.maxPackage)},
 		Hide:   c.hide,
 		Limits: sandbox.Limits{CPU: c.timeout, FileSize: c.maxPackage, Memory: c.memory},
 	}
+}
+
+// installFolder is the tmpfs an npm install writes into: a MiB over the
+// package bound, so that a package that fills it (npm carries on past a
+// file it could not write whole) measures over the bound, and is refused,
+// rather than kept truncated.
+func installFolder(maxPackage int64) sandbox.Tmpfs {
+	return sandbox.Tmpfs{Path: "/install", Size: maxPackage + 1<<20}
+}
+
+// MinSandboxMemory is the least sandbox memory bound (PackageOptions'
+// Limits.Memory) under which packages of up to packageMax bytes can be
+// installed: the sizes of an install's memory-backed folders, which must
+// fit within it.
+func MinSandboxMemory(packageMax int64) int64 {
+	return sandbox.FolderBytes(sandbox.Limits{}, []sandbox.Tmpfs{installFolder(packageMax)})
 }
 
 // own makes folder dir the sandbox's: its host user writes it (root's

@@ -164,9 +164,7 @@ func (f *packageFlags) options() (crawl.PackageOptions, error) {
 	if f.concurrency < 0 || f.cacheMax <= 0 || f.memory <= 0 {
 		return crawl.PackageOptions{}, usageError{"--package-concurrency, --package-cache-max and --sandbox-memory must be positive"}
 	}
-	// An install's folder holds a whole package, and /tmp, /dev/shm and
-	// the home theirs: their sizes add up within the bound.
-	if floor := int64(crawl.DefaultPackageMax + 1<<20 + 3*sandbox.DefaultTmpSize); f.memory < floor {
+	if floor := crawl.MinSandboxMemory(crawl.DefaultPackageMax); f.memory < floor {
 		return crawl.PackageOptions{}, usageError{fmt.Sprintf("--sandbox-memory %d: at least %d bytes (%d MiB), the size of an install's folders", f.memory, floor, floor>>20)}
 	}
 	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,

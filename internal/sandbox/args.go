@@ -30,6 +30,19 @@ func stores(spec Spec) []store {
 	return out
 }
 
+// FolderBytes is what the memory-backed folders of a sandbox with limits l
+// and the extra folders tmpfs may hold together: /tmp, /dev/shm and the
+// home at l.TmpSize each (its default when unset), and tmpfs. It must fit
+// within l.Memory for the sandbox to start.
+func FolderBytes(l Limits, tmpfs []Tmpfs) int64 {
+	l.defaults()
+	var n int64
+	for _, st := range stores(Spec{Limits: l, Tmpfs: tmpfs}) {
+		n += st.size
+	}
+	return n
+}
+
 // args are bwrap's options for spec. They reach bwrap through a pipe
 // (--args), so that no process of the host or of the sandbox reads them,
 // with the host's folder names and the program's environment, on a
@@ -47,11 +60,7 @@ func (s *Sandbox) args(spec Spec) ([]string, error) {
 	if spec.Dir == "" {
 		spec.Dir = Home
 	}
-	var total int64
-	for _, st := range stores(spec) {
-		total += st.size
-	}
-	if total > spec.Limits.Memory {
+	if total := FolderBytes(spec.Limits, spec.Tmpfs); total > spec.Limits.Memory {
 		return nil, fmt.Errorf("sandbox: its memory-backed folders (/tmp, /dev/shm, home and %d more: %d MiB) do not fit in its memory bound of %d MiB",
 			len(spec.Tmpfs), total>>20, spec.Limits.Memory>>20)
 	}
