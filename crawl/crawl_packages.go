@@ -100,29 +100,29 @@ func (pr *packageRunner) traffic() (bytes, conns int64) {
 	if pr == nil {
 		return 0, 0
 	}
-	for _, p := range []*sandbox.Proxy{pr.proxy, pr.pypiProxy()} {
-		if p != nil {
-			b, c := p.Traffic()
-			bytes, conns = bytes+b, conns+c
-		}
+	for _, p := range pr.proxies() {
+		b, c := p.Traffic()
+		bytes, conns = bytes+b, conns+c
 	}
 	return bytes, conns
 }
 
-func (pr *packageRunner) pypiProxy() *sandbox.Proxy {
-	if pr.pypi == nil {
-		return nil
+// proxies are the install steps' proxies the runner started.
+func (pr *packageRunner) proxies() []*sandbox.Proxy {
+	var out []*sandbox.Proxy
+	if pr.proxy != nil {
+		out = append(out, pr.proxy)
 	}
-	return pr.pypi.proxy
+	if pr.pypi != nil && pr.pypi.proxy != nil {
+		out = append(out, pr.pypi.proxy)
+	}
+	return out
 }
 
 // closeProxies stops the install steps' proxies.
 func (pr *packageRunner) closeProxies() {
-	if pr.proxy != nil {
-		pr.proxy.Close()
-	}
-	if pr.pypi != nil && pr.pypi.proxy != nil {
-		pr.pypi.proxy.Close()
+	for _, p := range pr.proxies() {
+		p.Close()
 	}
 }
 

@@ -20,20 +20,18 @@ import (
 // Root, whose sandbox runs as RootUser, sets them as that user with the
 // host's prlimit(1): root may lack CAP_SYS_RESOURCE (in a container).
 func (s *Sandbox) setLimits(pid int, l Limits) error {
-	set := []struct {
+	type limit struct {
 		res int
 		v   uint64
-	}{
+	}
+	set := []limit{
 		{unix.RLIMIT_CPU, uint64(max(int64(l.CPU/time.Second), 1))},
 		{unix.RLIMIT_NPROC, uint64(l.Procs)},
 		{unix.RLIMIT_FSIZE, uint64(l.FileSize)},
 		{unix.RLIMIT_CORE, 0},
 	}
 	if l.ProcessMemory > 0 {
-		set = append(set, struct {
-			res int
-			v   uint64
-		}{unix.RLIMIT_AS, uint64(l.ProcessMemory)})
+		set = append(set, limit{unix.RLIMIT_AS, uint64(l.ProcessMemory)})
 	}
 	if s.hostUID == os.Getuid() {
 		for _, r := range set {

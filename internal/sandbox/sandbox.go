@@ -140,20 +140,15 @@ func find(ctx context.Context) (*Sandbox, []string) {
 	}
 	s := &Sandbox{hostUID: os.Getuid()}
 	var probs []string
-	tools := []struct {
+	type tool struct {
 		name, pkg string
 		path      *string
-	}{{"bwrap", "bubblewrap", &s.bwrap}}
+	}
+	tools := []tool{{"bwrap", "bubblewrap", &s.bwrap}}
 	if os.Geteuid() == 0 {
 		// Root drops to RootUser before bwrap runs (Command), and sets
 		// the sandbox's limits as that user (setLimits).
-		tools = append(tools, struct {
-			name, pkg string
-			path      *string
-		}{"setpriv", "util-linux", &s.setpriv}, struct {
-			name, pkg string
-			path      *string
-		}{"prlimit", "util-linux", &s.prlimit})
+		tools = append(tools, tool{"setpriv", "util-linux", &s.setpriv}, tool{"prlimit", "util-linux", &s.prlimit})
 	}
 	for _, t := range tools {
 		p, err := exec.LookPath(t.name)
