@@ -156,30 +156,7 @@ func TestScanConfigOCIServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, ".cursor", "mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cache := filepath.Join(t.TempDir(), "cache")
-	for _, dir := range []string{filepath.Dir(filepath.Dir(cache)), filepath.Dir(cache)} {
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out, errb bytes.Buffer
-	env := &cmdEnv{stdout: &out, stderr: &errb}
-	o := scanConfigOptions{Repo: repo, JSON: true, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second},
-		Packages: &crawl.PackageOptions{Cache: cache}}
-	if err := runScanConfig(context.Background(), env, o); err != nil {
-		t.Fatalf("%v\n%s", err, errb.String())
-	}
-	var row struct {
-		Resolved, Scan string
-		Tools          []scannedTool
-	}
-	if err := json.Unmarshal(out.Bytes(), &row); err != nil {
-		t.Fatalf("%v: %s", err, out.String())
-	}
-	names := []string{}
-	for _, tl := range row.Tools {
-		names = append(names, tl.Name)
-	}
+	row, names := scanRepoServer(t, repo)
 	if row.Resolved != "oci:"+reg.Host+"/acme/server@"+d.String() || !slices.Contains(names, "argv_hello") || !slices.Contains(names, "mode_fast") {
 		t.Errorf("resolved %q, scan %q, tools %v; want the digest %s and the config's argument and env", row.Resolved, row.Scan, names, d)
 	}
@@ -207,6 +184,24 @@ func TestScanConfigPyPIServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, ".mcp.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	row, names := scanRepoServer(t, repo)
+	want := []string{"version_1_2", "argv_--tz_UTC", "mode_fast"}
+	if row.Resolved != "pypi:tiny-time@1.2" || !slices.Equal(names, want) {
+		t.Errorf("resolved %q, scan %q, tools %v; want pypi:tiny-time@1.2 and %v", row.Resolved, row.Scan, names, want)
+	}
+}
+
+// scannedRow is the --json row of a scanned server, as the tests read it.
+type scannedRow struct {
+	Resolved, Scan string
+	Tools          []scannedTool
+}
+
+// scanRepoServer runs scan --config --json on repo, whose configs name
+// one server, with a package cache of its own open to the sandbox's
+// user, and returns the server's row and its tools' names.
+func scanRepoServer(t *testing.T, repo string) (scannedRow, []string) {
+	t.Helper()
 	cache := filepath.Join(t.TempDir(), "cache")
 	for _, dir := range []string{filepath.Dir(filepath.Dir(cache)), filepath.Dir(cache)} {
 		if err := os.Chmod(dir, 0o755); err != nil {
@@ -220,10 +215,7 @@ func TestScanConfigPyPIServer(t *testing.T) {
 	if err := runScanConfig(context.Background(), env, o); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
-	var row struct {
-		Resolved, Scan string
-		Tools          []scannedTool
-	}
+	var row scannedRow
 	if err := json.Unmarshal(out.Bytes(), &row); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
 	}
@@ -231,8 +223,5 @@ func TestScanConfigPyPIServer(t *testing.T) {
 	for _, tl := range row.Tools {
 		names = append(names, tl.Name)
 	}
-	want := []string{"version_1_2", "argv_--tz_UTC", "mode_fast"}
-	if row.Resolved != "pypi:tiny-time@1.2" || !slices.Equal(names, want) {
-		t.Errorf("resolved %q, scan %q, tools %v; want pypi:tiny-time@1.2 and %v", row.Resolved, row.Scan, names, want)
-	}
+	return row, names
 }
