@@ -95,14 +95,7 @@ func TestStatelessResume(t *testing.T) {
 				t.Fatalf("the call was answered HTTP %d %q, not an event stream: %s", resp.StatusCode, ct, b)
 			}
 			var got callEvents
-			er := eventReader{bufio.NewReader(resp.Body)}
-			for len(got.progress) < n/2 {
-				ev, err := er.next()
-				if err != nil {
-					t.Fatalf("before the cut: %v", err)
-				}
-				got.add(t, ev)
-			}
+			got.readUntil(t, resp.Body, func() bool { return len(got.progress) >= n/2 })
 			cut()
 			resp.Body.Close()
 			close(hold) // the rest comes while no one listens
@@ -113,7 +106,9 @@ func TestStatelessResume(t *testing.T) {
 				b, _ := io.ReadAll(r2.Body)
 				t.Fatalf("resume from %q: HTTP %d %s", got.lastID, r2.StatusCode, b)
 			}
-			er = eventReader{bufio.NewReader(r2.Body)}
+			// Read here, not by readUntil: the same reader must see the
+			// stream end after the answer.
+			er := eventReader{bufio.NewReader(r2.Body)}
 			for got.answer == nil {
 				ev, err := er.next()
 				if err != nil {
@@ -157,14 +152,7 @@ func TestStatelessResumeRefused(t *testing.T) {
 	// progress notification, the answer) after the first.
 	resp := statelessCall(t, ctx, url, "tools/call", "steps", `"name":"steps","arguments":{"n":1}`)
 	var got callEvents
-	er := eventReader{bufio.NewReader(resp.Body)}
-	for got.answer == nil {
-		ev, err := er.next()
-		if err != nil {
-			t.Fatalf("the stream ended before the answer: %v", err)
-		}
-		got.add(t, ev)
-	}
+	got.readUntil(t, resp.Body, func() bool { return got.answer != nil })
 	resp.Body.Close()
 	stream, _, _ := strings.Cut(got.lastID, "_")
 	for _, c := range []struct {
@@ -234,14 +222,7 @@ func TestStatelessResumeWait(t *testing.T) {
 	callCtx, cut := context.WithCancel(ctx)
 	resp := statelessCall(t, callCtx, url, "tools/call", "block", `"name":"block","arguments":{}`)
 	var got callEvents
-	er := eventReader{bufio.NewReader(resp.Body)}
-	for len(got.progress) < 1 {
-		ev, err := er.next()
-		if err != nil {
-			t.Fatalf("before the cut: %v", err)
-		}
-		got.add(t, ev)
-	}
+	got.readUntil(t, resp.Body, func() bool { return len(got.progress) >= 1 })
 	cut()
 	resp.Body.Close()
 	select {

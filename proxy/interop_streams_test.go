@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,24 +27,13 @@ func TestNodeStreams(t *testing.T) {
 	proxied := serveHTTP(t, newProxy(t, Upstream{URL: everything}, Policy{})) + "/mcp"
 	const steps = 4
 	call := fmt.Sprintf(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"trigger-long-running-operation","arguments":{"duration":0.4,"steps":%d},"_meta":{"progressToken":"lro"}}}`, steps)
-	read := func(t *testing.T, body io.Reader, got *callEvents, until func() bool) {
-		t.Helper()
-		er := eventReader{bufio.NewReader(body)}
-		for !until() {
-			ev, err := er.next()
-			if err != nil {
-				t.Fatalf("the stream ended early: %v (progress %v)", err, got.progress)
-			}
-			got.add(t, ev)
-		}
-	}
 	for _, c := range []struct{ name, url string }{{"direct", everything}, {"proxy", proxied}} {
 		t.Run(c.name+"/progress", func(t *testing.T) {
 			s := openRawSession(t, c.url, "2025-11-25")
 			resp := s.post(call, nil)
 			defer resp.Body.Close()
 			var got callEvents
-			read(t, resp.Body, &got, func() bool { return got.answer != nil })
+			got.readUntil(t, resp.Body, func() bool { return got.answer != nil })
 			if len(got.progress) != steps || got.answer.Error != nil {
 				t.Errorf("%d of %d progress notifications on the call's stream, answer error %v", len(got.progress), steps, got.answer.Error)
 			}
@@ -66,7 +54,7 @@ func TestNodeStreams(t *testing.T) {
 			defer cut()
 			resp := s.post(call, ctx)
 			var got callEvents
-			read(t, resp.Body, &got, func() bool { return len(got.progress) >= steps/2 })
+			got.readUntil(t, resp.Body, func() bool { return len(got.progress) >= steps/2 })
 			cut()
 			resp.Body.Close()
 			r2 := s.resume(got.lastID)
@@ -80,7 +68,7 @@ func TestNodeStreams(t *testing.T) {
 				b, _ := io.ReadAll(r2.Body)
 				t.Fatalf("resume from %q: HTTP %d %s", got.lastID, r2.StatusCode, b)
 			}
-			read(t, r2.Body, &got, func() bool { return got.answer != nil })
+			got.readUntil(t, r2.Body, func() bool { return got.answer != nil })
 			if fmt.Sprint(got.progress) != "[1 2 3 4]" || got.answer.Error != nil {
 				t.Errorf("progress %v, answer error %v: want every step once and the answer", got.progress, got.answer.Error)
 			}

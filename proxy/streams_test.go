@@ -151,6 +151,20 @@ func (s *rawSession) resume(last string) *http.Response {
 	return resp
 }
 
+// readUntil reads the events of one stream's body into c until until
+// holds, failing the test if the stream ends first.
+func (c *callEvents) readUntil(t *testing.T, body io.Reader, until func() bool) {
+	t.Helper()
+	er := eventReader{bufio.NewReader(body)}
+	for !until() {
+		ev, err := er.next()
+		if err != nil {
+			t.Fatalf("the stream ended early: %v (progress %v)", err, c.progress)
+		}
+		c.add(t, ev)
+	}
+}
+
 // callEvents tallies a call's stream: the progress values it carried and
 // whether its answer came, failing on an event without an id.
 type callEvents struct {
@@ -218,14 +232,7 @@ func TestProgressOnCallStream(t *testing.T) {
 				t.Fatalf("the call was answered as %q, not an event stream", ct)
 			}
 			var got callEvents
-			er := eventReader{bufio.NewReader(resp.Body)}
-			for got.answer == nil {
-				ev, err := er.next()
-				if err != nil {
-					t.Fatalf("the stream ended before the answer: %v", err)
-				}
-				got.add(t, ev)
-			}
+			got.readUntil(t, resp.Body, func() bool { return got.answer != nil })
 			if len(got.progress) != steps {
 				t.Errorf("%d of %d progress notifications on the call's stream: %v", len(got.progress), steps, got.progress)
 			}
@@ -255,14 +262,7 @@ func TestResumeAfterCut(t *testing.T) {
 			defer cut()
 			resp := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"steps","arguments":{"n":%d},"_meta":{"progressToken":1}}}`, n), ctx)
 			var got callEvents
-			er := eventReader{bufio.NewReader(resp.Body)}
-			for len(got.progress) < n/2 {
-				ev, err := er.next()
-				if err != nil {
-					t.Fatalf("before the cut: %v", err)
-				}
-				got.add(t, ev)
-			}
+			got.readUntil(t, resp.Body, func() bool { return len(got.progress) >= n/2 })
 			cut()
 			resp.Body.Close()
 			close(hold) // the rest is sent while no one listens
@@ -279,14 +279,7 @@ func TestResumeAfterCut(t *testing.T) {
 				b, _ := io.ReadAll(r2.Body)
 				t.Fatalf("resume from %q: HTTP %d %s", got.lastID, r2.StatusCode, b)
 			}
-			er = eventReader{bufio.NewReader(r2.Body)}
-			for got.answer == nil {
-				ev, err := er.next()
-				if err != nil {
-					t.Fatalf("the resumed stream ended before the answer: %v", err)
-				}
-				got.add(t, ev)
-			}
+			got.readUntil(t, r2.Body, func() bool { return got.answer != nil })
 			want := []float64{1, 2, 3, 4}
 			if fmt.Sprint(got.progress) != fmt.Sprint(want) {
 				t.Errorf("progress %v, want %v: nothing lost, nothing twice", got.progress, want)

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -40,14 +39,7 @@ func TestUpstreamResume(t *testing.T) {
 			resp := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"steps","arguments":{"n":%d},"_meta":{"progressToken":"t"}}}`, n), nil)
 			defer resp.Body.Close()
 			var got callEvents
-			er := eventReader{bufio.NewReader(resp.Body)}
-			for got.answer == nil {
-				ev, err := er.next()
-				if err != nil {
-					t.Fatalf("the stream ended before the answer: %v (progress %v)", err, got.progress)
-				}
-				got.add(t, ev)
-			}
+			got.readUntil(t, resp.Body, func() bool { return got.answer != nil })
 			select {
 			case <-hold:
 			default:
@@ -214,14 +206,7 @@ func TestUpstreamPolling(t *testing.T) {
 	resp := s.post(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"polled","arguments":{},"_meta":{"progressToken":"t"}}}`, nil)
 	defer resp.Body.Close()
 	var got callEvents
-	er := eventReader{bufio.NewReader(resp.Body)}
-	for got.answer == nil {
-		ev, err := er.next()
-		if err != nil {
-			t.Fatalf("the stream ended before the answer: %v (progress %v)", err, got.progress)
-		}
-		got.add(t, ev)
-	}
+	got.readUntil(t, resp.Body, func() bool { return got.answer != nil })
 	if fmt.Sprint(got.progress) != "[1 2 3]" {
 		t.Errorf("progress %v, want [1 2 3]", got.progress)
 	}
