@@ -13,35 +13,14 @@ import (
 )
 
 // pyServer is a stdio MCP server on Python's standard library whose tools
-// are notes of where it runs.
-const pyServer = `import json, os, sys
-
-def main():
-    notes = ["uid_%d" % os.getuid(), "argv_" + "_".join(sys.argv[1:]), "mode_" + os.environ.get("MODE", ""),
+// are echo and notes of where it runs.
+var pyServer = pypitest.StdioServer("tiny", "1.0", `    notes = ["echo", "uid_%d" % os.getuid(), "argv_" + "_".join(sys.argv[1:]), "mode_" + os.environ.get("MODE", ""),
              "pth_" + os.environ.get("PTH_NET", "none")]
     try:
         import tiny_dep
         notes.append("dep_" + tiny_dep.VALUE)
     except ImportError:
-        notes.append("dep_missing")
-    tools = [{"name": "echo", "inputSchema": {"type": "object"}}] + [{"name": n, "inputSchema": {"type": "object"}} for n in notes]
-    for line in sys.stdin:
-        try:
-            req = json.loads(line)
-        except ValueError:
-            continue
-        if "id" not in req:
-            continue
-        if req.get("method") == "initialize":
-            res = {"protocolVersion": req["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                   "serverInfo": {"name": "tiny", "version": "1.0"}}
-        elif req.get("method") == "tools/list":
-            res = {"tools": tools}
-        else:
-            print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
-            continue
-        print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": res}), flush=True)
-`
+        notes.append("dep_missing")`)
 
 // TestCrawlPyPI: PyPI entries install from the index pip is configured
 // with (a loopback index), wheels only, dependencies from the same index,

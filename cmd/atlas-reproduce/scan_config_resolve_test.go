@@ -169,12 +169,11 @@ func TestScanConfigOCIServer(t *testing.T) {
 func TestScanConfigPyPIServer(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
-	src, err := os.ReadFile(filepath.Join("testdata", "pyserver", "server.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Its tools name its version, its arguments and the MODE variable,
+	// so that the test sees which version ran and what the config gave it.
 	dist := func(v string) pypitest.Dist {
-		return pypitest.Dist{Project: "tiny-time", Version: v, Files: map[string]string{"tiny_time/__init__.py": strings.Replace(string(src), "%s", v, 1)},
+		src := pypitest.StdioServer("tiny-time", v, `    notes = ["version_`+strings.ReplaceAll(v, ".", "_")+`", "argv_" + "_".join(sys.argv[1:]), "mode_" + os.environ.get("MODE", "")]`)
+		return pypitest.Dist{Project: "tiny-time", Version: v, Files: map[string]string{"tiny_time/__init__.py": src},
 			ConsoleScripts: map[string]string{"tiny-time": "tiny_time:main"}}
 	}
 	ix := pypitest.Serve(t, dist("1.0"), dist("1.2"))

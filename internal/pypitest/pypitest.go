@@ -177,3 +177,34 @@ func Serve(t testing.TB, dists ...Dist) *Index {
 	ix.URL = srv.URL + "/simple"
 	return ix
 }
+
+// StdioServer is the source of a module of an MCP server on Python's
+// standard library alone, speaking newline-delimited JSON-RPC over stdio,
+// whose main() lists one tool per note: notes is Python statements, at
+// the indentation of main's body, that set notes, a list of strings (what
+// the test wants to see of where and how it runs). name and version are
+// its serverInfo.
+func StdioServer(name, version, notes string) string {
+	return `import json, os, sys
+
+def main():
+` + notes + `
+    tools = [{"name": n, "inputSchema": {"type": "object"}} for n in notes]
+    for line in sys.stdin:
+        try:
+            req = json.loads(line)
+        except ValueError:
+            continue
+        if "id" not in req:
+            continue
+        if req.get("method") == "initialize":
+            res = {"protocolVersion": req["params"]["protocolVersion"], "capabilities": {"tools": {}},
+                   "serverInfo": {"name": ` + fmt.Sprintf("%q", name) + `, "version": ` + fmt.Sprintf("%q", version) + `}}
+        elif req.get("method") == "tools/list":
+            res = {"tools": tools}
+        else:
+            print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32601, "message": "no"}}), flush=True)
+            continue
+        print(json.dumps({"jsonrpc": "2.0", "id": req["id"], "result": res}), flush=True)
+`
+}
