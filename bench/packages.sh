@@ -88,7 +88,7 @@ step() {
 
 crawl() {
   local phase=$1 i=$2
-  echo "$bin crawl --candidates '$out/cand/$i.txt' --out '$out/$phase/$i' --package-cache '$cache' --package-cache-max 34359738368 --no-elapsed --timeout 2m 2>'$out/$phase/$i.log'"
+  echo "$bin crawl --candidates '$out/cand/$i.txt' --out '$out/$phase/$i' --package-cache '$cache' --package-cache-max 34359738368 --npm-metadata-max-age 24h --no-elapsed --timeout 2m 2>'$out/$phase/$i.log'"
 }
 
 for phase in cold warm; do

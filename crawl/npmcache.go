@@ -58,6 +58,8 @@ type npmCache struct {
 	max        int64 // the whole cache
 	maxPackage int64 // one installed package
 	timeout    time.Duration
+	// metadataMaxAge is how old the packuments a crawl starts with may be.
+	metadataMaxAge time.Duration
 
 	mu     sync.Mutex
 	inUse  map[string]int
@@ -215,6 +217,7 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 		"npm_config_userconfig=" + sandbox.Home + "/.npmrc", // none: nothing of the host's
 		"npm_config_globalconfig=" + sandbox.Home + "/npmrc",
 		"npm_config_update_notifier=false",
+		"npm_config_prefer_offline=true", // see dropPackuments
 		"npm_config_fund=false",
 		"npm_config_audit=false",
 	}
@@ -455,6 +458,9 @@ func (c *npmCache) prepare() error {
 	}
 	if err := c.own(npmDir); err != nil {
 		return err
+	}
+	if err := dropPackuments(npmDir, time.Now().Add(-c.metadataMaxAge)); err != nil {
+		return fmt.Errorf("npm's download cache: %w", err)
 	}
 	// The machine's CA files, copied where the sandbox's user reads
 	// them (the originals may be closed to it), and shown read-only.

@@ -136,3 +136,72 @@ func TestNPMStoreShared(t *testing.T) {
 		t.Error("a package folder outlived eviction")
 	}
 }
+
+// TestNPMPackumentsOnceACrawl: a crawl fetches a packument once however
+// many of its installs need it (the loopback registry, like this
+// machine's, sends no caching headers, so npm alone would fetch it again
+// for each), and the next crawl fetches it anew: a version published in
+// between is what the next crawl installs; unless the packument is
+// younger than the crawl's MetadataMaxAge.
+func TestNPMPackumentsOnceACrawl(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	dep := map[string]string{"tiny-dep": "^1.0.0"}
+	reg := npmtest.NewRegistry(t, []npmtest.Package{
+		{Name: "tiny-dep", Version: "1.0.0"},
+		{Name: "tiny-a", Version: "1.0.0", Prelude: "serve();", Dependencies: dep},
+		{Name: "tiny-b", Version: "2.0.0", Prelude: "serve();", Dependencies: dep},
+		{Name: "tiny-c", Version: "3.0.0", Prelude: "serve();", Dependencies: dep},
+		{Name: "tiny-d", Version: "4.0.0", Prelude: "serve();", Dependencies: dep},
+	}, nil)
+	npmtest.Use(t, reg.URL)
+	cache := cacheDir(t)
+	crawl := func(maxAge time.Duration, ids ...string) {
+		t.Helper()
+		cands, err := ParseCandidates(strings.NewReader(strings.Join(ids, "\n")+"\n"), "list")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt := Options{CandidateList: cands, Out: filepath.Join(t.TempDir(), "out"), AllowPrivate: true, OmitElapsed: true,
+			Probe:    ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
+			Packages: PackageOptions{Cache: cache, Concurrency: 1, MetadataMaxAge: maxAge}}
+		if _, err := Run(context.Background(), opt); err != nil {
+			t.Fatal(err)
+		}
+		for id, rec := range readServers(t, opt.Out) {
+			if !rec.Reachable {
+				t.Fatalf("%s: %s: %s", id, rec.ErrorKind, rec.Error)
+			}
+		}
+	}
+	depVersion := func(name, version string) string {
+		t.Helper()
+		var c npmCache
+		b, err := os.ReadFile(filepath.Join(cache, c.key(&Package{Identifier: name, Version: version}), "node_modules/tiny-dep/package.json"))
+		var pj struct{ Version string }
+		if err != nil || json.Unmarshal(b, &pj) != nil {
+			t.Fatalf("%s's tiny-dep: %v %s", name, err, b)
+		}
+		return pj.Version
+	}
+
+	crawl(0, "npm:tiny-a@1.0.0", "npm:tiny-b@2.0.0")
+	if n := reg.Packuments("tiny-dep"); n != 1 {
+		t.Errorf("a crawl of two packages needing tiny-dep fetched its packument %d times, want 1", n)
+	}
+	reg.Publish(npmtest.Package{Name: "tiny-dep", Version: "1.1.0"})
+	crawl(time.Hour, "npm:tiny-c@3.0.0")
+	if n := reg.Packuments("tiny-dep"); n != 1 {
+		t.Errorf("a crawl that may start with an hour-old packument fetched tiny-dep's again (%d)", n)
+	}
+	crawl(0, "npm:tiny-d@4.0.0")
+	if n := reg.Packuments("tiny-dep"); n != 2 {
+		t.Errorf("the next crawl fetched tiny-dep's packument %d more times, want 1", n-1)
+	}
+	got := []string{depVersion("tiny-a", "1.0.0"), depVersion("tiny-c", "3.0.0"), depVersion("tiny-d", "4.0.0")}
+	if want := []string{"1.0.0", "1.0.0", "1.1.0"}; !slices.Equal(got, want) {
+		t.Errorf("tiny-dep installed by the three crawls: %v, want %v", got, want)
+	}
+	if n := reg.Tarballs.Load(); n != 6 {
+		t.Errorf("%d tarballs fetched, want 6 (each version once)", n)
+	}
+}

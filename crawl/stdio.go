@@ -41,6 +41,11 @@ type PackageOptions struct {
 	CacheMax, PackageMax int64
 	// InstallTimeout bounds one install.
 	InstallTimeout time.Duration
+	// MetadataMaxAge is how old the npm packuments cached by earlier
+	// crawls that a crawl starts with may be; zero keeps none, so that a
+	// crawl reads the registry as of its start (within a crawl, a
+	// packument is fetched once, whatever its age: see dropPackuments).
+	MetadataMaxAge time.Duration
 	// Limits bound each sandboxed server and install (CPU, memory of the
 	// whole sandbox, processes, files).
 	Limits sandbox.Limits
@@ -144,7 +149,7 @@ func newPackageRunner(ctx context.Context, p *Prober, opt *PackageOptions, pkgs 
 		pr.sb = sb
 	}
 	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, memory: opt.Limits.Memory,
-		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
+		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout, metadataMaxAge: opt.MetadataMaxAge}
 	if pr.noNPM == "" {
 		if err := pr.prepareNPM(ctx, npm, node); err != nil {
 			return nil, err

@@ -149,11 +149,13 @@ type packageFlags struct {
 	cache       string
 	cacheMax    int64
 	memory      int64
+	metadataAge time.Duration
 }
 
 func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
 	if crawling {
 		fs.IntVar(&f.concurrency, "package-concurrency", crawl.DefaultPackageConcurrency, "packaged servers installed or run at once, each in its own sandbox")
+		fs.DurationVar(&f.metadataAge, "npm-metadata-max-age", 0, "start with npm packuments that earlier crawls cached if no older than this `DURATION` (0: none; a crawl reads the registry as of its start, and fetches each packument once)")
 	}
 	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
 	fs.Int64Var(&f.cacheMax, "package-cache-max", crawl.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
@@ -164,9 +166,12 @@ func (f *packageFlags) options() (crawl.PackageOptions, error) {
 	if f.concurrency < 0 || f.cacheMax <= 0 || f.memory <= 0 {
 		return crawl.PackageOptions{}, usageError{"--package-concurrency, --package-cache-max and --sandbox-memory must be positive"}
 	}
+	if f.metadataAge < 0 {
+		return crawl.PackageOptions{}, usageError{"--npm-metadata-max-age must not be negative"}
+	}
 	if floor := crawl.MinSandboxMemory(crawl.DefaultPackageMax); f.memory < floor {
 		return crawl.PackageOptions{}, usageError{fmt.Sprintf("--sandbox-memory %d: at least %d bytes (%d MiB), the size of an install's folders", f.memory, floor, floor>>20)}
 	}
 	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,
-		Limits: sandbox.Limits{Memory: f.memory}}, nil
+		MetadataMaxAge: f.metadataAge, Limits: sandbox.Limits{Memory: f.memory}}, nil
 }

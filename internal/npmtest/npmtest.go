@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,70 +147,120 @@ func (p Package) tarball(t testing.TB) []byte {
 // npm registry does, and says how many tarballs were fetched.
 func Registry(t testing.TB, pkgs []Package) (string, *atomic.Int64) {
 	t.Helper()
-	return registry(t, pkgs, nil)
+	r := NewRegistry(t, pkgs, nil)
+	return r.URL, &r.Tarballs
 }
 
 // RegistryTLS is Registry over https, presenting cert (a test CA's, say).
 func RegistryTLS(t testing.TB, pkgs []Package, cert tls.Certificate) (string, *atomic.Int64) {
 	t.Helper()
-	return registry(t, pkgs, &tls.Config{Certificates: []tls.Certificate{cert}})
+	r := NewRegistry(t, pkgs, &tls.Config{Certificates: []tls.Certificate{cert}})
+	return r.URL, &r.Tarballs
 }
 
-func registry(t testing.TB, pkgs []Package, tc *tls.Config) (string, *atomic.Int64) {
+// LoopbackRegistry is a loopback npm registry: packuments and tarballs,
+// served as this machine's registry serves them (no caching headers, so
+// npm's cache alone decides what it fetches again), with counts of what
+// was fetched. Publish adds a version while it serves.
+type LoopbackRegistry struct {
+	// URL is the registry's, ending in a slash.
+	URL string
+	// Tarballs counts the tarballs fetched.
+	Tarballs atomic.Int64
+
+	t   testing.TB
+	srv *httptest.Server
+
+	mu         sync.Mutex // guards the three maps
+	tarballs   map[string][]byte
+	packuments map[string]map[string]any
+	fetchedDoc map[string]int
+}
+
+// NewRegistry serves pkgs on loopback, over https with tc when it is not
+// nil, until the test ends.
+func NewRegistry(t testing.TB, pkgs []Package, tc *tls.Config) *LoopbackRegistry {
 	t.Helper()
-	tarballs := map[string][]byte{}
-	packuments := map[string]map[string]any{}
-	var fetched atomic.Int64
-	srv := httptest.NewUnstartedServer(nil)
+	r := &LoopbackRegistry{t: t, tarballs: map[string][]byte{}, packuments: map[string]map[string]any{}, fetchedDoc: map[string]int{}}
+	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(r.serve))
 	if tc != nil {
-		srv.TLS = tc
-		srv.StartTLS()
+		r.srv.TLS = tc
+		r.srv.StartTLS()
 	} else {
-		srv.Start()
+		r.srv.Start()
 	}
-	t.Cleanup(srv.Close)
+	t.Cleanup(r.srv.Close)
+	r.URL = r.srv.URL + "/"
 	for _, p := range pkgs {
-		tgz := p.tarball(t)
-		file := strings.NewReplacer("@", "", "/", "-").Replace(p.Name) + "-" + p.Version + ".tgz"
-		tarballs[file] = tgz
-		s1 := sha1.Sum(tgz)
-		s512 := sha512.Sum512(tgz)
-		base := p.Name[strings.LastIndex(p.Name, "/")+1:]
-		if p.Scripts == nil {
-			p.Scripts = map[string]string{}
-		}
-		doc := packuments[p.Name]
-		if doc == nil {
-			doc = map[string]any{"name": p.Name, "dist-tags": map[string]string{"latest": p.Version}, "versions": map[string]any{}}
-			packuments[p.Name] = doc
-		}
-		doc["versions"].(map[string]any)[p.Version] = map[string]any{
-			"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies,
-			"dist": map[string]string{"tarball": srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
-				"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
-		}
+		r.Publish(p)
 	}
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if file, ok := strings.CutPrefix(r.URL.Path, "/tarballs/"); ok {
-			b, found := tarballs[file]
-			if !found {
-				http.NotFound(w, r)
-				return
-			}
-			fetched.Add(1)
-			w.Header().Set("Content-Type", "application/octet-stream")
-			w.Write(b)
-			return
-		}
-		doc, found := packuments[strings.TrimPrefix(r.URL.Path, "/")]
+	return r
+}
+
+// Publish adds p's version to its packument (made if new), with its
+// tarball; it becomes the latest.
+func (r *LoopbackRegistry) Publish(p Package) {
+	r.t.Helper()
+	tgz := p.tarball(r.t)
+	file := strings.NewReplacer("@", "", "/", "-").Replace(p.Name) + "-" + p.Version + ".tgz"
+	s1 := sha1.Sum(tgz)
+	s512 := sha512.Sum512(tgz)
+	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
+	if p.Scripts == nil {
+		p.Scripts = map[string]string{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tarballs[file] = tgz
+	doc := r.packuments[p.Name]
+	if doc == nil {
+		doc = map[string]any{"name": p.Name, "dist-tags": map[string]string{}, "versions": map[string]any{}}
+		r.packuments[p.Name] = doc
+	}
+	doc["dist-tags"].(map[string]string)["latest"] = p.Version
+	doc["versions"].(map[string]any)[p.Version] = map[string]any{
+		"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies,
+		"dist": map[string]string{"tarball": r.srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
+			"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
+	}
+}
+
+// Packuments is how many times name's packument was fetched.
+func (r *LoopbackRegistry) Packuments(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fetchedDoc[name]
+}
+
+func (r *LoopbackRegistry) serve(w http.ResponseWriter, req *http.Request) {
+	if file, ok := strings.CutPrefix(req.URL.Path, "/tarballs/"); ok {
+		r.mu.Lock()
+		b, found := r.tarballs[file]
+		r.mu.Unlock()
 		if !found {
-			http.Error(w, `{"error":"Not found"}`, http.StatusNotFound)
+			http.NotFound(w, req)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(doc)
-	})
-	return srv.URL + "/", &fetched
+		r.Tarballs.Add(1)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(b)
+		return
+	}
+	name := strings.TrimPrefix(req.URL.Path, "/")
+	r.mu.Lock()
+	doc, found := r.packuments[name]
+	var body []byte
+	if found {
+		r.fetchedDoc[name]++
+		body, _ = json.Marshal(doc)
+	}
+	r.mu.Unlock()
+	if !found {
+		http.Error(w, `{"error":"Not found"}`, http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
 }
 
 // NeedSandbox skips (fails with CI=true) without bwrap, node or npm, or
