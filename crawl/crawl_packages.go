@@ -121,6 +121,9 @@ func (pr *packageRunner) proxies() []*sandbox.Proxy {
 
 // closeProxies stops the install steps' proxies.
 func (pr *packageRunner) closeProxies() {
+	if pr.cache != nil && pr.cache.client != nil {
+		pr.cache.client.CloseIdleConnections()
+	}
 	for _, p := range pr.proxies() {
 		p.Close()
 	}

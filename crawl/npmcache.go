@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -60,6 +62,10 @@ type npmCache struct {
 	timeout    time.Duration
 	// metadataMaxAge is how old the packuments a crawl starts with may be.
 	metadataMaxAge time.Duration
+
+	clientOnce  sync.Once
+	client      *http.Client // the installs' fetches, through proxy
+	registryURL *url.URL
 
 	mu     sync.Mutex
 	inUse  map[string]int
@@ -167,27 +173,61 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 		}
 		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v: %s", p.Identifier, p.Version, err, msg)}
 	}
-	// Nothing installed keeps a set-id bit, nor is writable by others.
-	if err := stripModes(tmp); err != nil {
-		return installed{}, err
+	var skip []string
+	b, err := readInRoot(tmp, "skip.json", maxLockfile)
+	if err == nil {
+		err = json.Unmarshal(b, &skip)
+	}
+	if err != nil {
+		return installed{}, &installError{fmt.Errorf("npm install %s@%s: npm's checks: %v", p.Identifier, p.Version, err)}
+	}
+	pkgs, err := readLockfile(tmp, skip)
+	if err != nil {
+		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
+	}
+	for _, f := range []string{"package-lock.json", "package.json", "skip.json"} {
+		if err := os.Remove(filepath.Join(tmp, f)); err != nil {
+			return installed{}, err
+		}
+	}
+	lay := c.layout()
+	err = lay.lay(ctx, tmp, pkgs)
+	c.storeMu.Lock()
+	c.storeBytes += lay.added.Load()
+	c.storeMu.Unlock()
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return installed{}, &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
+		}
+		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
 	}
 	main, err := entryPoint(tmp, p.Identifier)
 	if err != nil {
 		return installed{}, &installError{err}
 	}
-	if c.store != nil {
-		// A dependency version many packages install is one file on
-		// disk per file, hard-linked from each package's folder.
-		c.storeMu.Lock()
-		st, err := c.store.Adopt(tmp)
-		c.storeBytes += st.AddedBytes
-		c.storeMu.Unlock()
-		if err != nil {
-			return installed{}, err
-		}
-	}
 	return c.seal(tmp, dir, main)
 }
+
+// layout is one install's layer of the lockfile's tree from the store,
+// fetching through the install's proxy with npm's TLS settings.
+func (c *npmCache) layout() *npmLayout {
+	c.clientOnce.Do(func() {
+		tc, err := c.conf.tlsConfig()
+		if err != nil {
+			tc = nil // checked before the crawl began (checkRegistryTLS)
+		}
+		proxy, _ := url.Parse(c.proxy.URL())
+		c.client = &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxy), TLSClientConfig: tc,
+			MaxIdleConnsPerHost: npmFetches, TLSHandshakeTimeout: 30 * time.Second, ResponseHeaderTimeout: 60 * time.Second}}
+		c.registryURL, _ = url.Parse(c.registry)
+	})
+	return &npmLayout{store: c.store, manifests: filepath.Join(c.dir, manifestsDir), client: c.client,
+		registry: c.registryURL, max: c.maxPackage, fetches: npmFetches}
+}
+
+// npmFetches is how many tarballs one install fetches at once (npm's
+// own default is 15 sockets a host).
+const npmFetches = 8
 
 // storeDir is the content-addressed store of the installed packages'
 // files, in the package cache (hard links need one file system).
@@ -197,17 +237,19 @@ const storeDir = ".store"
 // by the installs of a crawl (npm checks every tarball's integrity).
 const npmCacheDir = ".npm"
 
-// installSpec is the install step of p: npm, with lifecycle scripts off,
-// installs into a tmpfs capped at the package bound (a tarball that
-// unpacks to more fails when it reaches it, not after), reaching only the
-// registry through the proxy (git is hidden, so a git dependency fails;
-// a URL or other host is refused by the proxy); cp then copies what it
-// installed out, without set-id bits.
+// installSpec is the resolving step of p's install (see npmlock.go): npm,
+// with lifecycle scripts off, resolves p's dependency tree into a
+// lockfile in a tmpfs, reaching only the registry through the proxy (git
+// is hidden, so a git dependency fails; a URL or other host is refused by
+// the proxy); cp then copies the lockfile out.
 func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
-	npmArgs := []string{c.node, c.npmCLI, "install", "--prefix", "/install", "--ignore-scripts", "--no-audit", "--no-fund",
-		"--no-save", "--no-package-lock", "--omit=dev", "--no-update-notifier", "--loglevel=error", "--", p.Identifier + "@" + p.Version}
-	script := `"$@" && cp -R /install/node_modules /out/`
-	args := append([]string{"/bin/sh", "-c", script, "sh"}, npmArgs...)
+	npmArgs := []string{c.node, c.npmCLI, "install", "--package-lock-only", "--prefix", "/install", "--ignore-scripts", "--no-audit", "--no-fund",
+		"--save-exact", "--omit=dev", "--no-update-notifier", "--loglevel=error", "--", p.Identifier + "@" + p.Version}
+	script := `node=$1 checks=$2 npm=$3; shift 3
+"$@" && "$node" -e "$checks" /install/package-lock.json "$npm" >/install/skip.json &&
+cp /install/package-lock.json /install/package.json /install/skip.json /out/`
+	npmRoot := filepath.Dir(filepath.Dir(c.npmCLI))
+	args := append([]string{"/bin/sh", "-c", script, "sh", c.node, npmChecks, npmRoot}, npmArgs...)
 	env := []string{
 		"npm_config_registry=" + c.registry,
 		"npm_config_cache=/npm-cache",
@@ -470,6 +512,9 @@ func (c *npmCache) prepare() error {
 	}
 	c.hasCAs = len(env) > 0
 	if c.store, err = openStore(filepath.Join(c.dir, storeDir)); err != nil {
+		return fmt.Errorf("package store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(c.dir, manifestsDir), 0o755); err != nil {
 		return fmt.Errorf("package store: %w", err)
 	}
 	if c.storeBytes, err = c.store.Size(); err != nil {

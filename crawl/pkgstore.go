@@ -79,53 +79,75 @@ func (s *pkgStore) Adopt(tree string) (storeStats, error) {
 			return err
 		}
 		st.Files++
-		target := s.path(sum, perm)
-		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
+		how, err := s.adoptFile(p, info, sum, perm)
+		switch how {
+		case adoptAdded:
+			st.Added++
+			st.AddedBytes += info.Size()
+		case adoptLinked:
+			st.Shared++
+			st.SharedBytes += info.Size()
+		case adoptHeld:
+			st.Shared++
 		}
-		for range 2 {
-			held, err := os.Lstat(target)
-			if err == nil {
-				if os.SameFile(held, info) {
-					st.Shared++
-					return nil
-				}
-				// Link the store's file in place of this one: a
-				// temporary name then a rename, so the path always names
-				// a whole file.
-				tmp := p + ".pkgstore-tmp"
-				_ = os.Remove(tmp)
-				if err := os.Link(target, tmp); err != nil {
-					return fmt.Errorf("pkgstore: %w", err)
-				}
-				if err := os.Rename(tmp, p); err != nil {
-					_ = os.Remove(tmp)
-					return err
-				}
-				st.Shared++
-				st.SharedBytes += info.Size()
-				return nil
-			}
-			if !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			if err := os.Chmod(p, perm); err != nil {
-				return err
-			}
-			err = os.Link(p, target)
-			if err == nil {
-				st.Added++
-				st.AddedBytes += info.Size()
-				return nil
-			}
-			if !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("pkgstore: %w", err)
-			}
-			// Another install added the same content meanwhile: link it.
-		}
-		return fmt.Errorf("pkgstore: %s keeps changing", target)
+		return err
 	})
 	return st, err
+}
+
+// adoption is what adoptFile did with a file.
+type adoption int
+
+const (
+	adoptFailed adoption = iota
+	adoptAdded           // the store did not hold its content: now it does
+	adoptLinked          // the store did: the file is now a link to the store's
+	adoptHeld            // the file was the store's already
+)
+
+// adoptFile makes file p (info its Lstat, sum its content's SHA-256) a
+// hard link to the store's file of its content and permissions perm
+// (read-only), adding it to the store when the store lacks it.
+func (s *pkgStore) adoptFile(p string, info fs.FileInfo, sum []byte, perm fs.FileMode) (adoption, error) {
+	target := s.path(sum, perm)
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return adoptFailed, err
+	}
+	for range 2 {
+		held, err := os.Lstat(target)
+		if err == nil {
+			if os.SameFile(held, info) {
+				return adoptHeld, nil
+			}
+			// Link the store's file in place of this one: a temporary
+			// name then a rename, so the path always names a whole file.
+			tmp := p + ".pkgstore-tmp"
+			_ = os.Remove(tmp)
+			if err := os.Link(target, tmp); err != nil {
+				return adoptFailed, fmt.Errorf("pkgstore: %w", err)
+			}
+			if err := os.Rename(tmp, p); err != nil {
+				_ = os.Remove(tmp)
+				return adoptFailed, err
+			}
+			return adoptLinked, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return adoptFailed, err
+		}
+		if err := os.Chmod(p, perm); err != nil {
+			return adoptFailed, err
+		}
+		err = os.Link(p, target)
+		if err == nil {
+			return adoptAdded, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return adoptFailed, fmt.Errorf("pkgstore: %w", err)
+		}
+		// Another install added the same content meanwhile: link it.
+	}
+	return adoptFailed, fmt.Errorf("pkgstore: %s keeps changing", target)
 }
 
 func storeHash(p string) ([]byte, error) {

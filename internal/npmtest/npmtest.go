@@ -79,31 +79,47 @@ type Package struct {
 	Name, Version, Prelude string
 	Scripts                map[string]string
 	// Dependencies are package.json's, as written (a hostile package
-	// names git remotes, URLs, files).
-	Dependencies map[string]string
+	// names git remotes, URLs, files); OptionalDependencies too.
+	Dependencies, OptionalDependencies map[string]string
+	// OS is package.json's os: the platforms the package runs on.
+	OS []string
 	// Files are more files of the tarball, under package/.
 	Files []File
 }
 
 // File is one more file of a package's tarball: Body, or Size zero bytes
-// (a tarball bomb: it compresses to almost nothing).
+// (a tarball bomb: it compresses to almost nothing); a folder with Dir, a
+// symbolic link to Link.
 type File struct {
 	Name string
 	Body []byte
 	Size int64
 	Mode int64
 	Dir  bool
+	Link string
+}
+
+// manifest is the package's package.json, which its packument repeats.
+func (p Package) manifest() map[string]any {
+	if p.Scripts == nil {
+		p.Scripts = map[string]string{}
+	}
+	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
+	m := map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies}
+	if p.OptionalDependencies != nil {
+		m["optionalDependencies"] = p.OptionalDependencies
+	}
+	if p.OS != nil {
+		m["os"] = p.OS
+	}
+	return m
 }
 
 // tarball is the package's .tgz: package/package.json and
 // package/server.js, as npm pack lays them out.
 func (p Package) tarball(t testing.TB) []byte {
 	t.Helper()
-	if p.Scripts == nil {
-		p.Scripts = map[string]string{}
-	}
-	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
-	pj, _ := json.Marshal(map[string]any{"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies})
+	pj, _ := json.Marshal(p.manifest())
 	var buf bytes.Buffer
 	gz, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	tw := tar.NewWriter(gz)
@@ -121,6 +137,8 @@ func (p Package) tarball(t testing.TB) []byte {
 		h := &tar.Header{Name: "package/" + f.Name, Mode: f.Mode, ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg}
 		if f.Dir {
 			h.Typeflag = tar.TypeDir
+		} else if f.Link != "" {
+			h.Typeflag, h.Linkname = tar.TypeSymlink, f.Link
 		} else if f.Body != nil {
 			h.Size = int64(len(f.Body))
 		} else {
@@ -192,7 +210,7 @@ func NewRegistry(t testing.TB, pkgs []Package, tc *tls.Config) *LoopbackRegistry
 	t.Cleanup(r.srv.Close)
 	r.URL = r.srv.URL + "/"
 	for _, p := range pkgs {
-		r.Publish(p)
+		r.publish(p, false)
 	}
 	return r
 }
@@ -201,14 +219,17 @@ func NewRegistry(t testing.TB, pkgs []Package, tc *tls.Config) *LoopbackRegistry
 // tarball; it becomes the latest.
 func (r *LoopbackRegistry) Publish(p Package) {
 	r.t.Helper()
+	r.publish(p, true)
+}
+
+// publish adds p; the first version of a name is its latest, and a later
+// one when latest is true.
+func (r *LoopbackRegistry) publish(p Package, latest bool) {
+	r.t.Helper()
 	tgz := p.tarball(r.t)
 	file := strings.NewReplacer("@", "", "/", "-").Replace(p.Name) + "-" + p.Version + ".tgz"
 	s1 := sha1.Sum(tgz)
 	s512 := sha512.Sum512(tgz)
-	base := p.Name[strings.LastIndex(p.Name, "/")+1:]
-	if p.Scripts == nil {
-		p.Scripts = map[string]string{}
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tarballs[file] = tgz
@@ -217,12 +238,13 @@ func (r *LoopbackRegistry) Publish(p Package) {
 		doc = map[string]any{"name": p.Name, "dist-tags": map[string]string{}, "versions": map[string]any{}}
 		r.packuments[p.Name] = doc
 	}
-	doc["dist-tags"].(map[string]string)["latest"] = p.Version
-	doc["versions"].(map[string]any)[p.Version] = map[string]any{
-		"name": p.Name, "version": p.Version, "bin": map[string]string{base: "server.js"}, "scripts": p.Scripts, "dependencies": p.Dependencies,
-		"dist": map[string]string{"tarball": r.srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
-			"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])},
+	if tags := doc["dist-tags"].(map[string]string); latest || tags["latest"] == "" {
+		tags["latest"] = p.Version
 	}
+	version := p.manifest()
+	version["dist"] = map[string]string{"tarball": r.srv.URL + "/tarballs/" + file, "shasum": hex.EncodeToString(s1[:]),
+		"integrity": "sha512-" + base64.StdEncoding.EncodeToString(s512[:])}
+	doc["versions"].(map[string]any)[p.Version] = version
 }
 
 // Packuments is how many times name's packument was fetched.
