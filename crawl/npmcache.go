@@ -205,6 +205,9 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	if err != nil {
 		return installed{}, &installError{err}
 	}
+	if err := lay.recordUse(tmp); err != nil {
+		return installed{}, err
+	}
 	return c.seal(tmp, dir, main)
 }
 
@@ -463,13 +466,20 @@ func (c *npmCache) evict() {
 		if c.inUse[f.key] > 0 {
 			continue
 		}
+		used, listed := usedBy(filepath.Join(c.dir, f.key))
 		if os.RemoveAll(filepath.Join(c.dir, f.key)) != nil {
 			continue
 		}
 		total -= f.own
 		if c.store != nil {
-			// Files only this folder linked go with it.
-			freed, _ := c.store.Prune()
+			// Files only this folder linked go with it: those of the
+			// versions it lists, or else any in the store.
+			var freed int64
+			if listed {
+				freed = pruneUsed(c.store, filepath.Join(c.dir, manifestsDir), used)
+			} else {
+				freed, _ = c.store.Prune()
+			}
 			total -= freed
 			c.storeBytes -= freed
 		}

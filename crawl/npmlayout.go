@@ -20,8 +20,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
@@ -44,6 +47,9 @@ type npmLayout struct {
 
 	laid  atomic.Int64 // bytes laid out
 	added atomic.Int64 // bytes the store grew by
+
+	mu   sync.Mutex // guards used
+	used []string   // the manifests of the versions laid out
 }
 
 // manifestsDir holds, in the package cache, what the store holds of each
@@ -110,6 +116,73 @@ func (l *npmLayout) lay(ctx context.Context, root string, pkgs []lockPackage) er
 	return nil
 }
 
+// usesFile lists, in an install's folder, the manifests of the versions
+// laid out in it: what eviction checks for store files no folder links
+// any more, instead of walking the whole store.
+const usesFile = ".atlas-tarballs"
+
+// recordUse writes usesFile into root.
+func (l *npmLayout) recordUse(root string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	slices.Sort(l.used)
+	b, err := json.Marshal(slices.Compact(l.used))
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, usesFile), b, 0o644)
+}
+
+// pruneUsed removes the store files of the manifests used (an evicted
+// folder's usesFile, read by usedBy before the folder was removed) that
+// no folder links any more, and the manifests that no longer have all
+// their files, and says how many bytes that freed.
+func pruneUsed(store *pkgStore, manifests string, used []string) (freed int64) {
+	for _, name := range used {
+		if name != filepath.Base(name) {
+			continue
+		}
+		mf := filepath.Join(manifests, name)
+		b, err := os.ReadFile(mf)
+		var m tarballManifest
+		if err != nil || json.Unmarshal(b, &m) != nil {
+			continue
+		}
+		whole := true
+		for _, f := range m.Files {
+			sum, err := hex.DecodeString(f.Sum)
+			if err != nil {
+				whole = false
+				continue
+			}
+			p := store.path(sum, f.Perm)
+			st, err := os.Lstat(p)
+			if err != nil {
+				whole = false
+				continue
+			}
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 1 && os.Remove(p) == nil {
+				freed += st.Size()
+				whole = false
+			}
+		}
+		if !whole {
+			_ = os.Remove(mf)
+		}
+	}
+	return freed
+}
+
+// usedBy reads folder dir's usesFile; ok is false without one (a folder
+// not laid out from manifests: the caller prunes the whole store).
+func usedBy(dir string) (used []string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, usesFile))
+	if err != nil || json.Unmarshal(b, &used) != nil {
+		return nil, false
+	}
+	return used, true
+}
+
 // errTooLarge is an install past the package bound.
 var errTooLarge = errors.New("too large")
 
@@ -121,7 +194,11 @@ func (l *npmLayout) place(ctx context.Context, root string, p lockPackage) error
 		return fmt.Errorf("%s@%s: %v", p.Path, p.Version, err)
 	}
 	dest := filepath.Join(root, filepath.FromSlash(p.Path))
-	mf := filepath.Join(l.manifests, algo+"-"+hex.EncodeToString(want)+".json")
+	name := algo + "-" + hex.EncodeToString(want) + ".json"
+	mf := filepath.Join(l.manifests, name)
+	l.mu.Lock()
+	l.used = append(l.used, name)
+	l.mu.Unlock()
 	if err := l.linkManifest(mf, dest); err == nil || !errors.Is(err, errUnpacked) {
 		return err
 	}
