@@ -11,7 +11,8 @@ import (
 
 // block8 compresses one 64-byte block for each of the eight lanes:
 // blocks[l] points at lane l's block and state[w][l] is word w of lane
-// l's chaining value. It is in block8_amd64.s, written by ./gen.
+// l's chaining value. It is in block8_amd64.s, which ./asm generates
+// with avo.
 //
 //go:noescape
 func block8(state *[8][8]uint32, blocks *[8]*byte)
