@@ -150,7 +150,7 @@ func Read(dir string) (*Sample, error) {
 	defer f.Close()
 	seen := map[int]bool{}
 	count := map[string]int{}
-	err = eachLine(f, ip, func(line []byte, where string) error {
+	err = eachLine(f, ip, maxLine, func(line []byte, where string) error {
 		var it Item
 		d := json.NewDecoder(bytes.NewReader(line))
 		d.DisallowUnknownFields()
@@ -184,10 +184,14 @@ func Read(dir string) (*Sample, error) {
 	return &s, nil
 }
 
-// eachLine calls fn with every non-blank line of r and "file:line".
-func eachLine(r io.Reader, name string, fn func(line []byte, where string) error) error {
+// maxLine bounds one line of the sample's own files.
+const maxLine = 16 << 20
+
+// eachLine calls fn with every non-blank line of r, of at most maxLen bytes,
+// and "file:line".
+func eachLine(r io.Reader, name string, maxLen int, fn func(line []byte, where string) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLen)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -250,7 +254,7 @@ func ReadLabels(path string, known map[int]bool) (Rater, error) {
 	}
 	defer f.Close()
 	r := Rater{Name: raterName(path), Labels: map[int]Label{}}
-	err = eachLine(f, path, func(line []byte, where string) error {
+	err = eachLine(f, path, maxLine, func(line []byte, where string) error {
 		var l Label
 		d := json.NewDecoder(bytes.NewReader(line))
 		d.DisallowUnknownFields()
