@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -106,16 +105,8 @@ func cfgFingerprint(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// configURI is a config file as a SARIF artifact URI: a relative path as
-// a relative reference (code scanning resolves it against the checkout),
-// an absolute one as a file: URI.
-func configURI(file string) string {
-	p := filepath.ToSlash(filepath.Clean(file))
-	if filepath.IsAbs(file) {
-		return (&url.URL{Scheme: "file", Path: p}).String()
-	}
-	return (&url.URL{Path: p}).String()
-}
+// configURI is a config file as a SARIF artifact URI, its path cleaned.
+func configURI(file string) string { return sarif.PathURI(filepath.Clean(file)) }
 
 // writeConfigSARIF writes the servers' findings as one SARIF 2.1.0 log.
 // Suppressed findings are results with an external, accepted suppression

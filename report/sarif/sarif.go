@@ -350,10 +350,14 @@ func artifactURI(file string) (uri string, isURL bool) {
 	if u, err := url.Parse(file); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		return u.String(), true
 	}
-	return pathURI(file), false
+	return PathURI(file), false
 }
 
-func pathURI(file string) string {
+// PathURI is a file as a SARIF artifact URI: a relative path as a relative
+// reference (viewers and code scanning resolve it against the checkout),
+// with '\' turned into '/' and characters such as spaces percent-encoded;
+// an absolute one as a file: URI.
+func PathURI(file string) string {
 	p := filepath.ToSlash(file)
 	if filepath.IsAbs(file) {
 		if !strings.HasPrefix(p, "/") {
