@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 )
 
@@ -35,31 +36,33 @@ type countRow struct {
 }
 
 // countTables are the tables in the order both outputs write them.
-var countTables = []countTable{{
-	id: "protocols", title: "Protocol versions",
-	about:     "Servers that named a protocol version, by version and generation (stateless: `server/discover`; session: `initialize`).",
-	aboutHTML: "Servers that named a protocol version, by version and generation (stateless: <code>server/discover</code>; session: <code>initialize</code>).",
-	first:     "Protocol version", second: "Generation",
-	rows: func(rel *Release) []countRow {
-		rows := make([]countRow, len(rel.Counts.ByProtocol))
-		for i, c := range rel.Counts.ByProtocol {
-			rows[i] = countRow{c.ProtocolVersion, c.Generation, c.Servers}
-		}
-		return rows
-	},
-}, {
-	id: "package-types", title: "Servers by type",
-	about:     "Servers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).",
-	aboutHTML: "Servers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).",
-	first:     "Type", second: "Outcome",
-	rows: func(rel *Release) []countRow {
-		rows := make([]countRow, len(rel.Counts.ByPackageType))
-		for i, c := range rel.Counts.ByPackageType {
-			rows[i] = countRow{c.Type, c.Outcome, c.Servers}
-		}
-		return rows
-	},
-}}
+var countTables = []countTable{
+	{id: "protocols", title: "Protocol versions", first: "Protocol version", second: "Generation",
+		about:     "Servers that named a protocol version, by version and generation (stateless: `server/discover`; session: `initialize`).",
+		aboutHTML: "Servers that named a protocol version, by version and generation (stateless: <code>server/discover</code>; session: <code>initialize</code>).",
+		rows:      func(rel *Release) []countRow { return rowsOf(rel.Counts.ByProtocol, protocolRow) }},
+	{id: "package-types", title: "Servers by type", first: "Type", second: "Outcome",
+		about:     "Servers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).",
+		aboutHTML: "Servers by what they are (a remote, or a package's registry type) and how the crawl ended (reachable, or the error kind).",
+		rows:      func(rel *Release) []countRow { return rowsOf(rel.Counts.ByPackageType, packageTypeRow) }},
+}
+
+// rowsOf is one count table's rows, one for each of counts.
+func rowsOf[C any](counts []C, row func(C) countRow) []countRow {
+	rows := make([]countRow, len(counts))
+	for i, c := range counts {
+		rows[i] = row(c)
+	}
+	return rows
+}
+
+func protocolRow(c release.ProtocolCount) countRow {
+	return countRow{c.ProtocolVersion, c.Generation, c.Servers}
+}
+
+func packageTypeRow(c release.PackageTypeCount) countRow {
+	return countRow{c.Type, c.Outcome, c.Servers}
+}
 
 // countView is a count table with rows, as the page's template reads it.
 type countView struct {

@@ -148,14 +148,7 @@ func ring(t int) operand.Mem { return operand.Mem{Base: ringBase, Disp: (t % 16)
 
 // Temporaries Y8..Y13; Y14 and Y15 carry a ^ b from round to round for
 // Maj. The working variables a..h start in Y0..Y7.
-var (
-	t0 = reg.Y8
-	t1 = reg.Y9
-	t2 = reg.Y10
-	t3 = reg.Y11
-	t4 = reg.Y12
-	t5 = reg.Y13
-)
+var t0, t1, t2, t3, t4, t5 = reg.Y8, reg.Y9, reg.Y10, reg.Y11, reg.Y12, reg.Y13
 
 // maj[t%2] holds b ^ c at the start of round t.
 var maj = [2]reg.VecPhysical{reg.Y14, reg.Y15}
