@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,10 +148,7 @@ func parseCallEventID(eid string) (string, int, error) {
 func (cs *callStreams) close() {
 	cs.mu.Lock()
 	cs.closed = true
-	all := make([]*callStream, 0, len(cs.m))
-	for _, s := range cs.m {
-		all = append(all, s)
-	}
+	all := slices.Collect(maps.Values(cs.m))
 	cs.mu.Unlock()
 	cs.cancel()
 	for _, s := range all {

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,10 +180,7 @@ func (t *sessionTable) close(s *httpSession) {
 func (t *sessionTable) closeAll() {
 	t.mu.Lock()
 	t.closed = true
-	all := make([]*httpSession, 0, len(t.m))
-	for _, s := range t.m {
-		all = append(all, s)
-	}
+	all := slices.Collect(maps.Values(t.m))
 	t.mu.Unlock()
 	for _, s := range all {
 		t.close(s)

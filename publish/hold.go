@@ -205,14 +205,8 @@ func Compare(run, pub *report.Report) []string {
 	for _, k := range union(run.Shapes, pub.Shapes) {
 		num("shape "+k, run.Shapes[k], pub.Shapes[k])
 	}
-	ins := func(r *report.Report) map[string]report.Input {
-		m := map[string]report.Input{}
-		for _, in := range r.Inputs {
-			m[in.Name] = in
-		}
-		return m
-	}
-	ri, pi := ins(run), ins(pub)
+	inputName := func(in report.Input) string { return in.Name }
+	ri, pi := byKey(run.Inputs, inputName), byKey(pub.Inputs, inputName)
 	for _, k := range union(ri, pi) {
 		num(k+" records", ri[k].Records, pi[k].Records)
 		if ri[k].SHA256 != pi[k].SHA256 {
@@ -239,19 +233,23 @@ func Compare(run, pub *report.Report) []string {
 	for _, k := range union(run.Buckets, pub.Buckets) {
 		num(k, run.Buckets[k].Tools, pub.Buckets[k].Tools)
 	}
-	surf := func(r *report.Report) map[string]report.Surface {
-		m := map[string]report.Surface{}
-		for _, s := range r.Surface {
-			m[s.ID] = s
-		}
-		return m
-	}
-	rs, ps := surf(run), surf(pub)
+	surfaceID := func(s report.Surface) string { return s.ID }
+	rs, ps := byKey(run.Surface, surfaceID), byKey(pub.Surface, surfaceID)
 	for _, k := range union(rs, ps) {
 		num(k+" tools", rs[k].Tools, ps[k].Tools)
 		num(k+" servers", rs[k].Servers, ps[k].Servers)
 	}
 	return diffs
+}
+
+// byKey maps each of xs by its key (the last of equal keys wins), so two
+// lists can be compared entry by entry with union.
+func byKey[V any](xs []V, key func(V) string) map[string]V {
+	m := make(map[string]V, len(xs))
+	for _, x := range xs {
+		m[key(x)] = x
+	}
+	return m
 }
 
 func union[V any](a, b map[string]V) []string {

@@ -85,6 +85,9 @@ func TestZipSameBytesWhateverMtimesAndZone(t *testing.T) {
 	if len(z1) == 0 || !bytes.Equal(z1, z2) {
 		t.Fatalf("the two zips differ (%d and %d bytes)", len(z1), len(z2))
 	}
+	if r1.ZipBytes != int64(len(z1)) {
+		t.Errorf("ZipBytes %d, the zip has %d", r1.ZipBytes, len(z1))
+	}
 	for _, f := range []string{SumsFile, ZenodoFile, CitationFile, ReleaseFile} {
 		a, _ := os.ReadFile(filepath.Join(out1, f))
 		b, _ := os.ReadFile(filepath.Join(out2, f))

@@ -41,8 +41,7 @@ func writeZip(ctx context.Context, set *outset.Set, name, data, date string) (ma
 		return nil, 0, "", 0, err
 	}
 	zsum := sha256.New()
-	cw := &countWriter{w: io.MultiWriter(f, zsum)}
-	bw := bufio.NewWriterSize(cw, 1<<20)
+	bw := bufio.NewWriterSize(io.MultiWriter(f, zsum), 1<<20)
 	zw := zip.NewWriter(bw)
 	sums := map[string]string{}
 	var total int64
@@ -76,16 +75,10 @@ func writeZip(ctx context.Context, set *outset.Set, name, data, date string) (ma
 	if err := bw.Flush(); err != nil {
 		return nil, 0, "", 0, err
 	}
-	return sums, total, hex.EncodeToString(zsum.Sum(nil)), cw.n, nil
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+	// The zip is a new file, so its size is what was written.
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, "", 0, err
+	}
+	return sums, total, hex.EncodeToString(zsum.Sum(nil)), fi.Size(), nil
 }

@@ -315,18 +315,7 @@ var historyTemplate = template.Must(template.New("history.html").Funcs(template.
 	"bool": func(b bool) string { return fmt.Sprint(b) },
 }).Parse(historySource))
 
-const historySource = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>The census over time: {{len .Releases}} releases</title>
-<style>
-` + pageCSS + `</style>
-</head>
-<body>
-<div class="wrap">
+var historySource = pageHead("The census over time: {{len .Releases}} releases") + `<div class="wrap">
 <h1>The census over time</h1>
 <p>{{len .Releases}} releases, by the day each census was taken. Percentages are of each release's live tools; tools added, removed and changed, and the tools that gained or lost a class, are beside the release before, as <code>diff</code> compares two runs.</p>
 {{define "grid"}}{{$c := .}}{{range .Grid}}<line class="grid" x1="{{$c.Left}}" x2="{{$c.Right}}" y1="{{.Y}}" y2="{{.Y}}"/><text class="tick" x="{{.Label.X}}" y="{{.Label.Y}}" text-anchor="{{.Label.Anchor}}">{{.Label.Text}}</text>

@@ -424,18 +424,7 @@ func codeSpans(s string) template.HTML {
 	return template.HTML(b.String())
 }
 
-const htmlSource = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.R.Title}}{{if .R.Verdict}}: {{.R.Verdict}}{{end}}</title>
-<style>
-` + pageCSS + `</style>
-</head>
-<body>
-{{if not .R.Verified}}<div class="banner" id="unverified" role="alert"><strong>UNVERIFIED</strong> The input hashes were not checked against a manifest. These counts are not a reproduction of the published census.</div>
+var htmlSource = pageHead("{{.R.Title}}{{if .R.Verdict}}: {{.R.Verdict}}{{end}}") + `{{if not .R.Verified}}<div class="banner" id="unverified" role="alert"><strong>UNVERIFIED</strong> The input hashes were not checked against a manifest. These counts are not a reproduction of the published census.</div>
 {{end}}<div class="wrap">
 <h1>{{.R.Title}}</h1>
 <section class="verdict {{.VerdictClass}}" id="verdict" data-kind="{{.Kind}}">

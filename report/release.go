@@ -54,8 +54,7 @@ func (r *Report) writeReleaseMarkdown(b *bufio.Writer) {
 		p(")")
 	}
 	p(".\n")
-	r.writeProtocolsMarkdown(b)
-	r.writePackageTypesMarkdown(b)
+	r.writeCountsMarkdown(b)
 }
 
 func compactRaw(raw json.RawMessage) string {
@@ -84,4 +83,4 @@ const releaseHTML = `{{with .R.Release}}<h2>Crawl release</h2>
 <tr><th>Counts</th><td>{{num .Counts.Candidates}} candidates, {{num .Counts.Servers}} servers: {{num .Counts.Reachable}} reachable with {{num .Counts.Tools}} tools, {{num .Counts.Unreachable}} unreachable{{with .Counts.KindCounts}} ({{range $i, $k := .}}{{if $i}}, {{end}}{{$k.Kind}} {{num $k.Count}}{{end}}){{end}}</td></tr>
 </tbody>
 </table>
-{{template "protocols" .}}{{template "packagetypes" .}}{{end}}`
+{{template "counts" .}}{{end}}`

@@ -4,6 +4,24 @@ package report
 // into each page's <style> (their Content-Security-Policy allows inline
 // CSS and nothing else), so that the two pages look alike and a change of
 // style is made once.
+// pageHead is the start of both pages, report.html and history.html, up
+// to <body>: a content security policy that allows inline CSS and nothing
+// else, the viewport, the title (a template text) and the stylesheet.
+func pageHead(title string) string {
+	return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>` + title + `</title>
+<style>
+` + pageCSS + `</style>
+</head>
+<body>
+`
+}
+
 const pageCSS = `:root { color-scheme: light; }
 * { box-sizing: border-box; }
 body { margin: 0; background: #ffffff; color: #1b1f24; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }

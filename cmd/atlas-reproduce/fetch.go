@@ -80,13 +80,7 @@ func parseFetch(env *cmdEnv, args []string) (fetchOptions, error) {
 	var o fetchOptions
 	o.flags.register(fs, "download into `DIR` (required)")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar per file when stderr is a terminal")
-	if err := parseFlags(fs, args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return o, nil
+	return o, parseFlagsOnly(fs, args)
 }
 
 // fetchRun downloads the records o names and prints each verified path.

@@ -380,3 +380,15 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	// flags already set keep their values.
 	return fs.Parse(append([]string{"--"}, positional...))
 }
+
+// parseFlagsOnly is parseFlags for a command that takes no positional
+// arguments: the first one is a usage error that names it.
+func parseFlagsOnly(fs *flag.FlagSet, args []string) error {
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	return nil
+}

@@ -66,12 +66,10 @@ func parsePublish(env *cmdEnv, args []string) (publishOptions, error) {
 	draft := fs.String("draft", "", "resume uploading into the unpublished deposition `ID` a failed upload left (files already there with the right MD5 are kept)")
 	doPublish := fs.Bool("publish", false, "publish the record; without it the record is left a draft to review on Zenodo")
 	retries := fs.Int("retries", zenodo.DefaultRetries, "retries of a Zenodo request after a connection error, 429 or 5xx (0: none)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := parseFlagsOnly(fs, args); err != nil {
 		return publishOptions{}, err
 	}
 	switch {
-	case fs.NArg() > 0:
-		return publishOptions{}, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	case *data == "" || *run == "" || *out == "":
 		return publishOptions{}, usageError{"publish needs --data, --run and --out"}
 	case *zurl == "" && (*concept != "" || *draft != "" || *doPublish):

@@ -31,13 +31,7 @@ func parseReproduce(env *cmdEnv, args []string) (reproduceOptions, error) {
 	o.fetch.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
 	fs.StringVar(&o.out, "out", "", "output `DIR` (required)")
 	o.run.register(fs)
-	if err := parseFlags(fs, args); err != nil {
-		return o, err
-	}
-	if fs.NArg() > 0 {
-		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
-	}
-	return o, nil
+	return o, parseFlagsOnly(fs, args)
 }
 
 // reproduce downloads the records o names, runs the census over them and

@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/evaluate/sample"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
@@ -168,18 +167,10 @@ func isFile(path string) bool {
 
 // readUnits reads one census file, gunzipping a .gz one.
 func readUnits(path, unit string) ([]sample.Item, error) {
-	f, err := os.Open(path)
+	r, err := openreg.OpenGunzipped(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gunzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		r = zr
-	}
+	defer r.Close()
 	return sample.Units(r, path, unit)
 }

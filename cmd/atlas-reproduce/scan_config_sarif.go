@@ -3,14 +3,11 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
 	"path/filepath"
 	"strings"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/report/sarif"
 )
@@ -18,15 +15,11 @@ import (
 // The SARIF 2.1.0 log of a config scan: one run per config file, so that
 // each file is its own code-scanning category (automationDetails.id), and
 // every result located at the file and line of its server, the line a
-// developer edits. Only the properties written are modelled.
+// developer edits. Only the properties written are modelled; the objects
+// both SARIF logs write are report/sarif's.
 type (
-	cfgLog struct {
-		Schema  string   `json:"$schema"`
-		Version string   `json:"version"`
-		Runs    []cfgRun `json:"runs"`
-	}
 	cfgRun struct {
-		Tool cfgTool `json:"tool"`
+		Tool sarif.Tool `json:"tool"`
 		// Invocations hold the one invocation, whose notifications name
 		// the servers of the file that were not scanned and why.
 		Invocations       []cfgInvocation `json:"invocations"`
@@ -35,81 +28,41 @@ type (
 		Results           []cfgResult     `json:"results"`
 		ColumnKind        string          `json:"columnKind"`
 	}
-	cfgTool struct {
-		Driver cfgDriver `json:"driver"`
-	}
 	cfgInvocation struct {
 		ExecutionSuccessful        bool              `json:"executionSuccessful"`
 		ToolExecutionNotifications []cfgNotification `json:"toolExecutionNotifications"`
 	}
 	cfgNotification struct {
 		Level     string        `json:"level"`
-		Message   cfgText       `json:"message"`
+		Message   sarif.Text    `json:"message"`
 		Locations []cfgLocation `json:"locations"`
-	}
-	cfgDriver struct {
-		Name           string    `json:"name"`
-		InformationURI string    `json:"informationUri"`
-		Version        string    `json:"version"`
-		Rules          []cfgRule `json:"rules"`
-	}
-	cfgRule struct {
-		ID                   string       `json:"id"`
-		Name                 string       `json:"name"`
-		ShortDescription     cfgText      `json:"shortDescription"`
-		FullDescription      cfgText      `json:"fullDescription"`
-		Help                 cfgHelp      `json:"help"`
-		DefaultConfiguration cfgLevel     `json:"defaultConfiguration"`
-		Properties           cfgRuleProps `json:"properties"`
-	}
-	cfgText struct {
-		Text string `json:"text"`
-	}
-	cfgHelp struct {
-		Text     string `json:"text"`
-		Markdown string `json:"markdown"`
-	}
-	cfgLevel struct {
-		Level string `json:"level"`
-	}
-	cfgRuleProps struct {
-		Tags             []string `json:"tags"`
-		SecuritySeverity string   `json:"security-severity"`
 	}
 	cfgAutomation struct {
 		ID string `json:"id"`
 	}
 	cfgArtifact struct {
-		Location cfgArtifactLocation `json:"location"`
-	}
-	cfgArtifactLocation struct {
-		URI string `json:"uri"`
+		Location sarif.ArtifactLocation `json:"location"`
 	}
 	cfgResult struct {
 		RuleID              string            `json:"ruleId"`
 		RuleIndex           int               `json:"ruleIndex"`
 		Level               string            `json:"level"`
-		Message             cfgText           `json:"message"`
+		Message             sarif.Text        `json:"message"`
 		Locations           []cfgLocation     `json:"locations"`
 		PartialFingerprints map[string]string `json:"partialFingerprints"`
 		Suppressions        []cfgSuppression  `json:"suppressions,omitempty"`
 		Properties          map[string]any    `json:"properties,omitempty"`
 	}
 	cfgLocation struct {
-		PhysicalLocation cfgPhysical  `json:"physicalLocation"`
-		LogicalLocations []cfgLogical `json:"logicalLocations,omitempty"`
+		PhysicalLocation cfgPhysical             `json:"physicalLocation"`
+		LogicalLocations []sarif.LogicalLocation `json:"logicalLocations,omitempty"`
 	}
 	cfgPhysical struct {
-		ArtifactLocation cfgArtifactLocation `json:"artifactLocation"`
-		Region           cfgRegion           `json:"region"`
+		ArtifactLocation sarif.ArtifactLocation `json:"artifactLocation"`
+		Region           cfgRegion              `json:"region"`
 	}
 	cfgRegion struct {
 		StartLine int `json:"startLine"`
-	}
-	cfgLogical struct {
-		Name               string `json:"name"`
-		FullyQualifiedName string `json:"fullyQualifiedName"`
-		Kind               string `json:"kind"`
 	}
 	cfgSuppression struct {
 		Kind          string       `json:"kind"`
@@ -152,22 +105,14 @@ func cfgFingerprint(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// configURI is a config file as a SARIF artifact URI: a relative path as
-// a relative reference (code scanning resolves it against the checkout),
-// an absolute one as a file: URI.
-func configURI(file string) string {
-	p := filepath.ToSlash(filepath.Clean(file))
-	if filepath.IsAbs(file) {
-		return (&url.URL{Scheme: "file", Path: p}).String()
-	}
-	return (&url.URL{Path: p}).String()
-}
+// configURI is a config file as a SARIF artifact URI, its path cleaned.
+func configURI(file string) string { return sarif.PathURI(filepath.Clean(file)) }
 
 // writeConfigSARIF writes the servers' findings as one SARIF 2.1.0 log.
 // Suppressed findings are results with an external, accepted suppression
 // that carries the reason; approved changes are no results.
 func writeConfigSARIF(w io.Writer, servers []configServer) error {
-	driver := cfgDriver{Name: "atlas-reproduce", InformationURI: sarif.InformationURI, Version: buildinfo.Read().Version}
+	driver := sarif.NewDriver()
 	index := map[string]int{}
 	for i, r := range cfgRules {
 		level := sarif.Level(r.id)
@@ -177,14 +122,14 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 			level = "warning"
 		}
 		index[r.id] = i
-		driver.Rules = append(driver.Rules, cfgRule{
-			ID: r.id, Name: r.name, ShortDescription: cfgText{r.short}, FullDescription: cfgText{r.help},
-			Help:                 cfgHelp{Text: r.help, Markdown: "**" + r.short + "** (`" + r.id + "`): " + r.help},
-			DefaultConfiguration: cfgLevel{level},
-			Properties:           cfgRuleProps{Tags: []string{"security", "mcp", "mcp-config"}, SecuritySeverity: r.severity},
+		driver.Rules = append(driver.Rules, sarif.Rule{
+			ID: r.id, Name: r.name, ShortDescription: sarif.Text{Text: r.short}, FullDescription: sarif.Text{Text: r.help},
+			Help:                 sarif.Help{Text: r.help, Markdown: "**" + r.short + "** (`" + r.id + "`): " + r.help},
+			DefaultConfiguration: sarif.Configuration{Level: level},
+			Properties:           sarif.RuleProperties{Tags: []string{"security", "mcp", "mcp-config"}, SecuritySeverity: r.severity},
 		})
 	}
-	log := cfgLog{Schema: sarif.SchemaURI, Version: sarif.Version, Runs: []cfgRun{}}
+	log := sarif.Log[cfgRun]{Schema: sarif.SchemaURI, Version: sarif.Version, Runs: []cfgRun{}}
 	runOf := map[string]int{}
 	for _, s := range servers {
 		uri := configURI(s.File)
@@ -193,23 +138,23 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 			ri = len(log.Runs)
 			runOf[uri] = ri
 			log.Runs = append(log.Runs, cfgRun{
-				Tool: cfgTool{Driver: driver},
+				Tool: sarif.Tool{Driver: driver},
 				// The id up to its last slash is code scanning's
 				// category: one per config file, so that each file's
 				// alerts are tracked apart.
 				AutomationDetails: cfgAutomation{ID: "atlas-reproduce/scan-config/" + strings.TrimPrefix(uri, "file:///") + "/"},
-				Artifacts:         []cfgArtifact{{Location: cfgArtifactLocation{URI: uri}}},
+				Artifacts:         []cfgArtifact{{Location: sarif.ArtifactLocation{URI: uri}}},
 				Results:           []cfgResult{},
 				Invocations:       []cfgInvocation{{ExecutionSuccessful: true, ToolExecutionNotifications: []cfgNotification{}}},
 				ColumnKind:        "unicodeCodePoints",
 			})
 		}
 		run := &log.Runs[ri]
-		at := cfgPhysical{ArtifactLocation: cfgArtifactLocation{URI: uri}, Region: cfgRegion{StartLine: max(s.Line, 1)}}
-		add := func(rule, msg string, logical []cfgLogical, sup *suppressedClass, fp ...string) {
+		at := cfgPhysical{ArtifactLocation: sarif.ArtifactLocation{URI: uri}, Region: cfgRegion{StartLine: max(s.Line, 1)}}
+		add := func(rule, msg string, logical []sarif.LogicalLocation, sup *suppressedClass, fp ...string) {
 			r := cfgResult{
 				RuleID: rule, RuleIndex: index[rule], Level: driver.Rules[index[rule]].DefaultConfiguration.Level,
-				Message:             cfgText{msg},
+				Message:             sarif.Text{Text: msg},
 				Locations:           []cfgLocation{{PhysicalLocation: at, LogicalLocations: logical}},
 				PartialFingerprints: map[string]string{cfgFingerprintKey: cfgFingerprint(append([]string{s.ID, rule}, fp...)...)},
 				Properties:          map[string]any{"server": s.Name, "client": string(s.Client)},
@@ -223,7 +168,7 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 		if why := notScanned(s); why != "" {
 			inv := &run.Invocations[0]
 			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, cfgNotification{
-				Level: "warning", Message: cfgText{fmt.Sprintf("MCP server %q was not scanned: %s", s.Name, why)},
+				Level: "warning", Message: sarif.Text{Text: fmt.Sprintf("MCP server %q was not scanned: %s", s.Name, why)},
 				Locations: []cfgLocation{{PhysicalLocation: at}}})
 		}
 		if s.Unpinned && !s.Disabled {
@@ -242,7 +187,7 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 						where = "properties"
 					}
 					add(c, fmt.Sprintf("MCP server %q: the parameter %q of tool %q is labelled %s.", s.Name, p.Name, t.Name, c),
-						[]cfgLogical{{Name: p.Name, FullyQualifiedName: s.Name + "/" + t.Name + "/" + where + "/" + p.Name, Kind: "parameter"}},
+						[]sarif.LogicalLocation{{Name: p.Name, FullyQualifiedName: s.Name + "/" + t.Name + "/" + where + "/" + p.Name, Kind: "parameter"}},
 						suppressed[c], t.Name, where, p.Name)
 				}
 			}
@@ -259,15 +204,12 @@ func writeConfigSARIF(w io.Writer, servers []configServer) error {
 				if len(c.ClassesGained) > 0 {
 					msg += "; gained " + strings.Join(c.ClassesGained, ", ")
 				}
-				add("tool-changed", msg+".", []cfgLogical{{Name: toolid.ToolName(c.Tool()), FullyQualifiedName: s.Name + "/" + toolid.ToolName(c.Tool()), Kind: "function"}},
+				add("tool-changed", msg+".", []sarif.LogicalLocation{{Name: toolid.ToolName(c.Tool()), FullyQualifiedName: s.Name + "/" + toolid.ToolName(c.Tool()), Kind: "function"}},
 					nil, c.Kind.String(), toolid.ToolName(c.Tool()), c.Tool().Definition)
 			}
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(&log)
+	return sarif.Encode(w, &log)
 }
 
 // suppressionLocation points a suppression at the file and line it is
@@ -281,7 +223,7 @@ func suppressionLocation(at string) *cfgLocation {
 	if _, err := fmt.Sscanf(at[i+1:], "%d", &line); err != nil || line < 1 {
 		return nil
 	}
-	return &cfgLocation{PhysicalLocation: cfgPhysical{ArtifactLocation: cfgArtifactLocation{URI: configURI(at[:i])}, Region: cfgRegion{StartLine: line}}}
+	return &cfgLocation{PhysicalLocation: cfgPhysical{ArtifactLocation: sarif.ArtifactLocation{URI: configURI(at[:i])}, Region: cfgRegion{StartLine: line}}}
 }
 
 // notScanned is why an enabled server's tools are not in the log (its

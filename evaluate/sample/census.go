@@ -1,8 +1,6 @@
 package sample
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +8,10 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 )
+
+// maxCensusLine bounds one census line: a server's tools/list result
+// can be large.
+const maxCensusLine = 256 << 20
 
 // Units reads JSON Lines of tools, census records or tools/list results
 // (what classify reads) and returns every property (unit "property") or
@@ -20,16 +22,8 @@ func Units(r io.Reader, file, unit string) ([]Item, error) {
 		return nil, fmt.Errorf("unit %q is neither property nor tool", unit)
 	}
 	lab := label.NewLabeller()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	var out []Item
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
+	err := eachLine(r, file, maxCensusLine, func(line []byte, where string) error {
 		// The census is Python's JSON (NaN, Infinity), which the labeller's
 		// decoder reads and encoding/json does not: such a line is still
 		// sampled, without the descriptions this second reading finds.
@@ -61,11 +55,12 @@ func Units(r io.Reader, file, unit string) ([]Item, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", file, n, err)
+			return fmt.Errorf("%s: %w", where, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s:%d: %w", file, n+1, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

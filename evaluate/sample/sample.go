@@ -143,20 +143,9 @@ func Read(dir string) (*Sample, error) {
 		return nil, fmt.Errorf("%s: a per-class design needs exactly one rule-negative stratum (class null); found %d", sp, negs)
 	}
 	ip := filepath.Join(dir, "sample.jsonl")
-	f, err := os.Open(ip)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	seen := map[int]bool{}
 	count := map[string]int{}
-	err = eachLine(f, ip, func(line []byte, where string) error {
-		var it Item
-		d := json.NewDecoder(bytes.NewReader(line))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&it); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
+	err = eachJSONLine(ip, func(it Item, where string) error {
 		if _, ok := s.Strata.Strata[it.Stratum]; !ok {
 			return fmt.Errorf("%s: item %d names stratum %q, which strata.json does not list", where, it.ID, it.Stratum)
 		}
@@ -184,10 +173,34 @@ func Read(dir string) (*Sample, error) {
 	return &s, nil
 }
 
-// eachLine calls fn with every non-blank line of r and "file:line".
-func eachLine(r io.Reader, name string, fn func(line []byte, where string) error) error {
+// eachJSONLine calls fn with every non-blank line of the file path (one
+// of the sample's own files) decoded into a T, strictly: a field T does
+// not have is an error naming the file and line.
+func eachJSONLine[T any](path string, fn func(v T, where string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return eachLine(f, path, maxLine, func(line []byte, where string) error {
+		var v T
+		d := json.NewDecoder(bytes.NewReader(line))
+		d.DisallowUnknownFields()
+		if err := d.Decode(&v); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return fn(v, where)
+	})
+}
+
+// maxLine bounds one line of the sample's own files.
+const maxLine = 16 << 20
+
+// eachLine calls fn with every non-blank line of r, of at most maxLen bytes,
+// and "file:line".
+func eachLine(r io.Reader, name string, maxLen int, fn func(line []byte, where string) error) error {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLen)
 	n := 0
 	for sc.Scan() {
 		n++
@@ -244,19 +257,8 @@ type Rater struct {
 // earlier one (the labelling page appends a corrected answer); ids not in
 // known are an error naming the line.
 func ReadLabels(path string, known map[int]bool) (Rater, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return Rater{}, err
-	}
-	defer f.Close()
 	r := Rater{Name: raterName(path), Labels: map[int]Label{}}
-	err = eachLine(f, path, func(line []byte, where string) error {
-		var l Label
-		d := json.NewDecoder(bytes.NewReader(line))
-		d.DisallowUnknownFields()
-		if err := d.Decode(&l); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
+	err := eachJSONLine(path, func(l Label, where string) error {
 		if known != nil && !known[l.ID] {
 			return fmt.Errorf("%s: id %d is not in the sample", where, l.ID)
 		}

@@ -12,6 +12,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 )
 
 // NotRegularError is an input path that names something other than a
@@ -95,3 +98,30 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// OpenGunzipped opens path as Open does and, when its name ends in .gz,
+// reads it through internal/gunzip: the census files are read plain or
+// gzipped by their name. Closing the result closes the file.
+func OpenGunzipped(path string) (io.ReadCloser, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasSuffix(path, ".gz") {
+		return f, nil
+	}
+	zr, err := gunzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return gunzipped{zr, f}, nil
+}
+
+// gunzipped reads the inflated file and closes the file beneath.
+type gunzipped struct {
+	io.Reader
+	f *os.File
+}
+
+func (g gunzipped) Close() error { return g.f.Close() }

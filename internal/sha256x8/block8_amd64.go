@@ -5,11 +5,14 @@ package sha256x8
 import (
 	"os"
 	"strings"
+
+	"github.com/klauspost/cpuid/v2"
 )
 
 // block8 compresses one 64-byte block for each of the eight lanes:
 // blocks[l] points at lane l's block and state[w][l] is word w of lane
-// l's chaining value. It is in block8_amd64.s, written by ./gen.
+// l's chaining value. It is in block8_amd64.s, which ./asm generates
+// with avo.
 //
 //go:noescape
 func block8(state *[8][8]uint32, blocks *[8]*byte)
@@ -21,13 +24,6 @@ func block8(state *[8][8]uint32, blocks *[8]*byte)
 //
 //go:noescape
 func block8AVX512(state *[8][8]uint32, blocks *[8]*byte)
-
-// cpuid executes the CPUID instruction; it is in cpuid_amd64.s.
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-
-// xgetbv returns the low half of XCR0, which says which register state
-// the operating system saves; it is in cpuid_amd64.s.
-func xgetbv() (eax uint32)
 
 // features is what this package needs to know of the processor.
 type features struct {
@@ -54,31 +50,20 @@ var useAVX512 = canAVX512
 // its AVX2 code (1.3 against 0.43 GB/s) but not its SHA-NI code.
 var multi = canMulti && (!feat.sha || canAVX512)
 
-// detect reads the processor's features with CPUID and XGETBV, then
-// applies godebug's cpu.* settings as the runtime does for crypto/sha256,
-// so GODEBUG=cpu.sha=off makes Sum choose as on a processor without
-// SHA-NI. (golang.org/x/sys/cpu does not report SHA-NI, and prints a
-// warning for cpu.sha, which it does not know.)
+// detect reads the processor's features through klauspost/cpuid, which
+// checks with XGETBV that the operating system saves the YMM, ZMM and
+// opmask registers, then applies godebug's cpu.* settings as the runtime
+// does for crypto/sha256, so GODEBUG=cpu.sha=off makes Sum choose as on a
+// processor without SHA-NI. (golang.org/x/sys/cpu does not report SHA-NI,
+// and prints a warning for cpu.sha, which it does not know.)
 func detect(godebug string) features {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return features{}
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	_, ebx7, _, _ := cpuid(7, 0)
-	bit := func(r uint32, n uint) bool { return r&(1<<n) != 0 }
-	var xcr0 uint32
-	if bit(ecx1, 27) { // OSXSAVE: XGETBV is usable
-		xcr0 = xgetbv()
-	}
-	osYMM := xcr0&0x6 == 0x6            // XMM and YMM state
-	osZMM := osYMM && xcr0&0xe0 == 0xe0 // opmask, ZMM0-15 upper halves, ZMM16-31
+	c := &cpuid.CPU
 	return features{
-		avx2: osYMM && bit(ecx1, 28) && bit(ebx7, 5) &&
+		avx2: c.Supports(cpuid.AVX, cpuid.AVX2) &&
 			enabled(godebug, "avx") && enabled(godebug, "avx2"),
-		avx512: osZMM && bit(ebx7, 16) && bit(ebx7, 31) &&
+		avx512: c.Supports(cpuid.AVX512F, cpuid.AVX512VL) &&
 			enabled(godebug, "avx512f") && enabled(godebug, "avx512vl"),
-		sha: bit(ebx7, 29) && enabled(godebug, "sha"),
+		sha: c.Supports(cpuid.SHA) && enabled(godebug, "sha"),
 	}
 }
 

@@ -38,7 +38,8 @@ func TestEnabled(t *testing.T) {
 	}
 }
 
-// TestDetect compares the CPUID reading with the flags Linux reports.
+// TestDetect compares what klauspost/cpuid reports, with the GODEBUG
+// settings applied, with the flags Linux reports.
 func TestDetect(t *testing.T) {
 	info, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {

@@ -10,7 +10,7 @@
 // crypto/sha256, and the eight lanes (for the tests) are portable Go.
 package sha256x8
 
-//go:generate go run ./gen -out block8_amd64.s
+//go:generate go -C asm run . -out ../block8_amd64.s
 
 import (
 	"crypto/sha256"

@@ -431,29 +431,30 @@ func (s *Server) serveDeposition(w http.ResponseWriter, r *http.Request, parts [
 			apiError(w, http.StatusGone, "This endpoint is no longer supported: use the records API.")
 			return
 		}
-		nd, status, msg := s.newVersion(d)
-		if nd == nil {
-			apiError(w, status, msg)
-			return
+		if s.newVersion(w, d) != nil {
+			writeJSON(w, http.StatusCreated, s.depJSON(d))
 		}
-		writeJSON(w, http.StatusCreated, s.depJSON(d))
 	default:
 		apiError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}
 }
 
-// newVersion opens a draft of d's concept inheriting d's files. Under s.mu.
-func (s *Server) newVersion(d *Deposition) (*Deposition, int, string) {
+// newVersion opens a draft of d's concept inheriting d's files, or
+// answers w with why it cannot and returns nil. Under s.mu.
+func (s *Server) newVersion(w http.ResponseWriter, d *Deposition) *Deposition {
 	if !d.Published {
-		return nil, http.StatusBadRequest, "only a published record has new versions"
+		apiError(w, http.StatusBadRequest, "only a published record has new versions")
+		return nil
 	}
 	vs := s.concepts[d.Concept]
 	if vs[len(vs)-1] != d.ID {
-		return nil, http.StatusBadRequest, "a new version is made from the latest version"
+		apiError(w, http.StatusBadRequest, "a new version is made from the latest version")
+		return nil
 	}
 	for _, v := range s.depsOf(d.Concept) {
 		if !v.Published {
-			return nil, http.StatusConflict, "a new version draft already exists"
+			apiError(w, http.StatusConflict, "a new version draft already exists")
+			return nil
 		}
 	}
 	nd := s.create(d.Concept)
@@ -461,7 +462,7 @@ func (s *Server) newVersion(d *Deposition) (*Deposition, int, string) {
 		nd.Files = append(nd.Files, &File{ID: s.newID(), Key: f.Key, Data: f.Data})
 	}
 	nd.Metadata = d.Metadata
-	return nd, 0, ""
+	return nd
 }
 
 func (s *Server) serveBucket(w http.ResponseWriter, r *http.Request, rest string) {
@@ -581,12 +582,9 @@ func (s *Server) serveRecords(w http.ResponseWriter, r *http.Request, rest strin
 			apiError(w, http.StatusUnauthorized, "The server could not verify that you are authorized to access the URL requested.")
 			return
 		}
-		nd, status, msg := s.newVersion(d)
-		if nd == nil {
-			apiError(w, status, msg)
-			return
+		if nd := s.newVersion(w, d); nd != nil {
+			writeJSON(w, http.StatusCreated, map[string]any{"id": nd.ID, "parent": map[string]any{"id": nd.Concept}, "is_draft": true})
 		}
-		writeJSON(w, http.StatusCreated, map[string]any{"id": nd.ID, "parent": map[string]any{"id": nd.Concept}, "is_draft": true})
 	default:
 		apiError(w, http.StatusMethodNotAllowed, "method not allowed")
 	}

@@ -74,58 +74,103 @@ func ClassRule(id string) (name, short, severity string, ok bool) {
 	return t.name, t.short, t.severity, ok
 }
 
-// SARIF 2.1.0 objects, only the properties this writer fills.
+// Log is a SARIF 2.1.0 log whose runs are R: each log models its own
+// runs and results.
+type Log[R any] struct {
+	Schema  string `json:"$schema"`
+	Version string `json:"version"`
+	Runs    []R    `json:"runs"`
+}
+
+// The SARIF 2.1.0 objects both logs of the project write (the classify
+// command's, and scan's config findings in cmd) share: the driver with its
+// rules, texts, and artifact and logical locations. Only the properties
+// the two fill are modelled.
 type (
-	sarifLog struct {
-		Schema  string     `json:"$schema"`
-		Version string     `json:"version"`
-		Runs    []sarifRun `json:"runs"`
+	// Tool is a run's tool.
+	Tool struct {
+		Driver Driver `json:"driver"`
 	}
-	sarifRun struct {
-		Tool    sarifTool     `json:"tool"`
-		Results []sarifResult `json:"results"`
+	// Driver is the tool's driver, with the rules its results name.
+	Driver struct {
+		Name           string `json:"name"`
+		InformationURI string `json:"informationUri"`
+		Version        string `json:"version"`
+		Rules          []Rule `json:"rules"`
 	}
-	sarifTool struct {
-		Driver sarifDriver `json:"driver"`
+	// Rule is a reportingDescriptor: one rule results refer to by id and index.
+	Rule struct {
+		ID                   string         `json:"id"`
+		Name                 string         `json:"name"`
+		ShortDescription     Text           `json:"shortDescription"`
+		FullDescription      Text           `json:"fullDescription"`
+		Help                 Help           `json:"help"`
+		DefaultConfiguration Configuration  `json:"defaultConfiguration"`
+		Properties           RuleProperties `json:"properties"`
 	}
-	sarifDriver struct {
-		Name           string      `json:"name"`
-		InformationURI string      `json:"informationUri"`
-		Version        string      `json:"version"`
-		Rules          []sarifRule `json:"rules"`
-	}
-	sarifRule struct {
-		ID                   string          `json:"id"`
-		Name                 string          `json:"name"`
-		ShortDescription     sarifText       `json:"shortDescription"`
-		FullDescription      sarifText       `json:"fullDescription"`
-		Help                 sarifHelp       `json:"help"`
-		DefaultConfiguration sarifConfig     `json:"defaultConfiguration"`
-		Properties           sarifRuleFields `json:"properties"`
-	}
-	sarifText struct {
+	// Text is a message or description in plain text.
+	Text struct {
 		Text string `json:"text"`
 	}
-	sarifHelp struct {
+	// Help is a rule's help, in plain text and in Markdown.
+	Help struct {
 		Text     string `json:"text"`
 		Markdown string `json:"markdown"`
 	}
-	sarifConfig struct {
+	// Configuration is a rule's default configuration: its results' level.
+	Configuration struct {
 		Level string `json:"level"`
 	}
-	sarifRuleFields struct {
-		Tags     []string `json:"tags"`
-		Patterns []string `json:"patterns"`
+	// RuleProperties are a rule's property bag.
+	RuleProperties struct {
+		Tags []string `json:"tags"`
+		// Patterns are a class's regular expressions (none for a rule
+		// that is no class).
+		Patterns []string `json:"patterns,omitempty"`
 		// SecuritySeverity is GitHub code scanning's rank of a
 		// security rule's alerts (9.0+ critical, 7.0 high, 4.0 medium,
 		// below low).
 		SecuritySeverity string `json:"security-severity"`
 	}
+	// ArtifactLocation is a file (or a server's URL) as a URI reference.
+	ArtifactLocation struct {
+		URI string `json:"uri"`
+	}
+	// LogicalLocation is a tool's parameter or a tool, by name.
+	LogicalLocation struct {
+		Name               string `json:"name"`
+		FullyQualifiedName string `json:"fullyQualifiedName"`
+		Kind               string `json:"kind"`
+	}
+)
+
+// NewDriver returns this build's driver (buildinfo: the module version,
+// or "(devel)"), without rules.
+func NewDriver() Driver {
+	return Driver{Name: "atlas-reproduce", InformationURI: InformationURI, Version: buildinfo.Read().Version}
+}
+
+// Encode writes v as the project's SARIF logs are written: indented JSON,
+// with "<" and "&" as they are (the patterns hold "<", as in (?<!...);
+// escaped as \u003c they would be valid but unreadable to people).
+func Encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// The objects of the classify command's log alone.
+type (
+	sarifRun struct {
+		Tool    Tool          `json:"tool"`
+		Results []sarifResult `json:"results"`
+	}
 	sarifResult struct {
 		RuleID    string          `json:"ruleId"`
 		RuleIndex int             `json:"ruleIndex"`
 		Level     string          `json:"level"`
-		Message   sarifText       `json:"message"`
+		Message   Text            `json:"message"`
 		Locations []sarifLocation `json:"locations"`
 		// PartialFingerprints lets code scanning track an alert across
 		// runs whatever line the tool moves to (see fingerprint).
@@ -133,24 +178,16 @@ type (
 		Properties          sarifResultFields `json:"properties"`
 	}
 	sarifLocation struct {
-		PhysicalLocation sarifPhysical  `json:"physicalLocation"`
-		LogicalLocations []sarifLogical `json:"logicalLocations"`
+		PhysicalLocation sarifPhysical     `json:"physicalLocation"`
+		LogicalLocations []LogicalLocation `json:"logicalLocations"`
 	}
 	sarifPhysical struct {
-		ArtifactLocation sarifArtifact `json:"artifactLocation"`
+		ArtifactLocation ArtifactLocation `json:"artifactLocation"`
 		// Region is absent for a server's URL, which has no lines.
 		Region *sarifRegion `json:"region,omitempty"`
 	}
-	sarifArtifact struct {
-		URI string `json:"uri"`
-	}
 	sarifRegion struct {
 		StartLine int64 `json:"startLine,omitempty"`
-	}
-	sarifLogical struct {
-		Name               string `json:"name"`
-		FullyQualifiedName string `json:"fullyQualifiedName"`
-		Kind               string `json:"kind"`
 	}
 	sarifResultFields struct {
 		ServerID *string `json:"serverId"`
@@ -169,7 +206,7 @@ type (
 // non-normative, high-recall signals that fire on about half of all tools;
 // as results they would bury the classes, so they are left out.
 type Writer struct {
-	log   sarifLog
+	log   Log[sarifRun]
 	index map[string]int // rule id -> index in the driver's rules
 }
 
@@ -177,7 +214,7 @@ type Writer struct {
 // (buildinfo: the module version, or "(devel)").
 func NewWriter() *Writer {
 	s := &Writer{index: map[string]int{}}
-	driver := sarifDriver{Name: "atlas-reproduce", InformationURI: InformationURI, Version: buildinfo.Read().Version}
+	driver := NewDriver()
 	for _, r := range classify.Rules() {
 		if !r.Normative {
 			continue
@@ -188,24 +225,24 @@ func NewWriter() *Writer {
 			patterns = "Patterns (either one matching suffices): " + strings.Join(r.Patterns, " ; ")
 		}
 		s.index[r.ID] = len(driver.Rules)
-		driver.Rules = append(driver.Rules, sarifRule{
+		driver.Rules = append(driver.Rules, Rule{
 			ID:               r.ID,
 			Name:             t.name,
-			ShortDescription: sarifText{t.short},
-			FullDescription: sarifText{fmt.Sprintf("%s Assigned when re.search with re.IGNORECASE finds the Python pattern in lower(property name + \" : \" + description). %s",
+			ShortDescription: Text{t.short},
+			FullDescription: Text{fmt.Sprintf("%s Assigned when re.search with re.IGNORECASE finds the Python pattern in lower(property name + \" : \" + description). %s",
 				t.definition, patterns)},
-			Help: sarifHelp{
+			Help: Help{
 				Text: fmt.Sprintf("%s This is a static, lexical pre-invocation signal from the property's name and description (parameter risk class %s): it does not observe what the tool does with the value. Review how the tool uses the parameter; the label is advisory and must not be the sole authorization decision.",
 					t.definition, r.ID),
 				Markdown: fmt.Sprintf("**%s** (`%s`): %s\n\n%s (Python, `re.IGNORECASE`, on `lower(name + \" : \" + description)`):\n\n```\n%s\n```\n\nA static, lexical pre-invocation signal: it does not observe what the tool does with the value. Review how the tool uses the parameter; the label is advisory and must not be the sole authorization decision.",
 					t.name, r.ID, t.definition, plural(len(r.Patterns), "Pattern", "Patterns (either one matching suffices)"), strings.Join(r.Patterns, "\n")),
 			},
-			DefaultConfiguration: sarifConfig{t.level},
-			Properties:           sarifRuleFields{Tags: []string{"security", "mcp", "parameter-risk-class"}, Patterns: r.Patterns, SecuritySeverity: t.severity},
+			DefaultConfiguration: Configuration{t.level},
+			Properties:           RuleProperties{Tags: []string{"security", "mcp", "parameter-risk-class"}, Patterns: r.Patterns, SecuritySeverity: t.severity},
 		})
 	}
-	s.log = sarifLog{Schema: SchemaURI, Version: Version, Runs: []sarifRun{{
-		Tool:    sarifTool{Driver: driver},
+	s.log = Log[sarifRun]{Schema: SchemaURI, Version: Version, Runs: []sarifRun{{
+		Tool:    Tool{Driver: driver},
 		Results: []sarifResult{},
 	}}}
 	return s
@@ -249,11 +286,11 @@ func (s *Writer) Add(o label.Origin, t *label.ToolLabels) {
 				RuleID:              id,
 				RuleIndex:           idx,
 				Level:               classTexts[id].level,
-				Message:             sarifText{msg},
+				Message:             Text{msg},
 				PartialFingerprints: fp,
 				Locations: []sarifLocation{{
-					PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: uri}, Region: region},
-					LogicalLocations: []sarifLogical{{
+					PhysicalLocation: sarifPhysical{ArtifactLocation: ArtifactLocation{URI: uri}, Region: region},
+					LogicalLocations: []LogicalLocation{{
 						Name:               p.Name,
 						FullyQualifiedName: tool + "/" + whereOrProperties(p.Where) + "/" + p.Name,
 						Kind:               "parameter",
@@ -313,10 +350,14 @@ func artifactURI(file string) (uri string, isURL bool) {
 	if u, err := url.Parse(file); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 		return u.String(), true
 	}
-	return pathURI(file), false
+	return PathURI(file), false
 }
 
-func pathURI(file string) string {
+// PathURI is a file as a SARIF artifact URI: a relative path as a relative
+// reference (viewers and code scanning resolve it against the checkout),
+// with '\' turned into '/' and characters such as spaces percent-encoded;
+// an absolute one as a file: URI.
+func PathURI(file string) string {
 	p := filepath.ToSlash(file)
 	if filepath.IsAbs(file) {
 		if !strings.HasPrefix(p, "/") {
@@ -330,12 +371,7 @@ func pathURI(file string) string {
 // WriteTo writes the SARIF log as indented JSON.
 func (s *Writer) WriteTo(w io.Writer) (int64, error) {
 	cw := &countingWriter{w: w}
-	enc := json.NewEncoder(cw)
-	enc.SetIndent("", "  ")
-	// The patterns hold "<" ((?<!...)); escaped as \u003c they would be
-	// valid but unreadable to people reading the log.
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(&s.log)
+	err := Encode(cw, &s.log)
 	return cw.n, err
 }
 

@@ -3,12 +3,10 @@ package tooldiff
 import (
 	"bufio"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/report"
@@ -91,19 +89,11 @@ func readReachable(path string) (*reachable, bool) {
 	if path == "" {
 		return nil, false
 	}
-	f, err := openreg.Open(path)
+	r, err := openreg.OpenGunzipped(path)
 	if err != nil {
 		return nil, false
 	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gunzip.NewReader(f)
-		if err != nil {
-			return nil, false
-		}
-		r = zr
-	}
+	defer r.Close()
 	out := &reachable{reachable: map[string]bool{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
