@@ -34,6 +34,9 @@ Variants:
   tool-names  every tool name made distinct (a random number added)
   counters    every tool name numbered, half the property names given one of
               100 suffixes: distinct, but compressible
+  flat        one line a tool, the tool object itself with its record's
+              other members (server_id ...) in front: the flat record shape,
+              whose tools the decoder does not tape
 """
 import gzip
 import hashlib
@@ -47,7 +50,7 @@ ACCENTS = str.maketrans({"a": "á", "e": "é", "o": "ö", "u": "ü", "i": "í", 
 WORDS = ["\U0001F600", "\U0001F4A1", "\u2603", "\u00e9t\u00e9", "\u65e5\u672c\u8a9e", "\u0434\u0430\u043d\u043d\u044b\u0435"]
 KEYWORDS = ["properties", "type", "items", "required", "description", "enum", "default", "anyOf", "$ref", "title"]
 VARIANTS = ("same", "escapes", "utf8", "ref", "keywords", "numbers", "enum", "anyof", "pydantic",
-            "newlines", "prop-names", "prop-descs", "tool-names", "counters")
+            "newlines", "prop-names", "prop-descs", "tool-names", "counters", "flat")
 
 
 def each_property(schema, f):
@@ -198,8 +201,13 @@ def main():
                 for t in rec["tools"]:
                     if isinstance(t, dict):
                         rw.tool(t)
-            # surrogatepass keeps a lone surrogate of IN as IN had it.
-            g.write((json.dumps(rec, ensure_ascii=ascii_only) + "\n").encode("utf-8", "surrogatepass"))
+            recs = [rec]
+            if variant == "flat" and isinstance(rec, dict) and isinstance(rec.get("tools"), list):
+                ids = {k: v for k, v in rec.items() if k != "tools"}
+                recs = [dict(ids, **t) for t in rec["tools"] if isinstance(t, dict)]
+            for r in recs:
+                # surrogatepass keeps a lone surrogate of IN as IN had it.
+                g.write((json.dumps(r, ensure_ascii=ascii_only) + "\n").encode("utf-8", "surrogatepass"))
     os.replace(dst + ".tmp", dst)
     names = ("server_tools.jsonl.gz", "servers.jsonl.gz", "candidates_remotes.jsonl")
     for name in names[1:]:
