@@ -105,3 +105,48 @@ func BenchmarkAnalyzerTool(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBeyond is the deep walk of every tool of the real corpus (and of
+// ATLAS_BENCH_DIR's census's first 16 MB when that is set) over the schema's
+// text and over the decoder's tape, as Analyzer.Tool takes it. Each line
+// has a decoder of its own (benchTools), so the tapes are read cold, where
+// the run reads each tape just after its decoder wrote it: the figures are
+// for comparing the two walks, not for the run's cost.
+func BenchmarkBeyond(b *testing.B) {
+	inputs := []struct {
+		name string
+		data func(b *testing.B) []byte
+	}{
+		{"real", func(b *testing.B) []byte { return realcorpus.MustRead(b) }},
+		{"census", func(b *testing.B) []byte { return realcorpus.BenchCensus(b, benchCensusPrefix) }},
+	}
+	for _, in := range inputs {
+		b.Run(in.name, func(b *testing.B) {
+			tools, size := benchTools(b, in.data(b))
+			var w sensitivity.Deep
+			b.Run("text", func(b *testing.B) {
+				b.SetBytes(size)
+				for b.Loop() {
+					for _, t := range tools {
+						if t.t.Schema != nil {
+							w.Beyond(t.t.Schema)
+						}
+					}
+				}
+			})
+			b.Run("tape", func(b *testing.B) {
+				for _, t := range tools {
+					if _, ok := w.BeyondTape(t.t); !ok && t.t.Schema != nil {
+						b.Fatalf("tool at %d has no tape", t.t.Offset)
+					}
+				}
+				b.SetBytes(size)
+				for b.Loop() {
+					for _, t := range tools {
+						w.BeyondTape(t.t)
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,9 +1,11 @@
 package sensitivity_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/atlas-reproduce/atlas-reproduce/internal/jsonref"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/realcorpus"
 	"github.com/atlas-reproduce/atlas-reproduce/label/census"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
 	"github.com/atlas-reproduce/atlas-reproduce/label/sensitivity"
@@ -75,6 +77,7 @@ func FuzzAnalyzer(f *testing.F) {
 				if got, want := deep.Labels(tool.Schema), refDeep(schemas[ti], 0); got != want {
 					t.Fatalf("tool %d: Deep.Labels %v, reference walk %v\nschema %s", ti, got, want, tool.Schema)
 				}
+				checkTape(t, &deep, tool)
 			}
 		}
 	})
@@ -112,5 +115,65 @@ func TestAnalyzerMatchesLiteralOnSynthetic(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("only %d tools gain anything", n)
+	}
+}
+
+// checkTape holds the deep walk over the decoder's tape to the walk over
+// the text, where tool has a tape. It writes tool's canonical form from the
+// tape first, as the pipeline does, so that the decoder keeps taping.
+func checkTape(t *testing.T, deep *sensitivity.Deep, tool *census.Tool) bool {
+	t.Helper()
+	if _, _, _, err := census.AppendCanonicalDecoded(nil, tool); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := deep.BeyondTape(tool)
+	if !ok {
+		return false
+	}
+	if want := deep.Beyond(tool.Schema); got != want {
+		t.Fatalf("Deep.BeyondTape %v, Deep.Beyond %v\nschema %s", got, want, tool.Schema)
+	}
+	return true
+}
+
+// TestBeyondTapeMatchesText holds the tape walk to the text walk on every
+// tool of the fixed, synthetic and real schemas that has a tape.
+func TestBeyondTapeMatchesText(t *testing.T) {
+	g := newSchemaGen(91)
+	lines := fixedLines()
+	for i := range 3000 {
+		lines = append(lines, g.line(i))
+	}
+	lines = append(lines, bytes.Split(realcorpus.MustRead(t), []byte("\n"))...)
+	dec := census.NewDecoder()
+	var deep sensitivity.Deep
+	taped, deepSets, tools := 0, 0, 0
+	for _, line := range lines {
+		if census.IsBlank(line) {
+			continue
+		}
+		rec, err := dec.Decode(line)
+		if err != nil {
+			continue // the fixed cases include bad lines
+		}
+		for ti := range rec.Tools {
+			tool := &rec.Tools[ti]
+			if tool.Schema == nil {
+				continue
+			}
+			tools++
+			if checkTape(t, &deep, tool) {
+				taped++
+				if deep.Beyond(tool.Schema) != 0 {
+					deepSets++
+				}
+			}
+		}
+	}
+	// Nearly every tool is taped; enough of them hide properties for the
+	// comparison to mean something.
+	t.Logf("%d of %d tools taped, %d with deep labels", taped, tools, deepSets)
+	if taped < tools*9/10 || deepSets < 100 {
+		t.Fatalf("%d of %d tools taped, %d with deep labels", taped, tools, deepSets)
 	}
 }

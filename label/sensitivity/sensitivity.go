@@ -102,8 +102,14 @@ func (a *Analyzer) Tool(t *census.Tool, base classify.Set) Added {
 	ad.CamelCaseRequired &= classify.Classes
 	ad.WordSplit &= classify.Classes
 	ad.WordSplitRequired &= classify.Classes
-	if t.Schema != nil && mayHideProperties(t) {
-		ad.Deep = a.deep.Beyond(t.Schema) &^ base & classify.Classes
+	if t.Schema != nil {
+		// The decoder's tape, where it has one, spares a second lexing
+		// of the schema's text.
+		deep, ok := a.deep.BeyondTape(t)
+		if !ok && mayHideProperties(t) {
+			deep = a.deep.Beyond(t.Schema)
+		}
+		ad.Deep = deep &^ base & classify.Classes
 	}
 	return ad
 }
