@@ -242,7 +242,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if b, c := pr.traffic(); c > 0 {
 		// Never in the release: a warm crawl fetches less, and its
 		// records are the same.
-		log.Info("crawl: package registries", "fetched_bytes", b, "connections", c)
+		log.Info("crawl: package registries", "fetched_bytes", b, "connections", c, "npm_tarballs", pr.tarballs())
 	}
 	if leftOut > 0 {
 		log.Info("crawl: package candidates left out (--no-packages)", "packages", leftOut)

@@ -107,6 +107,14 @@ func (pr *packageRunner) traffic() (bytes, conns int64) {
 	return bytes, conns
 }
 
+// tarballs is how many npm tarballs the installs fetched.
+func (pr *packageRunner) tarballs() int64 {
+	if pr == nil || pr.cache == nil {
+		return 0
+	}
+	return pr.cache.tarballs.Load()
+}
+
 // proxies are the install steps' proxies the runner started.
 func (pr *packageRunner) proxies() []*sandbox.Proxy {
 	var out []*sandbox.Proxy

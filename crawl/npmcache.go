@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,6 +64,7 @@ type npmCache struct {
 	// metadataMaxAge is how old the packuments a crawl starts with may be.
 	metadataMaxAge time.Duration
 
+	tarballs    atomic.Int64 // fetched by the installs
 	clientOnce  sync.Once
 	client      *http.Client // the installs' fetches, through proxy
 	registryURL *url.URL
@@ -225,7 +227,7 @@ func (c *npmCache) layout() *npmLayout {
 		c.registryURL, _ = url.Parse(c.registry)
 	})
 	return &npmLayout{store: c.store, manifests: filepath.Join(c.dir, manifestsDir), client: c.client,
-		registry: c.registryURL, max: c.maxPackage, fetches: npmFetches}
+		registry: c.registryURL, max: c.maxPackage, fetches: npmFetches, fetched: &c.tarballs}
 }
 
 // npmFetches is how many tarballs one install fetches at once (npm's

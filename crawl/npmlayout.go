@@ -42,8 +42,9 @@ type npmLayout struct {
 	manifests string       // folder of the unpacked versions' manifests
 	client    *http.Client // through the registry-only proxy
 	registry  *url.URL
-	max       int64 // the bytes one install may lay out
-	fetches   int   // tarballs fetched at once
+	max       int64         // the bytes one install may lay out
+	fetches   int           // tarballs fetched at once
+	fetched   *atomic.Int64 // counts the tarballs fetched, when not nil
 
 	laid  atomic.Int64 // bytes laid out
 	added atomic.Int64 // bytes the store grew by
@@ -306,6 +307,9 @@ func (l *npmLayout) unpack(ctx context.Context, p lockPackage, dest, algo string
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return m, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	if l.fetched != nil {
+		l.fetched.Add(1)
 	}
 	h := newIntegrityHash(algo)
 	body := io.TeeReader(io.LimitReader(resp.Body, l.max+1), h)
