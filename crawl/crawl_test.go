@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,6 +19,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
@@ -40,7 +42,7 @@ type fleet struct {
 // serving tools (nil: not reachable), and returns its candidate line.
 func (fl *fleet) add(t *testing.T, rawURL string, tools []testTool, bare bool) string {
 	t.Helper()
-	id, _, err := Normalise(rawURL)
+	id, _, err := probe.Normalise(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +99,7 @@ func newFleet(t *testing.T, good int) *fleet {
 // fleetProbe bounds the fleet's servers: a deadline long enough for the good
 // ones on a loaded machine under the race detector, short enough for the
 // hanging one not to slow the tests much.
-var fleetProbe = ProbeOptions{Timeout: 2 * time.Second, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, AllowAddr: loopback}
+var fleetProbe = probe.Options{Timeout: 2 * time.Second, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, AllowAddr: loopback}
 
 func crawlOpts(fl *fleet, out string, concurrency int) Options {
 	return Options{Candidates: fl.candidates, Out: out, Concurrency: concurrency, OmitElapsed: true, Probe: fleetProbe}
@@ -181,12 +183,12 @@ func checkSilent(t *testing.T, files map[string][]byte, want int, msg string) {
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatal(err)
 		}
-		if rec.ErrorKind != KindTimeout {
+		if rec.ErrorKind != probe.KindTimeout {
 			continue
 		}
 		got++
-		if rec.FailedStep != methodDiscover || rec.Error != msg || rec.Transport != "" {
-			t.Errorf("a silent server is recorded as %s, want failed_step %q, error %q", l, methodDiscover, msg)
+		if rec.FailedStep != probe.MethodDiscover || rec.Error != msg || rec.Transport != "" {
+			t.Errorf("a silent server is recorded as %s, want failed_step %q, error %q", l, probe.MethodDiscover, msg)
 		}
 	}
 	if got != want {
@@ -364,17 +366,17 @@ func TestRegistryCrawlThenRun(t *testing.T) {
 		} else {
 			u = sseServer(t, tools).URL + "/sse"
 		}
-		id, _, _ := Normalise(u)
+		id, _, _ := probe.Normalise(u)
 		served[id] = tools
-		typ := TransportStreamable
+		typ := probe.TransportStreamable
 		if i%2 == 1 {
-			typ = "old:" + TransportSSE
+			typ = "old:" + probe.TransportSSE
 		}
 		entries = append(entries, regEntry(fmt.Sprintf("io.test/s%d", i), "1.0.0", "active", true, "2025-01-01T00:00:00Z", remote(typ, u)))
 	}
 	var asked atomic.Int32
 	deleted := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
-	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(TransportStreamable, deleted.URL)))
+	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(probe.TransportStreamable, deleted.URL)))
 	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
@@ -451,7 +453,7 @@ func TestCrawlResume(t *testing.T) {
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback}}
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}
@@ -586,7 +588,7 @@ func TestCrawlResumeOtherOptions(t *testing.T) {
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback}}
 	readRelease := func() release.Release {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(out, release.File))
@@ -660,7 +662,7 @@ func TestCrawlAllBlocked(t *testing.T) {
 	}{{"refused", nil, true}, {"allowed", loopback, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log bytes.Buffer
-			_, err := Run(context.Background(), Options{Candidates: cands, Out: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil)), Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: tc.allow}})
+			_, err := Run(context.Background(), Options{Candidates: cands, Out: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil)), Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: tc.allow}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,23 +5,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
 // The interoperability findings against servers not written here, each
 // reproduced with the SDK's own servers on loopback.
 
-func probeOnce(t *testing.T, opt ProbeOptions, rawURL string) Result {
+func probeOnce(t *testing.T, opt probe.Options, rawURL string) probe.Result {
 	t.Helper()
 	if opt.Timeout == 0 {
 		opt.Timeout = 60 * time.Second
@@ -29,7 +27,7 @@ func probeOnce(t *testing.T, opt ProbeOptions, rawURL string) Result {
 	if opt.AllowAddr == nil {
 		opt.AllowAddr = loopback
 	}
-	p := NewProber(opt)
+	p := probe.NewProber(opt)
 	defer p.Close()
 	return p.Probe(context.Background(), mustURL(t, rawURL))
 }
@@ -67,16 +65,16 @@ func TestProbeAnswerPast16MiB(t *testing.T) {
 	}
 	for name, u := range servers {
 		t.Run(name, func(t *testing.T) {
-			r := probeOnce(t, ProbeOptions{MaxTools: 10000}, u)
+			r := probeOnce(t, probe.Options{MaxTools: 10000}, u)
 			if !r.Reachable || len(r.Tools) != len(tools) {
 				t.Fatalf("reachable=%v %s %s, %d tools; want all %d", r.Reachable, r.ErrorKind, r.Error, len(r.Tools), len(tools))
 			}
 			if got, want := string(r.Tools[4999]), string(tools[4999].served(t)); got != want {
 				t.Errorf("last tool %.80s..., want %.80s...", got, want)
 			}
-			capped := probeOnce(t, ProbeOptions{MaxTools: 10000, MaxBytes: 16 << 20}, u)
-			if capped.Reachable || capped.ErrorKind != KindTooManyBytes {
-				t.Errorf("with a 16 MiB cap: reachable=%v kind %q (%s), want %s", capped.Reachable, capped.ErrorKind, capped.Error, KindTooManyBytes)
+			capped := probeOnce(t, probe.Options{MaxTools: 10000, MaxBytes: 16 << 20}, u)
+			if capped.Reachable || capped.ErrorKind != probe.KindTooManyBytes {
+				t.Errorf("with a 16 MiB cap: reachable=%v kind %q (%s), want %s", capped.Reachable, capped.ErrorKind, capped.Error, probe.KindTooManyBytes)
 			}
 		})
 	}
@@ -92,8 +90,8 @@ func TestProbeStreamableAtSSEPath(t *testing.T) {
 			s := newSDKServer(tools, 0)
 			ts := serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 				&mcp.StreamableHTTPOptions{Stateless: stateless}))
-			r := probeOnce(t, ProbeOptions{}, ts.URL+"/sse")
-			if !r.Reachable || r.Transport != TransportStreamable || len(r.Tools) != len(tools) {
+			r := probeOnce(t, probe.Options{}, ts.URL+"/sse")
+			if !r.Reachable || r.Transport != probe.TransportStreamable || len(r.Tools) != len(tools) {
 				t.Fatalf("reachable=%v transport %q %s %s, %d tools", r.Reachable, r.Transport, r.ErrorKind, r.Error, len(r.Tools))
 			}
 		})
@@ -129,15 +127,15 @@ func TestProbeKeepsInitialize(t *testing.T) {
 		}, reachable: true, tools: 0, toolsCap: false, caps: `{"prompts":{}}`},
 		{name: "tools/list fails after initialize", url: func(t *testing.T) string {
 			return serve(t, scripted(map[string]string{"initialize": initResult})).URL
-		}, kind: KindRPCError, toolsCap: true, caps: `{"tools":{}}`},
+		}, kind: probe.KindRPCError, toolsCap: true, caps: `{"tools":{}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := probeOnce(t, ProbeOptions{}, c.url(t))
+			r := probeOnce(t, probe.Options{}, c.url(t))
 			if r.Reachable != c.reachable || r.ErrorKind != c.kind || len(r.Tools) != c.tools {
 				t.Fatalf("reachable=%v kind %q (%s) %d tools; want %v %q %d", r.Reachable, r.ErrorKind, r.Error, len(r.Tools), c.reachable, c.kind, c.tools)
 			}
-			if !r.Initialized || r.Transport != TransportStreamable || r.ProtocolVersion == "" || len(r.ServerInfo) == 0 {
+			if !r.Initialized || r.Transport != probe.TransportStreamable || r.ProtocolVersion == "" || len(r.ServerInfo) == 0 {
 				t.Errorf("initialize not kept: %+v", r)
 			}
 			if r.ToolsCapability != c.toolsCap || !strings.Contains(string(r.Capabilities), c.caps) {
@@ -188,30 +186,12 @@ func TestProbeAuthRequired(t *testing.T) {
 				}
 				h.ServeHTTP(w, r)
 			}))
-			r := probeOnce(t, ProbeOptions{}, ts.URL+"/mcp")
-			if r.Reachable || r.ErrorKind != KindAuthRequired || r.ResourceMetadata != c.meta {
-				t.Fatalf("reachable=%v kind %q (%s) resource_metadata %q; want %s with %q", r.Reachable, r.ErrorKind, r.Error, r.ResourceMetadata, KindAuthRequired, c.meta)
+			r := probeOnce(t, probe.Options{}, ts.URL+"/mcp")
+			if r.Reachable || r.ErrorKind != probe.KindAuthRequired || r.ResourceMetadata != c.meta {
+				t.Fatalf("reachable=%v kind %q (%s) resource_metadata %q; want %s with %q", r.Reachable, r.ErrorKind, r.Error, r.ResourceMetadata, probe.KindAuthRequired, c.meta)
 			}
 			if gets.Load() != 0 || requests.Load() != 1 {
 				t.Errorf("%d requests, %d GETs after the refusal; want the one POST", requests.Load(), gets.Load())
-			}
-		})
-	}
-}
-
-func TestResourceMetadata(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`Bearer resource_metadata="https://a/x"`, "https://a/x"},
-		{`Bearer realm="r", resource_metadata="https://a/\"q\""`, `https://a/"q"`},
-		{`Bearer error="invalid_token",resource_metadata=https://a/y, scope="s"`, "https://a/y"},
-		{`Bearer xresource_metadata="https://no"`, ""},
-		{`Bearer realm="r"`, ""},
-		{`Bearer resource_metadata="unterminated`, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			if got := resourceMetadata([]string{c.in}); got != c.want {
-				t.Errorf("%q, want %q", got, c.want)
 			}
 		})
 	}
@@ -224,81 +204,9 @@ func TestProbeInvalidUTF8(t *testing.T) {
 		"initialize": initResult,
 		"tools/list": "{\"tools\":[{\"name\":\"t\",\"description\":\"A\xff\xfeB\xe2\x82C\",\"inputSchema\":{\"type\":\"object\"}}]}",
 	}))
-	r := probeOnce(t, ProbeOptions{}, ts.URL)
+	r := probeOnce(t, probe.Options{}, ts.URL)
 	want := `{"name":"t","description":"A` + "\uFFFD\uFFFDB\uFFFDC" + `","inputSchema":{"type":"object"}}`
 	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != want {
 		t.Fatalf("reachable=%v %s: %q, want %q", r.Reachable, r.Error, r.Tools, want)
 	}
-}
-
-// TestReplaceInvalidUTF8 against CPython's bytes.decode("utf-8", "replace").
-func TestReplaceInvalidUTF8(t *testing.T) {
-	inputs := [][]byte{
-		[]byte("A\xff\xfeB\xe2\x82C"), []byte("plain"), {}, []byte("\xe0\x80\x80"), []byte("\xed\xa0\x80"),
-		[]byte("\xf0\x90\x80"), []byte("\xf4\x90\x80\x80"), []byte("\xc0\xaf"), []byte("\xf8\x88\x80\x80\x80"),
-		[]byte("\xe1\x80"), []byte("\xf1\x80\x80"), []byte("a\x80b\xbf"), []byte("\xef\xbf\xbd"), []byte("\xf3"),
-	}
-	// Random strings over the bytes that make the cases.
-	alphabet := []byte("a\x80\x8f\x90\x9f\xa0\xbf\xc0\xc2\xdf\xe0\xe1\xed\xee\xef\xf0\xf1\xf4\xf5\xff")
-	seed := uint32(1)
-	for range 2000 {
-		b := make([]byte, 1+seed%9)
-		for i := range b {
-			seed = seed*1664525 + 1013904223
-			b[i] = alphabet[(seed>>16)%uint32(len(alphabet))]
-		}
-		inputs = append(inputs, b)
-	}
-	var in strings.Builder
-	for _, b := range inputs {
-		fmt.Fprintf(&in, "%x\n", b)
-	}
-	cmd := exec.Command(testenv.Python3(t), "-c", `import sys
-for line in sys.stdin:
-    sys.stdout.write(bytes.fromhex(line.strip()).decode("utf-8", "replace").encode("utf-8").hex() + "\n")`)
-	cmd.Stdin = strings.NewReader(in.String())
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	if len(want) != len(inputs) {
-		t.Fatalf("%d answers from python3 for %d inputs", len(want), len(inputs))
-	}
-	for i, b := range inputs {
-		got := ReplaceInvalidUTF8(b)
-		if fmt.Sprintf("%x", got) != want[i] || !utf8.Valid(got) {
-			t.Errorf("%q: got %q, python3 %s", b, got, want[i])
-		}
-	}
-}
-
-// FuzzReplaceInvalidUTF8: the result is valid UTF-8, valid input comes back
-// unchanged, and every valid sequence of the input survives in order.
-func FuzzReplaceInvalidUTF8(f *testing.F) {
-	for _, s := range []string{"A\xff\xfeB\xe2\x82C", "", "plain", "\xf0\x90\x80", "\xed\xa0\x80x"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		got := ReplaceInvalidUTF8(b)
-		if !utf8.Valid(got) {
-			t.Fatalf("%q -> %q: not valid", b, got)
-		}
-		if utf8.Valid(b) && string(got) != string(b) {
-			t.Fatalf("valid %q changed to %q", b, got)
-		}
-		// Dropping the replacements from the output and the invalid
-		// bytes from the input leaves the same text.
-		var kept []rune
-		for i := 0; i < len(b); {
-			r, n := utf8.DecodeRune(b[i:])
-			if r != utf8.RuneError || n > 1 {
-				kept = append(kept, r)
-			}
-			i += n
-		}
-		if want := strings.ReplaceAll(string(kept), "\uFFFD", ""); strings.ReplaceAll(string(got), "\uFFFD", "") != want {
-			t.Fatalf("%q -> %q: valid text changed", b, got)
-		}
-	})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +20,7 @@ import (
 // with cache hints on its lists.
 func statelessOnly(tools []testTool) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "stateless-only", Version: "2"}, &mcp.ServerOptions{
-		SupportedProtocolVersions: []string{StatelessVersion},
+		SupportedProtocolVersions: []string{probe.StatelessVersion},
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = 60000, "private"
 		},
@@ -69,7 +70,7 @@ func TestNegotiation(t *testing.T) {
 	ttl, zero := int64(60000), int64(0)
 	// A stateful SDK server refuses server/discover with -32022, naming
 	// the revisions with a handshake it speaks.
-	legacy := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v == StatelessVersion })
+	legacy := slices.DeleteFunc(mcp.SupportedProtocolVersions(), func(v string) bool { return v == probe.StatelessVersion })
 	cases := []struct {
 		name       string
 		handler    http.Handler
@@ -84,25 +85,25 @@ func TestNegotiation(t *testing.T) {
 		step       string
 		rpcCode    int64
 	}{
-		{name: "2026-07-28 only, stateless", handler: statelessOnly(tools), reachable: true, transport: TransportStreamable,
-			version: StatelessVersion, generation: GenerationStateless, supported: []string{StatelessVersion}, ttl: &ttl, scope: "private"},
-		{name: "SDK server with sessions", handler: mcpHandler(newSDKServer(tools, 0)), reachable: true, transport: TransportStreamable,
-			version: RequestedVersion, generation: GenerationSession, supported: legacy, ttl: &zero, scope: "public"},
+		{name: "2026-07-28 only, stateless", handler: statelessOnly(tools), reachable: true, transport: probe.TransportStreamable,
+			version: probe.StatelessVersion, generation: probe.GenerationStateless, supported: []string{probe.StatelessVersion}, ttl: &ttl, scope: "private"},
+		{name: "SDK server with sessions", handler: mcpHandler(newSDKServer(tools, 0)), reachable: true, transport: probe.TransportStreamable,
+			version: probe.RequestedVersion, generation: probe.GenerationSession, supported: legacy, ttl: &zero, scope: "public"},
 		{name: "SDK server, stateless, every revision", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newSDKServer(tools, 0) },
-			&mcp.StreamableHTTPOptions{Stateless: true}), reachable: true, transport: TransportStreamable,
-			version: StatelessVersion, generation: GenerationStateless, supported: mcp.SupportedProtocolVersions(), ttl: &zero, scope: "public"},
+			&mcp.StreamableHTTPOptions{Stateless: true}), reachable: true, transport: probe.TransportStreamable,
+			version: probe.StatelessVersion, generation: probe.GenerationStateless, supported: mcp.SupportedProtocolVersions(), ttl: &zero, scope: "public"},
 		{name: "hand-written 2025-03-26 server", handler: scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`}),
-			reachable: true, transport: TransportStreamable, version: "2025-03-26", generation: GenerationSession},
+			reachable: true, transport: probe.TransportStreamable, version: "2025-03-26", generation: probe.GenerationSession},
 		{name: "legacy SSE after two refused POSTs", handler: mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return newSDKServer(tools, 0) }, nil), path: "/mcp",
-			reachable: true, transport: TransportSSE, version: RequestedVersion, generation: GenerationSession, ttl: &zero, scope: "public"},
-		{name: "refuses every revision", handler: refusing(), transport: TransportStreamable,
+			reachable: true, transport: probe.TransportSSE, version: probe.RequestedVersion, generation: probe.GenerationSession, ttl: &zero, scope: "public"},
+		{name: "refuses every revision", handler: refusing(), transport: probe.TransportStreamable,
 			supported: []string{"2099-01-01"}, step: "initialize", rpcCode: -32022},
-		{name: "refuses notifications/initialized", handler: refusingInitialized(), transport: TransportStreamable,
-			version: "2025-03-26", generation: GenerationSession, step: "notifications/initialized"},
+		{name: "refuses notifications/initialized", handler: refusingInitialized(), transport: probe.TransportStreamable,
+			version: "2025-03-26", generation: probe.GenerationSession, step: "notifications/initialized"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := probeOnce(t, ProbeOptions{}, serve(t, c.handler).URL+c.path)
+			r := probeOnce(t, probe.Options{}, serve(t, c.handler).URL+c.path)
 			if r.Reachable != c.reachable || r.ProtocolVersion != c.version || r.Generation != c.generation || !slices.Equal(r.SupportedVersions, c.supported) {
 				t.Fatalf("reachable=%v (%s %s) version %q generation %q supported %q; want %v %q %q %q",
 					r.Reachable, r.ErrorKind, r.Error, r.ProtocolVersion, r.Generation, r.SupportedVersions, c.reachable, c.version, c.generation, c.supported)
@@ -150,7 +151,7 @@ func TestStatelessOnlyAsItsClient(t *testing.T) {
 		}
 		want = append(want, tl)
 	}
-	r := probeOnce(t, ProbeOptions{}, url)
+	r := probeOnce(t, probe.Options{}, url)
 	if !r.Reachable || r.ProtocolVersion != cs.InitializeResult().ProtocolVersion || len(r.Tools) != len(want) {
 		t.Fatalf("reachable=%v (%s) protocol %s, %d tools; the SDK's client: %s, %d tools",
 			r.Reachable, r.Error, r.ProtocolVersion, len(r.Tools), cs.InitializeResult().ProtocolVersion, len(want))
@@ -188,8 +189,8 @@ func TestDiscoverUnanswered(t *testing.T) {
 			answer.ServeHTTP(w, r)
 		})
 	})
-	r := probeOnce(t, ProbeOptions{Timeout: 3 * time.Second}, ts.URL)
-	if !r.Reachable || r.Generation != GenerationSession || len(r.Tools) != 1 {
+	r := probeOnce(t, probe.Options{Timeout: 3 * time.Second}, ts.URL)
+	if !r.Reachable || r.Generation != probe.GenerationSession || len(r.Tools) != 1 {
 		t.Fatalf("reachable=%v (%s %s) generation %q, %d tools", r.Reachable, r.ErrorKind, r.Error, r.Generation, len(r.Tools))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -39,8 +40,8 @@ func newPipeNet(t testing.TB) *pipeNet {
 
 // probe is ProbeOptions for the network's servers: its own transport, with
 // timeout as the deadline.
-func (n *pipeNet) probe(timeout time.Duration) ProbeOptions {
-	return ProbeOptions{Timeout: timeout, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, Transport: n.tr}
+func (n *pipeNet) probe(timeout time.Duration) probe.Options {
+	return probe.Options{Timeout: timeout, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, Transport: n.tr}
 }
 
 // serve adds a host serving h and returns its base URL.

@@ -3,7 +3,6 @@ package crawl
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/netip"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"go.uber.org/goleak"
 )
 
@@ -32,7 +32,7 @@ func TestMain(m *testing.M) {
 
 func mustURL(t *testing.T, s string) *url.URL {
 	t.Helper()
-	_, u, err := Normalise(s)
+	_, u, err := probe.Normalise(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 func loopback(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.1") }
 
 // testProbe are bounds that make the hostile cases fail fast.
-var testProbe = ProbeOptions{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20, AllowAddr: loopback}
+var testProbe = probe.Options{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20, AllowAddr: loopback}
 
 func TestProbe(t *testing.T) {
 	few := genTools(3, "few")
@@ -59,60 +59,60 @@ func TestProbe(t *testing.T) {
 		kind      string // error kind, for an unreachable case
 	}{
 		{name: "streamable JSON", url: func(t *testing.T) string { return streamableServer(t, few, 0, true).URL + "/mcp" },
-			tools: few, transport: TransportStreamable, version: RequestedVersion},
+			tools: few, transport: probe.TransportStreamable, version: probe.RequestedVersion},
 		{name: "streamable SSE-framed", url: func(t *testing.T) string { return streamableServer(t, few, 0, false).URL },
-			tools: few, transport: TransportStreamable, version: RequestedVersion},
+			tools: few, transport: probe.TransportStreamable, version: probe.RequestedVersion},
 		{name: "legacy SSE endpoint", url: func(t *testing.T) string { return sseServer(t, few).URL + "/sse" },
-			tools: few, transport: TransportSSE, version: RequestedVersion},
+			tools: few, transport: probe.TransportSSE, version: probe.RequestedVersion},
 		{name: "legacy SSE by fallback after a 4xx to POST", url: func(t *testing.T) string { return sseServer(t, few).URL + "/mcp" },
-			tools: few, transport: TransportSSE, version: RequestedVersion},
+			tools: few, transport: probe.TransportSSE, version: probe.RequestedVersion},
 		{name: "2,500 tools in pages of 100", url: func(t *testing.T) string { return streamableServer(t, many, 100, true).URL },
-			tools: many, transport: TransportStreamable, version: RequestedVersion},
-		{name: "hangs", url: func(t *testing.T) string { return serveHanging(t, hanging).URL }, kind: KindTimeout},
-		{name: "answers 500", url: func(t *testing.T) string { return serve(t, status(500)).URL }, kind: KindHTTPStatus},
-		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return serve(t, status(404)).URL }, kind: KindHTTPStatus},
-		{name: "invalid JSON", url: func(t *testing.T) string { return serve(t, invalidJSON()).URL }, kind: KindInvalidJSON},
-		{name: "paginates forever", url: func(t *testing.T) string { return serve(t, paginating(false)).URL }, kind: KindTooManyPages},
-		{name: "repeats a cursor", url: func(t *testing.T) string { return serve(t, paginating(true)).URL }, kind: KindCursorLoop},
-		{name: "streams keep-alives without end", url: func(t *testing.T) string { return serve(t, endlessStream(false)).URL }, kind: KindTimeout},
-		{name: "streams data without end", url: func(t *testing.T) string { return serve(t, endlessStream(true)).URL }, kind: KindTooManyBytes},
-		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: KindRedirect},
-		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: KindRedirect},
+			tools: many, transport: probe.TransportStreamable, version: probe.RequestedVersion},
+		{name: "hangs", url: func(t *testing.T) string { return serveHanging(t, hanging).URL }, kind: probe.KindTimeout},
+		{name: "answers 500", url: func(t *testing.T) string { return serve(t, status(500)).URL }, kind: probe.KindHTTPStatus},
+		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return serve(t, status(404)).URL }, kind: probe.KindHTTPStatus},
+		{name: "invalid JSON", url: func(t *testing.T) string { return serve(t, invalidJSON()).URL }, kind: probe.KindInvalidJSON},
+		{name: "paginates forever", url: func(t *testing.T) string { return serve(t, paginating(false)).URL }, kind: probe.KindTooManyPages},
+		{name: "repeats a cursor", url: func(t *testing.T) string { return serve(t, paginating(true)).URL }, kind: probe.KindCursorLoop},
+		{name: "streams keep-alives without end", url: func(t *testing.T) string { return serve(t, endlessStream(false)).URL }, kind: probe.KindTimeout},
+		{name: "streams data without end", url: func(t *testing.T) string { return serve(t, endlessStream(true)).URL }, kind: probe.KindTooManyBytes},
+		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: probe.KindRedirect},
+		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: probe.KindRedirect},
 		{name: "redirects off limits", url: func(t *testing.T) string {
 			return serve(t, redirecting("http://127.0.0.2:9/mcp")).URL
-		}, kind: KindBlocked},
-		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: KindConnect},
+		}, kind: probe.KindBlocked},
+		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: probe.KindConnect},
 		{name: "initialize answered with a JSON-RPC error", url: func(t *testing.T) string {
 			return serve(t, scripted(map[string]string{"initialize": "error:go away"})).URL
-		}, kind: KindRPCError},
+		}, kind: probe.KindRPCError},
 		{name: "tools/list answered with a JSON-RPC error", url: func(t *testing.T) string {
 			return serve(t, scripted(map[string]string{"initialize": initResult})).URL
-		}, kind: KindRPCError},
+		}, kind: probe.KindRPCError},
 		{name: "tools is not a list", url: func(t *testing.T) string {
 			return serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":{"a":1}}`})).URL
-		}, kind: KindProtocol},
+		}, kind: probe.KindProtocol},
 		{name: "more tools than the cap", url: func(t *testing.T) string {
 			return streamableServer(t, genTools(testProbe.MaxTools+1, "cap"), 0, true).URL
-		}, kind: KindTooManyTools},
+		}, kind: probe.KindTooManyTools},
 		{name: "a tool nested deeper than CPython's json reads", url: func(t *testing.T) string {
 			// 992 levels: within the SDK's JSON limit (1000 with the
 			// envelope), beyond the census decoder's (990).
 			deep := strings.Repeat(`{"a":`, 992) + "1" + strings.Repeat("}", 992)
 			return serve(t, scripted(map[string]string{"initialize": initResult,
 				"tools/list": `{"tools":[{"name":"deep","inputSchema":` + deep + `}]}`})).URL
-		}, kind: KindInvalidTools},
-		{name: "nothing listens", url: func(t *testing.T) string { return closedURL(t) }, kind: KindConnect},
+		}, kind: probe.KindInvalidTools},
+		{name: "nothing listens", url: func(t *testing.T) string { return closedURL(t) }, kind: probe.KindConnect},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			opt := testProbe
-			if c.kind != KindTimeout {
+			if c.kind != probe.KindTimeout {
 				// A loaded machine must not turn a slow answer into a
 				// timeout; only the cases that must time out get the
 				// short deadline.
 				opt.Timeout = 20 * time.Second
 			}
-			p := NewProber(opt)
+			p := probe.NewProber(opt)
 			defer p.Close()
 			r := p.Probe(context.Background(), mustURL(t, c.url(t)))
 			if c.kind != "" {
@@ -152,7 +152,7 @@ func TestProbeUserAgent(t *testing.T) {
 		agents <- r.Header.Get("User-Agent")
 		h.ServeHTTP(w, r)
 	}))
-	p := NewProber(ProbeOptions{Timeout: 5 * time.Second, AllowAddr: loopback, UserAgent: "atlas-reproduce/test"})
+	p := probe.NewProber(probe.Options{Timeout: 5 * time.Second, AllowAddr: loopback, UserAgent: "atlas-reproduce/test"})
 	defer p.Close()
 	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); !r.Reachable {
 		t.Fatalf("unreachable: %s", r.Error)
@@ -170,51 +170,13 @@ func TestProbeUserAgent(t *testing.T) {
 	}
 }
 
-func TestParsePage(t *testing.T) {
-	cases := []struct {
-		raw, next, kind string
-		tools           []string
-	}{
-		{raw: `{"tools": [ {"b": 1,  "a": 2, "a": 3} ], "nextCursor": "c"}`, next: "c", tools: []string{`{"b":1,"a":2,"a":3}`}},
-		{raw: `{"tools":[],"nextCursor":null}`, tools: []string{}},
-		{raw: `{"Tools":[]}`, kind: KindProtocol},
-		{raw: `{"tools":null}`, kind: KindProtocol},
-		{raw: `{"tools":{}}`, kind: KindProtocol},
-		{raw: `{"tools":[],"nextCursor":5}`, kind: KindProtocol},
-		{raw: `[]`, kind: KindProtocol},
-		{raw: "{\"tools\":[{\"name\":\"a\xffb\"}]}", tools: []string{"{\"name\":\"a\uFFFDb\"}"}},
-	}
-	for _, c := range cases {
-		tools, next, err := parsePage(json.RawMessage(c.raw))
-		if c.kind != "" {
-			if pe := asProbeError(err); pe == nil || pe.Kind != c.kind {
-				kind := ""
-				if pe != nil {
-					kind = pe.Kind
-				}
-				t.Errorf("%s: kind %q err %v, want kind %q", c.raw, kind, err, c.kind)
-			}
-			continue
-		}
-		if err != nil || next != c.next || len(tools) != len(c.tools) {
-			t.Errorf("%s: %v next %q tools %q", c.raw, err, next, tools)
-			continue
-		}
-		for i := range tools {
-			if string(tools[i]) != c.tools[i] {
-				t.Errorf("%s: tool %d %s, want %s", c.raw, i, tools[i], c.tools[i])
-			}
-		}
-	}
-}
-
 // TestProbeKeepsWhatTheSDKWouldDrop: a tool the SDK's typed Tool cannot
 // hold (a numeric name, an unknown field, a duplicate key, a long number)
 // is kept verbatim, and the server stays reachable.
 func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 	tool := `{"name":5,"x-extra":[1.0e2,12345678901234567890123],"inputSchema":{"type":"object","properties":{"p":{"description":"a"},"p":{"description":"file path"}}}}`
 	ts := serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools": [` + tool + `]}`}))
-	p := NewProber(ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback})
+	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback})
 	defer p.Close()
 	r := p.Probe(context.Background(), mustURL(t, ts.URL))
 	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != tool {
@@ -227,9 +189,9 @@ func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 
 func TestAddressPolicy(t *testing.T) {
 	ts := streamableServer(t, genTools(1, "p"), 0, true)
-	p := NewProber(ProbeOptions{Timeout: 5 * time.Second}) // the default: public addresses only
+	p := probe.NewProber(probe.Options{Timeout: 5 * time.Second}) // the default: public addresses only
 	defer p.Close()
-	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); r.Reachable || r.ErrorKind != KindBlocked {
+	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); r.Reachable || r.ErrorKind != probe.KindBlocked {
 		t.Errorf("loopback with the default policy: reachable=%v kind %q (%s)", r.Reachable, r.ErrorKind, r.Error)
 	}
 	// The forms a hostile round reached loopback with: refused at the
@@ -238,8 +200,8 @@ func TestAddressPolicy(t *testing.T) {
 	for _, host := range []string{"[64:ff9b::7f00:1]", "[::127.0.0.1]", "[2002:7f00:1::1]", "0.0.0.1", "[::ffff:127.0.0.1]"} {
 		t.Run(host, func(t *testing.T) {
 			r := p.Probe(context.Background(), mustURL(t, "http://"+host+":"+port+"/mcp"))
-			if r.Reachable || r.ErrorKind != KindBlocked {
-				t.Errorf("reachable=%v kind %q (%s), want %s", r.Reachable, r.ErrorKind, r.Error, KindBlocked)
+			if r.Reachable || r.ErrorKind != probe.KindBlocked {
+				t.Errorf("reachable=%v kind %q (%s), want %s", r.Reachable, r.ErrorKind, r.Error, probe.KindBlocked)
 			}
 		})
 	}
@@ -279,33 +241,8 @@ func TestPublicAddr(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.addr, func(t *testing.T) {
-			if got := PublicAddr(netip.MustParseAddr(c.addr)); got != c.public {
+			if got := probe.PublicAddr(netip.MustParseAddr(c.addr)); got != c.public {
 				t.Errorf("PublicAddr(%s) = %v, want %v", c.addr, got, c.public)
-			}
-		})
-	}
-}
-
-func TestSplitArray(t *testing.T) {
-	cases := []struct {
-		in   string
-		want []string
-	}{
-		{`[]`, nil},
-		{`[1]`, []string{`1`}},
-		{`[{"a":[1,2]},"x,]",[[]],{"b":"\"]}"}]`, []string{`{"a":[1,2]}`, `"x,]"`, `[[]]`, `{"b":"\"]}"}`}},
-		{`[{},{}]`, []string{`{}`, `{}`}},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			got := splitArray([]byte(c.in))
-			if len(got) != len(c.want) {
-				t.Fatalf("%q, want %q", got, c.want)
-			}
-			for i := range got {
-				if string(got[i]) != c.want[i] {
-					t.Errorf("element %d: %s, want %s", i, got[i], c.want[i])
-				}
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -25,7 +26,7 @@ func TestPythonServer(t *testing.T) {
 	if err := json.Unmarshal(out, &raws); err != nil {
 		t.Fatal(err)
 	}
-	p := NewProber(ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback})
+	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback})
 	defer p.Close()
 	r := p.Probe(context.Background(), mustURL(t, url))
 	if !r.Reachable {
@@ -34,7 +35,7 @@ func TestPythonServer(t *testing.T) {
 	// The server refuses server/discover without a session (HTTP 400),
 	// and answers initialize at a revision it does not speak with the
 	// last of its own (2025-06-18, 2025-03-26).
-	if r.Transport != TransportStreamable || r.ProtocolVersion != "2025-03-26" || r.Generation != GenerationSession {
+	if r.Transport != probe.TransportStreamable || r.ProtocolVersion != "2025-03-26" || r.Generation != probe.GenerationSession {
 		t.Errorf("transport %q version %q generation %q", r.Transport, r.ProtocolVersion, r.Generation)
 	}
 	if want := `{"name":"python-stdlib-mcp","version":"0.1"}`; string(r.ServerInfo) != want {

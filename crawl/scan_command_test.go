@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -36,7 +38,7 @@ func TestScanCommandSandbox(t *testing.T) {
 	spec := sandbox.Spec{Args: []string{bin, "hello"}, Dir: dir, Network: true,
 		Env:    []string{"MODE=fast", "NET_ADDR=" + listener.Addr().String()},
 		Mounts: []sandbox.Mount{{Host: dir, Sandbox: dir}}}
-	r := ScanCommand(context.Background(), sb, spec, ProbeOptions{Timeout: crawlTimeout})
+	r := runners.ScanCommand(context.Background(), sb, spec, probe.Options{Timeout: crawlTimeout})
 	if !r.Reachable {
 		t.Fatalf("unreachable: %s %s", r.ErrorKind, r.Error)
 	}

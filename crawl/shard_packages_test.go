@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
@@ -39,8 +41,8 @@ func TestShardsOfPackages(t *testing.T) {
 	crawlTo := func(sh Shard, conc int) string {
 		t.Helper()
 		opt := Options{CandidateList: cands, Source: release.Source{Registry: reg.URL}, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-			Shard: sh, Probe: ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
-			Packages: PackageOptions{Cache: cache, Concurrency: conc, Limits: sandbox.Limits{Memory: 4 << 30}}}
+			Shard: sh, Probe: probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20},
+			Packages: runners.Options{Cache: cache, Concurrency: conc, Limits: sandbox.Limits{Memory: 4 << 30}}}
 		if _, err := Run(context.Background(), opt); err != nil {
 			t.Fatal(err)
 		}

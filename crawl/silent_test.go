@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
 // TestSilentServerCostsOneWait: a server that sends no byte of an answer
@@ -22,21 +24,21 @@ func TestSilentServerCostsOneWait(t *testing.T) {
 		msg     string
 		elapsed time.Duration
 	}{
-		{"silent", hanging, methodDiscover, "no answer within 10s (during server/discover)", timeout / 3},
+		{"silent", hanging, probe.MethodDiscover, "no answer within 10s (during server/discover)", timeout / 3},
 		{"status line, then nothing", statusThenNothing, "initialize", "no complete answer within 30s (during initialize)", timeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				n := newPipeNet(t)
 				u := n.serve(tc.handler(n.stop))
-				p := NewProber(n.probe(timeout))
+				p := probe.NewProber(n.probe(timeout))
 				defer p.Close()
 				start := time.Now()
 				r := p.Probe(context.Background(), mustURL(t, u))
 				if took := time.Since(start); took != tc.elapsed {
 					t.Errorf("the probe held its slot %v on the bubble's clock, want %v", took, tc.elapsed)
 				}
-				if r.Reachable || r.ErrorKind != KindTimeout || r.FailedStep != tc.step || r.Error != tc.msg {
+				if r.Reachable || r.ErrorKind != probe.KindTimeout || r.FailedStep != tc.step || r.Error != tc.msg {
 					t.Errorf("got %s at %q: %q; want timeout at %q: %q", r.ErrorKind, r.FailedStep, r.Error, tc.step, tc.msg)
 				}
 			})

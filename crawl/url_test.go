@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
 
@@ -34,7 +35,7 @@ func TestNormalise(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {
-			id, u, err := Normalise(c.in)
+			id, u, err := probe.Normalise(c.in)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Errorf("%q: %q, %v; want an error with %q", c.in, id, err, c.err)
@@ -44,7 +45,7 @@ func TestNormalise(t *testing.T) {
 			if err != nil || id != c.id || u.String() != id {
 				t.Errorf("%q: %q (%v), want %q", c.in, id, err, c.id)
 			}
-			if again, _, _ := Normalise(id); again != id {
+			if again, _, _ := probe.Normalise(id); again != id {
 				t.Errorf("%q: not idempotent: %q then %q", c.in, id, again)
 			}
 		})
@@ -127,7 +128,7 @@ func TestPerHostScheduling(t *testing.T) {
 	}
 	lines = append(lines, tb.URL)
 	opt := Options{Candidates: writeCandidates(t, lines), Out: t.TempDir(), Concurrency: 3, PerHost: 1,
-		Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+		Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)

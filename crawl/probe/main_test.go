@@ -1,0 +1,10 @@
+package probe
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a goroutine is left behind.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
