@@ -53,29 +53,20 @@ func checkBundleURL(u string) string {
 // bundle's URL. Such a package is kept, so that it becomes a record, not
 // a line on standard error.
 func CheckEntry(p *Package) {
+	r, _ := lookup(p.RegistryType)
 	switch {
 	case p.RegistryType == "":
 		p.Invalid = "package without registryType"
 	case p.Identifier == "":
 		p.Invalid = "package without identifier"
-	case p.RegistryType == RegistryOCI:
-		// The registry requires the tag in the identifier and refuses a
-		// version; entries of older schemas give the tag as the version.
-		if p.Version != "" && !hasTagOrDigest(p.Identifier) {
-			p.Identifier += ":" + p.Version
-		}
-		if why := checkImageRef(p.Identifier); why != "" {
-			p.Invalid = why
-		}
-	case p.RegistryType == RegistryMCPB:
-		// The version is optional: the URL and the hash name the bundle.
-		if why := checkBundleURL(p.Identifier); why != "" {
-			p.Invalid = why
-		} else if p.FileSHA256 != "" && !sha256HexRE.MatchString(p.FileSHA256) {
-			p.Invalid = "fileSha256 is not 64 hex digits"
-		}
+	case r != nil && r.pinned():
+		p.Invalid = r.check(p)
 	case p.Version == "":
 		p.Invalid = "package without version: the entry names no exact version to install"
+	default:
+		if r != nil {
+			p.Invalid = r.check(p)
+		}
 	}
 	if p.Invalid == "" {
 		p.Server = ""

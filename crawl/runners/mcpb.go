@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -53,9 +54,41 @@ type bundleManifest struct {
 	} `json:"user_config"`
 }
 
-// runBundle fetches the bundle (once, into the cache), checks its
+// mcpbRunner fetches MCPB bundles over HTTPS, checks them against the
+// entry's fileSha256, unpacks them in the cache and runs their manifest's
+// server: a binary of the bundle, or node or python3 on its entry point.
+type mcpbRunner struct{}
+
+func (*mcpbRunner) pinned() bool          { return true }
+func (*mcpbRunner) find() string          { return "" }
+func (*mcpbRunner) proxy() *sandbox.Proxy { return nil }
+
+// check says why an entry's identifier is not a bundle's URL, or its
+// fileSha256 not a SHA-256 (the version is optional: the URL and the
+// hash name the bundle).
+func (*mcpbRunner) check(p *Package) string {
+	if why := checkBundleURL(p.Identifier); why != "" {
+		return why
+	}
+	if p.FileSHA256 != "" && !sha256HexRE.MatchString(p.FileSHA256) {
+		return "fileSha256 is not 64 hex digits"
+	}
+	return ""
+}
+
+// prepare finds the runtimes a bundle's server may need: node, python3.
+// One missing is said by the bundles that need it.
+func (*mcpbRunner) prepare(ctx context.Context, s *Set) error {
+	if node, err := exec.LookPath("node"); err == nil {
+		_ = s.findNode(node) // unresolved: node bundles say node is missing
+	}
+	s.findPython(ctx)
+	return nil
+}
+
+// run fetches the bundle (once, into the cache), checks its
 // fileSha256, unpacks it and runs its manifest's server.
-func (pr *Set) runBundle(ctx context.Context, pkg *Package) probe.Result {
+func (*mcpbRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Result {
 	key := "mcpb-" + hexHash(pkg.Identifier+" "+pkg.FileSHA256)
 	var sum string
 	in, err := pr.cache.acquireDir(ctx, key, func(ctx context.Context, tmp string) (string, error) {
@@ -149,10 +182,10 @@ func (pr *Set) bundleCommand(m *bundleManifest) (argv, env []string, mounts []sa
 		}
 		argv, mounts = append([]string{pr.node}, args...), pr.nodeMount
 	case command == "python" || command == "python3":
-		if pr.pypi == nil || pr.pypi.python == "" {
+		if pr.python == nil || pr.python.python == "" {
 			return []string{command}, nil, nil, "a python bundle needs a python3 the sandbox can run"
 		}
-		argv, mounts = append([]string{pr.pypi.python}, args...), pr.pypi.mounts
+		argv, mounts = append([]string{pr.python.python}, args...), pr.python.mounts
 		// A bundle carries its dependencies in server/lib, by convention.
 		env = append(env, "PYTHONPATH="+bundleMount+"/server/lib", "PYTHONDONTWRITEBYTECODE=1")
 	case strings.HasPrefix(path.Clean(command), bundleMount+"/"):

@@ -25,28 +25,51 @@ const imageFile = "image.json"
 // rootfsDir is the root filesystem's folder in an image's cache folder.
 const rootfsDir = "rootfs"
 
-// ociOptions are the pulls' options: through the crawl's transport (its
-// address policy), plain HTTP only to a loopback registry and only when
-// the crawl allows private addresses, one image bounded as one package.
-func (pr *Set) ociOptions(opt *Options) ociroot.Options {
-	allow := pr.p.Options().AllowAddr
-	return ociroot.Options{Transport: pr.p.Transport(), PlainHTTP: allow != nil && allow(netip.MustParseAddr("127.0.0.1")),
-		MaxBytes: opt.PackageMax, UserAgent: pr.p.Options().UserAgent, Platform: ociroot.HostPlatform()}
+// ociRunner pulls OCI images by digest, flattens them into a root
+// filesystem in the cache, and runs their entrypoint on it.
+type ociRunner struct {
+	opt ociroot.Options
 }
 
-// runImage pulls the image by digest into the cache (once), and runs its
+func (*ociRunner) pinned() bool          { return true }
+func (*ociRunner) find() string          { return "" }
+func (*ociRunner) proxy() *sandbox.Proxy { return nil }
+
+// check completes an image's reference with the tag an entry gives as its
+// version (the registry requires the tag in the identifier and refuses a
+// version; entries of older schemas give it as the version), and says why
+// it is not a reference with a tag or digest.
+func (*ociRunner) check(p *Package) string {
+	if p.Version != "" && !hasTagOrDigest(p.Identifier) {
+		p.Identifier += ":" + p.Version
+	}
+	return checkImageRef(p.Identifier)
+}
+
+// prepare sets the pulls' options: through the crawl's transport (its
+// address policy), plain HTTP only to a loopback registry and only when
+// the crawl allows private addresses, one image bounded as one package.
+func (r *ociRunner) prepare(_ context.Context, s *Set) error {
+	popt := s.p.Options()
+	allow := popt.AllowAddr
+	r.opt = ociroot.Options{Transport: s.p.Transport(), PlainHTTP: allow != nil && allow(netip.MustParseAddr("127.0.0.1")),
+		MaxBytes: s.cache.maxPackage, UserAgent: popt.UserAgent, Platform: ociroot.HostPlatform()}
+	return nil
+}
+
+// run pulls the image by digest into the cache (once), and runs its
 // entrypoint with the entry's package arguments, or its command when the
 // entry gives none (as docker run IMAGE ARGS does), with the image's
 // environment and the entry's defaults over it, in its working folder,
 // with its root filesystem read-only as / and as the sandbox's
 // unprivileged user whatever user the image names.
-func (pr *Set) runImage(ctx context.Context, pkg *Package) probe.Result {
+func (r *ociRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Result {
 	// The crawl's transport has no timeouts of its own (a probe's
 	// deadline bounds a remote's): resolving gets the install's, as the
 	// pull in acquireDir does, so a registry that never answers holds
 	// the worker no longer.
 	rctx, cancel := context.WithTimeout(ctx, pr.cache.timeout)
-	im, err := ociroot.Resolve(rctx, pkg.Identifier, pr.oci)
+	im, err := ociroot.Resolve(rctx, pkg.Identifier, r.opt)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
@@ -54,7 +77,7 @@ func (pr *Set) runImage(ctx context.Context, pkg *Package) probe.Result {
 		}
 		return acquireError(ctx, &installError{err})
 	}
-	h := sha256.Sum256([]byte(im.Digest + " " + pr.oci.Platform.String()))
+	h := sha256.Sum256([]byte(im.Digest + " " + r.opt.Platform.String()))
 	key := "oci-" + hex.EncodeToString(h[:12])
 	in, err := pr.cache.acquireDir(ctx, key, func(ctx context.Context, tmp string) (string, error) {
 		f, err := im.Flatten(ctx, filepath.Join(tmp, rootfsDir), sandbox.MountPoints)
@@ -80,9 +103,9 @@ func (pr *Set) runImage(ctx context.Context, pkg *Package) probe.Result {
 	dir := path.Clean("/" + f.Config.WorkingDir)
 	spec := sandbox.Spec{Args: argv, Env: imageEnv(f.Config.Env, packageEnv(pkg)), RootFS: filepath.Join(in.dir, in.main),
 		Dir: dir, Limits: pr.limits}
-	r := pr.p.Command(ctx, sandboxed(pr.sb, spec))
-	r.Runner = info
-	return needsConfig(pkg, r)
+	res := pr.p.Command(ctx, sandboxed(pr.sb, spec))
+	res.Runner = info
+	return needsConfig(pkg, res)
 }
 
 // imageArgv is what docker run IMAGE ARGS runs: the entrypoint, then the

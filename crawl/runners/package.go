@@ -74,12 +74,9 @@ type EnvVar struct {
 // oci:HOST/NAME@sha256:DIGEST (its reference names the version); for a
 // bundle, mcpb:URL. An invalid package's id ends in #SERVER.
 func (p *Package) ID() string {
-	var id string
-	switch p.RegistryType {
-	case RegistryOCI, RegistryMCPB:
-		id = p.RegistryType + ":" + p.Identifier
-	default:
-		id = p.RegistryType + ":" + p.Identifier + "@" + p.Version
+	id := p.RegistryType + ":" + p.Identifier
+	if r, _ := lookup(p.RegistryType); r == nil || !r.pinned() {
+		id += "@" + p.Version
 	}
 	if p.Invalid != "" {
 		id += "#" + p.Server
@@ -93,19 +90,16 @@ func (p *Package) ID() string {
 // reference with a tag or digest, or mcpb:URL.
 func ParsePackageID(s string) (*Package, error) {
 	typ, rest, ok := strings.Cut(s, ":")
+	r, known := lookup(typ)
 	switch {
-	case !ok || !knownRegistryType(typ):
+	case !ok || !known:
 		return nil, fmt.Errorf("%q: not a package coordinate (want npm:NAME@VERSION, pypi:NAME@VERSION, oci:IMAGE:TAG, oci:IMAGE@sha256:DIGEST or mcpb:URL)", s)
-	case typ == RegistryOCI:
-		if why := checkImageRef(rest); why != "" {
+	case r != nil && r.pinned():
+		p := &Package{RegistryType: typ, Identifier: rest, Transport: probe.TransportStdio}
+		if why := r.check(p); why != "" {
 			return nil, fmt.Errorf("%q: %s", s, why)
 		}
-		return &Package{RegistryType: typ, Identifier: rest, Transport: probe.TransportStdio}, nil
-	case typ == RegistryMCPB:
-		if why := checkBundleURL(rest); why != "" {
-			return nil, fmt.Errorf("%q: %s", s, why)
-		}
-		return &Package{RegistryType: typ, Identifier: rest, Transport: probe.TransportStdio}, nil
+		return p, nil
 	}
 	at := strings.LastIndex(rest, "@")
 	if at <= 0 || at == len(rest)-1 {
@@ -122,11 +116,8 @@ func IsPackageCoordinate(s string) bool {
 }
 
 func knownRegistryType(t string) bool {
-	switch t {
-	case RegistryNPM, RegistryPyPI, RegistryOCI, RegistryNuGet, RegistryMCPB:
-		return true
-	}
-	return false
+	_, known := lookup(t)
+	return known
 }
 
 // MissingConfig names the required variables and arguments that have no

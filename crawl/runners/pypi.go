@@ -31,11 +31,31 @@ const DefaultPyPIIndex = "https://pypi.org/simple"
 // sandbox. The venv lives at the same path in both (pypiMount), so that
 // its scripts' absolute paths hold.
 type pypiRunner struct {
+	index string
+	prx   *sandbox.Proxy
+}
+
+// pythonRuntime is the python3 that PyPI packages' venvs and python
+// bundles run with.
+type pythonRuntime struct {
 	python string // the interpreter the sandbox user can run
 	mounts []sandbox.Mount
-	index  string
-	proxy  *sandbox.Proxy
-	no     string // why PyPI packages cannot run here, or ""
+	no     string // why no python3 runs here, or ""
+}
+
+func (*pypiRunner) pinned() bool            { return false }
+func (*pypiRunner) check(*Package) string   { return "" }
+func (*pypiRunner) find() string            { return "" }
+func (r *pypiRunner) proxy() *sandbox.Proxy { return r.prx }
+
+// findPython finds the python3 the sandbox's user can run, once.
+func (s *Set) findPython(ctx context.Context) *pythonRuntime {
+	if s.python == nil {
+		py := &pythonRuntime{}
+		py.python, py.mounts, py.no = findPython(ctx, s.sb.HostUID())
+		s.python = py
+	}
+	return s.python
 }
 
 // pypiMount is where a package's venv folder is, installing and running.
@@ -136,13 +156,10 @@ func confIndex(file string) string {
 	return out
 }
 
-// preparePyPI readies the PyPI runner: the python3, the index and its
+// prepare readies the PyPI runner: the python3, the index and its
 // proxy. What is missing is recorded on each PyPI package.
-func (pr *Set) preparePyPI(ctx context.Context) error {
-	r := &pypiRunner{}
-	pr.pypi = r
-	r.python, r.mounts, r.no = findPython(ctx, pr.sb.HostUID())
-	if r.no != "" {
+func (r *pypiRunner) prepare(ctx context.Context, s *Set) error {
+	if s.findPython(ctx).no != "" {
 		return nil
 	}
 	r.index = pipIndex()
@@ -155,18 +172,18 @@ func (pr *Set) preparePyPI(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pip index %q: %w", r.index, err)
 	}
-	r.proxy = p
+	r.prx = p
 	return nil
 }
 
-// runPyPI installs pkg (once, into the cache) and runs its console
-// script, or its module, in the run sandbox.
-func (pr *Set) runPyPI(ctx context.Context, pkg *Package) probe.Result {
-	r := pr.pypi
-	if r == nil || r.no != "" {
+// run installs pkg (once, into the cache) and runs its console script,
+// or its module, in the run sandbox.
+func (r *pypiRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Result {
+	py := pr.python
+	if py == nil || py.no != "" {
 		why := "no PyPI runner"
-		if r != nil {
-			why = r.no
+		if py != nil {
+			why = py.no
 		}
 		return probe.Result{Transport: probe.TransportStdio, ErrorKind: probe.KindNoRuntime, Error: why}
 	}
@@ -176,10 +193,10 @@ func (pr *Set) runPyPI(ctx context.Context, pkg *Package) probe.Result {
 	if !pypiVersion.MatchString(pkg.Version) {
 		return probe.Result{Transport: probe.TransportStdio, ErrorKind: probe.KindInstall, Error: fmt.Sprintf("%q is not an exact PyPI version", pkg.Version)}
 	}
-	h := sha256.Sum256([]byte(strings.ToLower(pkg.Identifier) + "==" + pkg.Version + " " + r.python + " " + r.index))
+	h := sha256.Sum256([]byte(strings.ToLower(pkg.Identifier) + "==" + pkg.Version + " " + py.python + " " + r.index))
 	key := "pypi-" + hex.EncodeToString(h[:12])
 	in, err := pr.cache.acquireDir(ctx, key, func(ctx context.Context, tmp string) (string, error) {
-		return pr.installPyPI(ctx, pkg, tmp)
+		return r.install(ctx, pr, pkg, tmp)
 	})
 	if err != nil {
 		return acquireError(ctx, err)
@@ -201,30 +218,30 @@ func (pr *Set) runPyPI(ctx context.Context, pkg *Package) probe.Result {
 	argv = append(argv, packageArgs(pkg)...)
 	env := append(packageEnv(pkg), "VIRTUAL_ENV="+venv, "PATH="+path.Join(venv, "bin")+":/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1")
 	spec := sandbox.Spec{Args: argv, Env: imageEnv(nil, env), Limits: pr.limits,
-		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pypiMount}}, r.mounts...)}
+		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pypiMount}}, py.mounts...)}
 	res := pr.p.Command(ctx, sandboxed(pr.sb, spec))
 	res.Runner = &probe.RunnerInfo{Runner: RegistryPyPI, Argv: argv, Resolved: pkg.Identifier + "==" + pkg.Version}
 	return needsConfig(pkg, res)
 }
 
-// installPyPI makes a venv of the python3 and has its pip install the
+// install makes a venv of the python3 and has its pip install the
 // package's wheels (and its dependencies') from the index, in the install
 // sandbox: no sdist is built, since building runs the package's code.
 // It returns the console script to run, or "-m MODULE".
-func (pr *Set) installPyPI(ctx context.Context, pkg *Package, out string) (string, error) {
-	r := pr.pypi
+func (r *pypiRunner) install(ctx context.Context, pr *Set, pkg *Package, out string) (string, error) {
+	py := pr.python
 	c := pr.cache
 	if err := c.own(out); err != nil {
 		return "", err
 	}
 	venv := path.Join(pypiMount, "venv")
 	script := `"$1" -m venv "$2" && shift 2 && "$@" && cp -R ` + venv + ` /out/`
-	args := []string{"/bin/sh", "-c", script, "sh", r.python, venv, path.Join(venv, "bin", "python"), "-m", "pip", "install",
+	args := []string{"/bin/sh", "-c", script, "sh", py.python, venv, path.Join(venv, "bin", "python"), "-m", "pip", "install",
 		"--only-binary=:all:", "--no-cache-dir", "--no-input", "--disable-pip-version-check", "--no-warn-script-location",
-		"--index-url", r.index, "--proxy", r.proxy.URL(), "--", pkg.Identifier + "==" + pkg.Version}
+		"--index-url", r.index, "--proxy", r.prx.URL(), "--", pkg.Identifier + "==" + pkg.Version}
 	env := []string{"PIP_CONFIG_FILE=/dev/null", "PYTHONDONTWRITEBYTECODE=1", "HOME=" + sandbox.Home}
 	spec := sandbox.Spec{Args: args, Env: env, Network: true,
-		Mounts: append([]sandbox.Mount{{Host: out, Sandbox: "/out", Writable: true}}, r.mounts...),
+		Mounts: append([]sandbox.Mount{{Host: out, Sandbox: "/out", Writable: true}}, py.mounts...),
 		Tmpfs:  []sandbox.Tmpfs{{Path: pypiMount, Size: c.maxPackage}},
 		Hide:   gitPaths(),
 		Limits: sandbox.Limits{CPU: c.timeout, FileSize: c.maxPackage, Memory: c.memory}}

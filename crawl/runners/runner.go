@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,33 +67,27 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// Set installs and runs packaged servers: the registry types
-// with a runner on this machine (npm, with node) in the sandbox, the
-// others as records of kind no_runtime.
+// Set installs and runs packaged servers: the registry types with a
+// runner here (the table of table.go) in the sandbox, each type's Runner
+// readied once; the others, and those a machine cannot run, become
+// records of kind no_runtime or no_sandbox.
 type Set struct {
-	p     *probe.Prober
-	sb    *sandbox.Sandbox
-	cache *npmCache
-	node  string
+	p         *probe.Prober
+	sb        *sandbox.Sandbox
+	cache     *npmCache
+	limits    sandbox.Limits
+	noSandbox string // why no sandbox runs here, or ""
+	// runners are the Set's Runner of each type among its packages, and
+	// why each cannot run here ("" when it can).
+	runners map[string]Runner
+	no      map[string]string
+	// The runtimes more than one type runs servers with (npm packages and
+	// node bundles, PyPI packages and python bundles), found once.
+	node string
 	// nodeMount shows node's installation in the sandbox when it lives
 	// outside /usr.
 	nodeMount []sandbox.Mount
-	limits    sandbox.Limits
-	proxy     *sandbox.Proxy
-	noNPM     string // why npm packages cannot run here, or ""
-	noSandbox string // why no sandbox runs here, or ""
-	oci       ociroot.Options
-	pypi      *pypiRunner
-}
-
-// runnable says the package needs the sandbox: a type this crawl runs.
-func runnable(p *Package) bool {
-	return hasRunner(p.RegistryType) && p.Transport == probe.TransportStdio && p.Invalid == ""
-}
-
-// hasRunner says packages of registry type t have a runner here.
-func hasRunner(t string) bool {
-	return t == RegistryNPM || t == RegistryOCI || t == RegistryPyPI || t == RegistryMCPB
+	python    *pythonRuntime
 }
 
 // New prepares the runners of pkgs, which p probes. A machine without a
@@ -102,106 +96,68 @@ func New(ctx context.Context, p *probe.Prober, opt *Options, pkgs []*Package) (*
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
-	pr := &Set{p: p, limits: opt.Limits}
-	n, npmN, pypiN := 0, 0, 0
+	s := &Set{p: p, limits: opt.Limits, runners: map[string]Runner{}, no: map[string]string{}}
 	for _, pkg := range pkgs {
-		if runnable(pkg) {
-			n++
-			switch pkg.RegistryType {
-			case RegistryNPM:
-				npmN++
-			case RegistryPyPI, RegistryMCPB:
-				// A bundle's server may be python.
-				pypiN++
-			}
+		if _, made := s.runners[pkg.RegistryType]; !runnable(pkg) || made {
+			continue
+		}
+		r, _ := lookup(pkg.RegistryType)
+		s.runners[pkg.RegistryType] = r
+		// A runtime missing is a fact of the machine, recorded per server
+		// as for the types with no runner: nothing would run bare.
+		if why := r.find(); why != "" {
+			s.no[pkg.RegistryType] = why
 		}
 	}
-	if n == 0 {
-		return pr, nil
+	if len(s.no) == len(s.runners) {
+		return s, nil // nothing to run here: no sandbox is needed
 	}
-	npm, nerr := exec.LookPath("npm")
-	node, derr := exec.LookPath("node")
-	if nerr != nil || derr != nil {
-		// No runtime is a fact of the machine, recorded per server as
-		// for the types with no runner: nothing would run bare.
-		pr.noNPM = "npm and node are needed to run npm packages, and this machine lacks one"
-		if npmN == n {
-			return pr, nil
-		}
-	}
-	pr.sb = opt.Sandbox
-	if pr.sb == nil {
+	s.sb = opt.Sandbox
+	if s.sb == nil {
 		sb, err := sandbox.Find(ctx)
 		if err != nil {
 			// A machine without a sandbox still crawls its remotes: each
 			// package becomes a record of kind no_sandbox saying why.
-			pr.noSandbox = "packaged servers run only in a sandbox, and this machine has none: " + err.Error()
-			return pr, nil
+			s.noSandbox = "packaged servers run only in a sandbox, and this machine has none: " + err.Error()
+			return s, nil
 		}
-		pr.sb = sb
+		s.sb = sb
 	}
-	pr.cache = &npmCache{dir: opt.Cache, sb: pr.sb, memory: opt.Limits.Memory,
+	s.cache = &npmCache{dir: opt.Cache, sb: s.sb, memory: opt.Limits.Memory,
 		max: opt.CacheMax, maxPackage: opt.PackageMax, timeout: opt.InstallTimeout}
-	if pr.noNPM == "" {
-		if err := pr.prepareNPM(ctx, npm, node); err != nil {
+	for _, t := range slices.Sorted(maps.Keys(s.runners)) {
+		if s.no[t] != "" {
+			continue
+		}
+		if err := s.runners[t].prepare(ctx, s); err != nil {
+			s.closeProxies()
 			return nil, err
 		}
 	}
-	if pypiN > 0 {
-		if err := pr.preparePyPI(ctx); err != nil {
-			pr.closeProxies()
-			return nil, err
-		}
-	}
-	if err := pr.cache.prepare(); err != nil {
-		pr.closeProxies()
+	if err := s.cache.prepare(); err != nil {
+		s.closeProxies()
 		return nil, fmt.Errorf("package cache: %w", err)
 	}
-	pr.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
-	pr.oci = pr.ociOptions(opt)
-	return pr, nil
+	s.cache.cleanStale(time.Now().Add(-2 * opt.InstallTimeout))
+	return s, nil
 }
 
-// prepareNPM readies the npm runner: node and npm's folders shown in the
-// sandbox, and the proxy to the registry npm is configured with.
-func (pr *Set) prepareNPM(ctx context.Context, npm, node string) error {
-	real, err := filepath.EvalSymlinks(node)
+// findNode resolves node, found at bin, and shows its installation in
+// the sandbox when it lives outside /usr.
+func (s *Set) findNode(bin string) error {
+	if s.node != "" {
+		return nil
+	}
+	real, err := filepath.EvalSymlinks(bin)
 	if err != nil {
 		return err
 	}
-	pr.node = real
+	s.node = real
 	if !strings.HasPrefix(real, "/usr/") {
 		// node/bin/node: show the whole installation, read-only.
 		root := filepath.Dir(filepath.Dir(real))
-		pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
+		s.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
 	}
-	cli, err := filepath.EvalSymlinks(npm)
-	if err != nil {
-		return err
-	}
-	mounts := pr.nodeMount
-	if i := strings.LastIndex(cli, "/node_modules/npm/"); i >= 0 && !strings.HasPrefix(cli, "/usr/") {
-		root := cli[:i+len("/node_modules/npm")]
-		mounts = append(mounts, sandbox.Mount{Host: root, Sandbox: root})
-	}
-	conf, err := readNPMConfig(ctx, npm)
-	if err != nil {
-		return err
-	}
-	if err := conf.checkRegistryTLS(ctx); err != nil {
-		return err
-	}
-	via, err := conf.upstream()
-	if err != nil {
-		return err
-	}
-	proxy, err := sandbox.NewProxyVia(via, conf.Registry)
-	if err != nil {
-		return err
-	}
-	pr.proxy = proxy
-	c := pr.cache
-	c.node, c.npmCLI, c.mounts, c.hide, c.registry, c.proxy, c.conf = real, cli, mounts, gitPaths(), conf.Registry, proxy, conf
 	return nil
 }
 
@@ -221,49 +177,40 @@ func gitPaths() []string {
 // lists its tools as Probe does a remote's. Its failures are records.
 func (pr *Set) Probe(ctx context.Context, slot int, pkg *Package) probe.Result {
 	start := time.Now()
-	r := pr.run(ctx, slot, pkg)
+	r := pr.run(ctx, pkg)
 	r.Elapsed = time.Since(start)
 	return r
 }
 
-func (pr *Set) run(ctx context.Context, slot int, pkg *Package) probe.Result {
+func (pr *Set) run(ctx context.Context, pkg *Package) probe.Result {
+	r, _ := lookup(pkg.RegistryType)
 	switch {
 	case pkg.Invalid != "":
 		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindInstall, Error: "registry entry: " + pkg.Invalid}
-	case !hasRunner(pkg.RegistryType):
+	case r == nil:
 		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindNoRuntime,
 			Error: fmt.Sprintf("no runner for %s packages on this machine", pkg.RegistryType)}
 	case pkg.Transport != probe.TransportStdio:
 		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindNoRuntime,
 			Error: fmt.Sprintf("no runner for packaged servers over %q (stdio only)", pkg.Transport)}
-	case pkg.RegistryType == RegistryNPM && pr.noNPM != "":
-		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindNoRuntime, Error: pr.noNPM}
+	case pr.no[pkg.RegistryType] != "":
+		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindNoRuntime, Error: pr.no[pkg.RegistryType]}
 	case pr.noSandbox != "":
 		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindNoSandbox, Error: pr.noSandbox}
-	case pkg.RegistryType == RegistryOCI:
-		return pr.runImage(ctx, pkg)
-	case pkg.RegistryType == RegistryPyPI:
-		return pr.runPyPI(ctx, pkg)
-	case pkg.RegistryType == RegistryMCPB:
-		return pr.runBundle(ctx, pkg)
+	case pr.runners[pkg.RegistryType] == nil:
+		return probe.Result{Transport: pkg.Transport, ErrorKind: probe.KindNoRuntime,
+			Error: fmt.Sprintf("no %s runner was readied for this package", pkg.RegistryType)}
 	}
-	return pr.runNPM(ctx, pkg)
+	return pr.runners[pkg.RegistryType].run(ctx, pr, pkg)
 }
 
-// runNPM installs an npm package with npm and runs its entry point with
-// the machine's node.
-func (pr *Set) runNPM(ctx context.Context, pkg *Package) probe.Result {
-	in, err := pr.cache.acquire(ctx, pkg)
-	if err != nil {
-		return acquireError(ctx, err)
+// unavailable says why pkg cannot run on this machine (its runtime or
+// the sandbox missing), or "".
+func (pr *Set) unavailable(pkg *Package) string {
+	if why := pr.no[pkg.RegistryType]; why != "" {
+		return why
 	}
-	defer pr.cache.release(in.key)
-	args := append([]string{pr.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
-	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), Limits: pr.limits,
-		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, pr.nodeMount...)}
-	r := pr.p.Command(ctx, sandboxed(pr.sb, spec))
-	r.Runner = &probe.RunnerInfo{Runner: RegistryNPM, Argv: args, Resolved: pkg.Identifier + "@" + pkg.Version}
-	return needsConfig(pkg, r)
+	return pr.noSandbox
 }
 
 // needsConfig makes a server that did not start, and whose entry names
@@ -295,9 +242,6 @@ func acquireError(ctx context.Context, err error) probe.Result {
 	}
 	return probe.Result{Transport: probe.TransportStdio, ErrorKind: probe.KindInstall, Error: "package cache: " + err.Error()}
 }
-
-// pkgMount is where the installed package is seen in the sandbox.
-const pkgMount = "/pkg"
 
 // packageArgs are the package arguments with their values or defaults;
 // one without either is left out. Runtime arguments are the runtime
@@ -389,14 +333,13 @@ func (pr *Set) Traffic() (bytes, conns int64) {
 	return bytes, conns
 }
 
-// proxies are the install steps' proxies the runner started.
+// proxies are the install steps' proxies the runners started.
 func (pr *Set) proxies() []*sandbox.Proxy {
 	var out []*sandbox.Proxy
-	if pr.proxy != nil {
-		out = append(out, pr.proxy)
-	}
-	if pr.pypi != nil && pr.pypi.proxy != nil {
-		out = append(out, pr.pypi.proxy)
+	for _, t := range slices.Sorted(maps.Keys(pr.runners)) {
+		if p := pr.runners[t].proxy(); p != nil {
+			out = append(out, p)
+		}
 	}
 	return out
 }

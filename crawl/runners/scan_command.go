@@ -51,11 +51,8 @@ func ScanPackageWith(ctx context.Context, coord string, args []string, env map[s
 		return "", probe.Result{}, err
 	}
 	defer pr.Close()
-	if pkg.RegistryType == RegistryNPM && pr.noNPM != "" {
-		return "", probe.Result{}, fmt.Errorf("%s: %s", coord, pr.noNPM)
-	}
-	if pr.noSandbox != "" {
-		return "", probe.Result{}, fmt.Errorf("%s: %s", coord, pr.noSandbox)
+	if why := pr.unavailable(pkg); why != "" {
+		return "", probe.Result{}, fmt.Errorf("%s: %s", coord, why)
 	}
 	return pkg.ID(), pr.Probe(ctx, 0, pkg), nil
 }
