@@ -49,13 +49,13 @@ func (*pypiRunner) find() string            { return "" }
 func (r *pypiRunner) proxy() *sandbox.Proxy { return r.prx }
 
 // findPython finds the python3 the sandbox's user can run, once.
-func (s *Set) findPython(ctx context.Context) *pythonRuntime {
-	if s.python == nil {
+func (pr *Set) findPython(ctx context.Context) *pythonRuntime {
+	if pr.python == nil {
 		py := &pythonRuntime{}
-		py.python, py.mounts, py.no = findPython(ctx, s.sb.HostUID())
-		s.python = py
+		py.python, py.mounts, py.no = findPython(ctx, pr.sb.HostUID())
+		pr.python = py
 	}
-	return s.python
+	return pr.python
 }
 
 // pypiMount is where a package's venv folder is, installing and running.

@@ -144,19 +144,19 @@ func New(ctx context.Context, p *probe.Prober, opt *Options, pkgs []*Package) (*
 
 // findNode resolves node, found at bin, and shows its installation in
 // the sandbox when it lives outside /usr.
-func (s *Set) findNode(bin string) error {
-	if s.node != "" {
+func (pr *Set) findNode(bin string) error {
+	if pr.node != "" {
 		return nil
 	}
 	real, err := filepath.EvalSymlinks(bin)
 	if err != nil {
 		return err
 	}
-	s.node = real
+	pr.node = real
 	if !strings.HasPrefix(real, "/usr/") {
 		// node/bin/node: show the whole installation, read-only.
 		root := filepath.Dir(filepath.Dir(real))
-		s.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
+		pr.nodeMount = []sandbox.Mount{{Host: root, Sandbox: root}}
 	}
 	return nil
 }
