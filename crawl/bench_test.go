@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,7 +25,7 @@ import (
 // 100: the crawl's raw capture against the SDK's own typed ListTools, the
 // cost the capture adds to keeping what the server sent.
 func BenchmarkProbe2500(b *testing.B) {
-	s := newSDKServer(genTools(2500, "bench"), 100)
+	s := crawltest.NewSDKServer(crawltest.GenTools(2500, "bench"), 100)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
 	b.Cleanup(ts.Close)
 	_, u, err := probe.Normalise(ts.URL)
@@ -78,9 +79,9 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 	page := []byte(`{"tools":[{"name":"big","description":"` + strings.Repeat("a", toolBytes) + `","inputSchema":{"type":"object"}}]}`)
 	var lines []string
 	for range servers {
-		ts := httptest.NewServer(rpcHandler(func(w http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
+		ts := httptest.NewServer(crawltest.RPCHandler(func(w http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
 			if method == "initialize" {
-				return initResult, true
+				return crawltest.InitResult, true
 			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":`)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
@@ -16,9 +17,9 @@ func TestCrawlMemoryBudget(t *testing.T) {
 	const servers, toolBytes = 6, 1 << 20
 	var lines []string
 	for i := range servers {
-		tool := genTools(1, "mem")[0]
+		tool := crawltest.GenTools(1, "mem")[0]
 		tool.Description = strings.Repeat(string(rune('a'+i)), toolBytes)
-		lines = append(lines, streamableServer(t, []testTool{tool}, 0, i%2 == 0).URL)
+		lines = append(lines, crawltest.StreamableServer(t, []crawltest.Tool{tool}, 0, i%2 == 0).URL)
 	}
 	popt := probe.Options{Timeout: 30 * time.Second, MaxBytes: 2 << 20, AllowAddr: loopback}
 	const budget = 3 << 20

@@ -20,6 +20,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 
@@ -33,14 +34,14 @@ import (
 // fleet is a set of loopback servers and the candidates list naming them.
 type fleet struct {
 	candidates string
-	served     map[string][]testTool // server_id -> tools, for the reachable ones
-	order      []string              // server_ids in candidate order
+	served     map[string][]crawltest.Tool // server_id -> tools, for the reachable ones
+	order      []string                    // server_ids in candidate order
 	reachable  int
 }
 
 // add lists a server, rawURL, as a bare line or (not bare) a JSON line,
 // serving tools (nil: not reachable), and returns its candidate line.
-func (fl *fleet) add(t *testing.T, rawURL string, tools []testTool, bare bool) string {
+func (fl *fleet) add(t *testing.T, rawURL string, tools []crawltest.Tool, bare bool) string {
 	t.Helper()
 	id, _, err := probe.Normalise(rawURL)
 	if err != nil {
@@ -70,25 +71,25 @@ func writeCandidates(t *testing.T, lines []string) string {
 // newFleet starts good servers of varied sizes and transports, and hostile
 // ones, and lists them with both candidate layouts and a duplicate.
 func newFleet(t *testing.T, good int) *fleet {
-	fl := &fleet{served: map[string][]testTool{}}
+	fl := &fleet{served: map[string][]crawltest.Tool{}}
 	var lines []string
-	add := func(rawURL string, tools []testTool, bare bool) {
+	add := func(rawURL string, tools []crawltest.Tool, bare bool) {
 		lines = append(lines, fl.add(t, rawURL, tools, bare))
 	}
 	for i := range good {
-		tools := genTools(5+i*7, "srv"+string(rune('a'+i)))
+		tools := crawltest.GenTools(5+i*7, "srv"+string(rune('a'+i)))
 		switch i % 3 {
 		case 0:
-			add(streamableServer(t, tools, 10, true).URL+"/mcp", tools, i%2 == 0)
+			add(crawltest.StreamableServer(t, tools, 10, true).URL+"/mcp", tools, i%2 == 0)
 		case 1:
-			add(streamableServer(t, tools, 0, false).URL, tools, false)
+			add(crawltest.StreamableServer(t, tools, 0, false).URL, tools, false)
 		case 2:
-			add(sseServer(t, tools).URL+"/sse", tools, true)
+			add(crawltest.SSEServer(t, tools).URL+"/sse", tools, true)
 		}
 	}
-	add(serveHanging(t, hanging).URL, nil, false)
-	add(serve(t, status(500)).URL, nil, true)
-	add(serve(t, paginating(false)).URL, nil, false)
+	add(crawltest.ServeHanging(t, crawltest.Hanging).URL, nil, false)
+	add(crawltest.Serve(t, crawltest.Status(500)).URL, nil, true)
+	add(crawltest.Serve(t, crawltest.Paginating(false)).URL, nil, false)
 	lines = append(lines, lines[0]) // a duplicate: one server, one record
 	lines = append(lines, `{"url": "ftp://example.org/mcp"}`)
 	fl.order = append(fl.order, "ftp://example.org/mcp")
@@ -141,12 +142,12 @@ func gunzipLines(t *testing.T, b []byte) []string {
 // servers are recorded the same way in every crawl, under any load.
 func TestCrawlLayoutAndDeterminism(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := newPipeNet(t)
+		n := crawltest.NewPipeNet(t)
 		fl := newPipeFleet(t, n, 6, 3)
 		var first map[string][]byte
 		for _, conc := range []int{1, 3, 32} {
 			out := t.TempDir()
-			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: n.probe(2 * time.Second)}
+			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: pipeProbe(n, 2*time.Second)}
 			sum, err := Run(context.Background(), opt)
 			if err != nil {
 				t.Fatal(err)
@@ -249,7 +250,7 @@ func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 			t.Fatalf("server_tools line %d: %s with %d tools, want %s with %d", ti, st.ServerID, len(st.Tools), rec.ServerID, len(tools))
 		}
 		for k := range tools {
-			if want := tools[k].served(t); !bytes.Equal(st.Tools[k], want) {
+			if want := tools[k].Served(t); !bytes.Equal(st.Tools[k], want) {
 				t.Fatalf("%s tool %d: %s, want %s", rec.ServerID, k, st.Tools[k], want)
 			}
 		}
@@ -284,7 +285,7 @@ func TestRunOnCrawl(t *testing.T) {
 
 // checkRunCounts runs run on the release in out and holds its counts to
 // the tools served.
-func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reachable int) {
+func checkRunCounts(t *testing.T, out string, served map[string][]crawltest.Tool, reachable int) {
 	t.Helper()
 	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, release.SumsFile))
 	if err != nil {
@@ -316,7 +317,7 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 	for _, tools := range served {
 		for _, tool := range tools {
 			wantTools++
-			err := l.Record(tool.served(t), func(tl *label.ToolLabels) error {
+			err := l.Record(tool.Served(t), func(tl *label.ToolLabels) error {
 				for _, c := range tl.Classes {
 					r := wantClass[c]
 					r.Tools++
@@ -356,15 +357,15 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 // run on the release, counts exactly the tools of the servers the registry
 // lists as active, latest versions; the deleted server is never asked.
 func TestRegistryCrawlThenRun(t *testing.T) {
-	served := map[string][]testTool{}
+	served := map[string][]crawltest.Tool{}
 	var entries []map[string]any
 	for i := range 4 {
-		tools := genTools(4+i*5, "reg"+string(rune('a'+i)))
+		tools := crawltest.GenTools(4+i*5, "reg"+string(rune('a'+i)))
 		var u string
 		if i%2 == 0 {
-			u = streamableServer(t, tools, 3, true).URL + "/mcp"
+			u = crawltest.StreamableServer(t, tools, 3, true).URL + "/mcp"
 		} else {
-			u = sseServer(t, tools).URL + "/sse"
+			u = crawltest.SSEServer(t, tools).URL + "/sse"
 		}
 		id, _, _ := probe.Normalise(u)
 		served[id] = tools
@@ -375,9 +376,9 @@ func TestRegistryCrawlThenRun(t *testing.T) {
 		entries = append(entries, regEntry(fmt.Sprintf("io.test/s%d", i), "1.0.0", "active", true, "2025-01-01T00:00:00Z", remote(typ, u)))
 	}
 	var asked atomic.Int32
-	deleted := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
+	deleted := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
 	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(probe.TransportStreamable, deleted.URL)))
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 2})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -422,11 +423,11 @@ func TestCrawlResume(t *testing.T) {
 	defer cancel(nil)
 	var lines []string
 	for i := range 6 {
-		tools := genTools(3+i, "r"+string(rune('a'+i)))
-		s := newSDKServer(tools, 0)
-		h := mcpHandler(s)
+		tools := crawltest.GenTools(3+i, "r"+string(rune('a'+i)))
+		s := crawltest.NewSDKServer(tools, 0)
+		h := crawltest.MCPHandler(s)
 		var url string
-		ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(`"initialize"`)) {
@@ -517,8 +518,8 @@ func TestCrawlResume(t *testing.T) {
 // TestCrawlStripsUserinfo: a credential in a candidate URL appears in no
 // file of the release, in the journal, nor in the log.
 func TestCrawlStripsUserinfo(t *testing.T) {
-	good := streamableServer(t, genTools(2, "cred"), 0, true).URL
-	closed := closedURL(t)
+	good := crawltest.StreamableServer(t, crawltest.GenTools(2, "cred"), 0, true).URL
+	closed := crawltest.ClosedURL(t)
 	cands := writeCandidates(t, []string{
 		`{"url": "` + strings.Replace(good, "http://", "http://user:s3cret@", 1) + `/mcp", "source": "x"}`,
 		strings.Replace(closed, "http://", "http://user:s3cret@", 1),
@@ -583,7 +584,7 @@ func TestCrawlOneWriter(t *testing.T) {
 func TestCrawlResumeOtherOptions(t *testing.T) {
 	var lines []string
 	for i := range 2 {
-		ts := serve(t, mcpHandler(newSDKServer(genTools(2, "o"+string(rune('a'+i))), 0)))
+		ts := crawltest.Serve(t, crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(2, "o"+string(rune('a'+i))), 0)))
 		lines = append(lines, ts.URL)
 	}
 	cands := writeCandidates(t, lines)
@@ -653,7 +654,7 @@ func TestCrawlResumeOtherOptions(t *testing.T) {
 // refuses says so, naming --allow-private, beside its (empty) release; one
 // with a server reached does not.
 func TestCrawlAllBlocked(t *testing.T) {
-	ts := serve(t, mcpHandler(newSDKServer(genTools(1, "b"), 0)))
+	ts := crawltest.Serve(t, crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(1, "b"), 0)))
 	cands := writeCandidates(t, []string{ts.URL, ts.URL + "/other"})
 	for _, tc := range []struct {
 		name  string
@@ -676,4 +677,45 @@ func TestCrawlAllBlocked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newPipeFleet is newFleet on a pipeNet: good servers of varied sizes and
+// transports, hangs silent ones, and hostile ones, listed with both
+// candidate layouts and a duplicate.
+func newPipeFleet(t *testing.T, n *crawltest.PipeNet, good, hangs int) *fleet {
+	fl := &fleet{served: map[string][]crawltest.Tool{}}
+	var lines []string
+	add := func(rawURL string, tools []crawltest.Tool, bare bool) {
+		lines = append(lines, fl.add(t, rawURL, tools, bare))
+	}
+	for i := range good {
+		tools := crawltest.GenTools(5+i%11*7, fmt.Sprintf("srv%d", i))
+		switch i % 3 {
+		case 0:
+			add(n.Streamable(tools, 10, true)+"/mcp", tools, i%2 == 0)
+		case 1:
+			add(n.Streamable(tools, 0, false), tools, false)
+		case 2:
+			add(n.SSE(tools)+"/sse", tools, true)
+		}
+		if i < hangs {
+			add(n.Hanging(), nil, i%2 == 1)
+		}
+	}
+	for range hangs - good {
+		add(n.Hanging(), nil, false)
+	}
+	add(n.Serve(crawltest.Status(500)), nil, true)
+	add(n.Serve(crawltest.Paginating(false)), nil, false)
+	lines = append(lines, lines[0]) // a duplicate: one server, one record
+	lines = append(lines, `{"url": "ftp://example.org/mcp"}`)
+	fl.order = append(fl.order, "ftp://example.org/mcp")
+	fl.candidates = writeCandidates(t, lines)
+	return fl
+}
+
+// pipeProbe is probe.Options for n's servers: its own transport, with
+// timeout as the deadline.
+func pipeProbe(n *crawltest.PipeNet, timeout time.Duration) probe.Options {
+	return probe.Options{Timeout: timeout, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, Transport: n.Transport()}
 }

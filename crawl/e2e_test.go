@@ -36,11 +36,11 @@ func TestCrawlWholeRegistry(t *testing.T) {
 	t.Setenv("PIP_INDEX_URL", ix.URL)
 	reg := ocitest.NewRegistry(t, "anonymous")
 	reg.Push(t, "acme/server", "1.0", ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}, Env: []string{"PATH=/bin"}},
-		ocitest.Layer(t, ocitest.Entry{Name: "bin/server", Body: stdioServer(t), Mode: 0o755})))
+		ocitest.Layer(t, ocitest.Entry{Name: "bin/server", Body: crawltest.StdioServer(t), Mode: 0o755})))
 	manifest := `{"manifest_version": "0.2", "name": "tiny", "version": "1.0.0", "server": {"type": "binary", "entry_point": "server/stdioserver"}}`
-	bundle := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)}, crawltest.BundleFile{Name: "server/stdioserver", Body: stdioServer(t), Mode: 0o755})
-	host := serve(t, httpBytes(bundle))
-	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	bundle := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)}, crawltest.BundleFile{Name: "server/stdioserver", Body: crawltest.StdioServer(t), Mode: 0o755})
+	host := crawltest.Serve(t, httpBytes(bundle))
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(3, "remote"), 2, false)
 
 	stdio := map[string]any{"type": "stdio"}
 	entries := []map[string]any{
@@ -51,7 +51,7 @@ func TestCrawlWholeRegistry(t *testing.T) {
 		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": host.URL + "/tiny.mcpb", "fileSha256": crawltest.BundleSum(bundle), "transport": stdio}),
 		pkgEntry("io.test/nuget", nil, map[string]any{"registryType": "nuget", "identifier": "Tiny.Server", "version": "1.0.0", "transport": stdio}),
 	}
-	regSrv := serve(t, &standInRegistry{entries: entries, pageSize: 4})
+	regSrv := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 4})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: regSrv.URL, AllowPrivate: true})
 	if err != nil {
 		t.Fatal(err)

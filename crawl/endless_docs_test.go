@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
@@ -45,8 +46,8 @@ func TestBundlesEndless(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	const bound = 8 << 20
 	var endlessWrote, declaredWrote atomic.Int64
-	endless := serve(t, endlessHandler("application/zip", "PK", 0, &endlessWrote))
-	declared := serve(t, endlessHandler("application/zip", "PK", 1<<40, &declaredWrote))
+	endless := crawltest.Serve(t, endlessHandler("application/zip", "PK", 0, &endlessWrote))
+	declared := crawltest.Serve(t, endlessHandler("application/zip", "PK", 1<<40, &declaredWrote))
 	a := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: endless.URL + "/b.mcpb", FileSHA256: strings.Repeat("0", 64), Transport: probe.TransportStdio}
 	b := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: declared.URL + "/b.mcpb", FileSHA256: strings.Repeat("0", 64), Transport: probe.TransportStdio}
 	servers := crawlCandidates(t, true, runners.Options{PackageMax: bound}, a, b)
@@ -77,8 +78,8 @@ func TestPackagesEndlessInstallerDocuments(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
 	var npmWrote, pipWrote atomic.Int64
-	registry := serve(t, endlessHandler("application/json", `{"name": "tiny-endless", "description": "`, 0, &npmWrote))
-	index := serve(t, endlessHandler("text/html", "<!DOCTYPE html><html><body>", 0, &pipWrote))
+	registry := crawltest.Serve(t, endlessHandler("application/json", `{"name": "tiny-endless", "description": "`, 0, &npmWrote))
+	index := crawltest.Serve(t, endlessHandler("text/html", "<!DOCTYPE html><html><body>", 0, &pipWrote))
 	npmtest.Use(t, registry.URL+"/")
 	t.Setenv("PIP_INDEX_URL", index.URL+"/simple")
 	npmPkg := &runners.Package{RegistryType: runners.RegistryNPM, Identifier: "tiny-endless", Version: "1.0.0", Transport: probe.TransportStdio}

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
@@ -34,8 +35,8 @@ func probeOnce(t *testing.T, opt probe.Options, rawURL string) probe.Result {
 
 // bigTools are 5,000 tools whose tools/list answer is about 21 MB: past
 // the SDK's 16 MiB cap on one server-sent event.
-func bigTools() []testTool {
-	tools := genTools(5000, "big")
+func bigTools() []crawltest.Tool {
+	tools := crawltest.GenTools(5000, "big")
 	for i := range tools {
 		tools[i].Description = strings.Repeat(fmt.Sprintf("tool %04d reads a file path. ", i), 200)[:4200]
 	}
@@ -51,17 +52,17 @@ func TestProbeAnswerPast16MiB(t *testing.T) {
 	tools := bigTools()
 	size := 0
 	for _, tl := range tools {
-		size += len(tl.served(t))
+		size += len(tl.Served(t))
 	}
 	if size < 20_000_000 {
 		t.Fatalf("the answer is %d bytes, not past 16 MiB", size)
 	}
-	s := newSDKServer(tools, len(tools)) // one page: one answer of 21 MB
+	s := crawltest.NewSDKServer(tools, len(tools)) // one page: one answer of 21 MB
 	servers := map[string]string{
-		"legacy SSE": serve(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)).URL + "/sse",
-		"streamable HTTP, SSE-framed": serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		"legacy SSE": crawltest.Serve(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)).URL + "/sse",
+		"streamable HTTP, SSE-framed": crawltest.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 			&mcp.StreamableHTTPOptions{})).URL,
-		"streamable HTTP, JSON": serve(t, mcpHandler(s)).URL,
+		"streamable HTTP, JSON": crawltest.Serve(t, crawltest.MCPHandler(s)).URL,
 	}
 	for name, u := range servers {
 		t.Run(name, func(t *testing.T) {
@@ -69,7 +70,7 @@ func TestProbeAnswerPast16MiB(t *testing.T) {
 			if !r.Reachable || len(r.Tools) != len(tools) {
 				t.Fatalf("reachable=%v %s %s, %d tools; want all %d", r.Reachable, r.ErrorKind, r.Error, len(r.Tools), len(tools))
 			}
-			if got, want := string(r.Tools[4999]), string(tools[4999].served(t)); got != want {
+			if got, want := string(r.Tools[4999]), string(tools[4999].Served(t)); got != want {
 				t.Errorf("last tool %.80s..., want %.80s...", got, want)
 			}
 			capped := probeOnce(t, probe.Options{MaxTools: 10000, MaxBytes: 16 << 20}, u)
@@ -84,11 +85,11 @@ func TestProbeAnswerPast16MiB(t *testing.T) {
 // Streamable HTTP at a path ending in /sse; the legacy GET fails with a
 // 4xx and Streamable HTTP is tried next.
 func TestProbeStreamableAtSSEPath(t *testing.T) {
-	tools := genTools(4, "sse-path")
+	tools := crawltest.GenTools(4, "sse-path")
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
-			s := newSDKServer(tools, 0)
-			ts := serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+			s := crawltest.NewSDKServer(tools, 0)
+			ts := crawltest.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 				&mcp.StreamableHTTPOptions{Stateless: stateless}))
 			r := probeOnce(t, probe.Options{}, ts.URL+"/sse")
 			if !r.Reachable || r.Transport != probe.TransportStreamable || len(r.Tools) != len(tools) {
@@ -112,21 +113,21 @@ func TestProbeKeepsInitialize(t *testing.T) {
 	}{
 		{name: "SDK server with instructions", url: func(t *testing.T) string {
 			s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.2.3"}, &mcp.ServerOptions{Instructions: instr})
-			for _, tl := range genTools(2, "i") {
-				s.AddTool(tl.sdkTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
+			for _, tl := range crawltest.GenTools(2, "i") {
+				s.AddTool(tl.SDKTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
 			}
-			return serve(t, mcpHandler(s)).URL
+			return crawltest.Serve(t, crawltest.MCPHandler(s)).URL
 		}, reachable: true, tools: 2, toolsCap: true, caps: `"tools":{"listChanged":true}`, instr: &instr},
 		{name: "SDK server without tools", url: func(t *testing.T) string {
-			return serve(t, mcpHandler(newSDKServer(nil, 0))).URL
+			return crawltest.Serve(t, crawltest.MCPHandler(crawltest.NewSDKServer(nil, 0))).URL
 		}, reachable: true, tools: 0, toolsCap: false},
 		{name: "no tools capability, tools/list refused", url: func(t *testing.T) string {
-			return serve(t, scripted(map[string]string{
+			return crawltest.Serve(t, crawltest.Scripted(map[string]string{
 				"initialize": `{"protocolVersion":"2025-03-26","capabilities":{"prompts":{}},"serverInfo":{"name":"hand-written","version":"0"}}`,
 			})).URL
 		}, reachable: true, tools: 0, toolsCap: false, caps: `{"prompts":{}}`},
 		{name: "tools/list fails after initialize", url: func(t *testing.T) string {
-			return serve(t, scripted(map[string]string{"initialize": initResult})).URL
+			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult})).URL
 		}, kind: probe.KindRPCError, toolsCap: true, caps: `{"tools":{}}`},
 	}
 	for _, c := range cases {
@@ -173,13 +174,13 @@ func TestProbeAuthRequired(t *testing.T) {
 				w.WriteHeader(http.StatusForbidden)
 			})
 		}},
-		{name: "401 without a challenge", handler: func(http.Handler) http.Handler { return status(http.StatusUnauthorized) }},
+		{name: "401 without a challenge", handler: func(http.Handler) http.Handler { return crawltest.Status(http.StatusUnauthorized) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var requests, gets atomic.Int32
-			h := c.handler(mcpHandler(newSDKServer(genTools(1, "a"), 0)))
-			ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := c.handler(crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(1, "a"), 0)))
+			ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				requests.Add(1)
 				if r.Method == http.MethodGet {
 					gets.Add(1)
@@ -200,8 +201,8 @@ func TestProbeAuthRequired(t *testing.T) {
 // TestProbeInvalidUTF8: each maximal invalid subsequence of a tools/list
 // answer becomes one U+FFFD, as Python's errors="replace" decodes it.
 func TestProbeInvalidUTF8(t *testing.T) {
-	ts := serve(t, scripted(map[string]string{
-		"initialize": initResult,
+	ts := crawltest.Serve(t, crawltest.Scripted(map[string]string{
+		"initialize": crawltest.InitResult,
 		"tools/list": "{\"tools\":[{\"name\":\"t\",\"description\":\"A\xff\xfeB\xe2\x82C\",\"inputSchema\":{\"type\":\"object\"}}]}",
 	}))
 	r := probeOnce(t, probe.Options{}, ts.URL)

@@ -28,12 +28,12 @@ func TestCrawlBundles(t *testing.T) {
   "user_config": {"level": {"type": "string", "default": "7"}},
   "tools": [{"name": "declared_only", "description": "never trusted"}]}`
 	good := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)},
-		crawltest.BundleFile{Name: "server/stdioserver", Body: stdioServer(t), Mode: 0o755},
+		crawltest.BundleFile{Name: "server/stdioserver", Body: crawltest.StdioServer(t), Mode: 0o755},
 		crawltest.BundleFile{Name: "server/link", Body: []byte("stdioserver"), Mode: os.ModeSymlink | 0o777})
 	evil := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)}, crawltest.BundleFile{Name: "../../../../tmp/atlas-bundle-evil", Body: []byte("x")})
-	away := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(good) }))
+	away := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(good) }))
 	var served atomic.Int64
-	host := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	host := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/good.mcpb", "/mismatch.mcpb":
 			served.Add(1)

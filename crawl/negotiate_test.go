@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // statelessOnly is a Go SDK server that speaks only the stateless revision,
 // with cache hints on its lists.
-func statelessOnly(tools []testTool) http.Handler {
+func statelessOnly(tools []crawltest.Tool) http.Handler {
 	s := mcp.NewServer(&mcp.Implementation{Name: "stateless-only", Version: "2"}, &mcp.ServerOptions{
 		SupportedProtocolVersions: []string{probe.StatelessVersion},
 		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
@@ -26,7 +27,7 @@ func statelessOnly(tools []testTool) http.Handler {
 		},
 	})
 	for _, t := range tools {
-		s.AddTool(t.sdkTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(t.SDKTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
 	}
@@ -51,7 +52,7 @@ func refusing() http.Handler {
 
 // refusingInitialized answers initialize and then refuses its notification.
 func refusingInitialized() http.Handler {
-	init := scripted(map[string]string{"initialize": initResult})
+	init := crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if strings.Contains(string(body), `"notifications/initialized"`) {
@@ -66,7 +67,7 @@ func refusingInitialized() http.Handler {
 // TestNegotiation: the newest revision first, then initialize, then legacy
 // SSE; each record keeps what was negotiated, or what failed and why.
 func TestNegotiation(t *testing.T) {
-	tools := genTools(3, "n")
+	tools := crawltest.GenTools(3, "n")
 	ttl, zero := int64(60000), int64(0)
 	// A stateful SDK server refuses server/discover with -32022, naming
 	// the revisions with a handshake it speaks.
@@ -87,14 +88,14 @@ func TestNegotiation(t *testing.T) {
 	}{
 		{name: "2026-07-28 only, stateless", handler: statelessOnly(tools), reachable: true, transport: probe.TransportStreamable,
 			version: probe.StatelessVersion, generation: probe.GenerationStateless, supported: []string{probe.StatelessVersion}, ttl: &ttl, scope: "private"},
-		{name: "SDK server with sessions", handler: mcpHandler(newSDKServer(tools, 0)), reachable: true, transport: probe.TransportStreamable,
+		{name: "SDK server with sessions", handler: crawltest.MCPHandler(crawltest.NewSDKServer(tools, 0)), reachable: true, transport: probe.TransportStreamable,
 			version: probe.RequestedVersion, generation: probe.GenerationSession, supported: legacy, ttl: &zero, scope: "public"},
-		{name: "SDK server, stateless, every revision", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newSDKServer(tools, 0) },
+		{name: "SDK server, stateless, every revision", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return crawltest.NewSDKServer(tools, 0) },
 			&mcp.StreamableHTTPOptions{Stateless: true}), reachable: true, transport: probe.TransportStreamable,
 			version: probe.StatelessVersion, generation: probe.GenerationStateless, supported: mcp.SupportedProtocolVersions(), ttl: &zero, scope: "public"},
-		{name: "hand-written 2025-03-26 server", handler: scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`}),
+		{name: "hand-written 2025-03-26 server", handler: crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`}),
 			reachable: true, transport: probe.TransportStreamable, version: "2025-03-26", generation: probe.GenerationSession},
-		{name: "legacy SSE after two refused POSTs", handler: mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return newSDKServer(tools, 0) }, nil), path: "/mcp",
+		{name: "legacy SSE after two refused POSTs", handler: mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return crawltest.NewSDKServer(tools, 0) }, nil), path: "/mcp",
 			reachable: true, transport: probe.TransportSSE, version: probe.RequestedVersion, generation: probe.GenerationSession, ttl: &zero, scope: "public"},
 		{name: "refuses every revision", handler: refusing(), transport: probe.TransportStreamable,
 			supported: []string{"2099-01-01"}, step: "initialize", rpcCode: -32022},
@@ -103,7 +104,7 @@ func TestNegotiation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := probeOnce(t, probe.Options{}, serve(t, c.handler).URL+c.path)
+			r := probeOnce(t, probe.Options{}, crawltest.Serve(t, c.handler).URL+c.path)
 			if r.Reachable != c.reachable || r.ProtocolVersion != c.version || r.Generation != c.generation || !slices.Equal(r.SupportedVersions, c.supported) {
 				t.Fatalf("reachable=%v (%s %s) version %q generation %q supported %q; want %v %q %q %q",
 					r.Reachable, r.ErrorKind, r.Error, r.ProtocolVersion, r.Generation, r.SupportedVersions, c.reachable, c.version, c.generation, c.supported)
@@ -136,8 +137,8 @@ func TestNegotiation(t *testing.T) {
 // only 2026-07-28 negotiates what the SDK's own client negotiates and
 // lists what it lists.
 func TestStatelessOnlyAsItsClient(t *testing.T) {
-	tools := genTools(8, "s")
-	url := serve(t, statelessOnly(tools)).URL
+	tools := crawltest.GenTools(8, "s")
+	url := crawltest.Serve(t, statelessOnly(tools)).URL
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "own", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
 	if err != nil {
@@ -171,8 +172,8 @@ func TestStatelessOnlyAsItsClient(t *testing.T) {
 // answer to server/discover (its HTTP status) but never sends the JSON-RPC
 // answer is still asked by initialize, within the deadline.
 func TestDiscoverUnanswered(t *testing.T) {
-	answer := scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`})
-	ts := serveHanging(t, func(stop <-chan struct{}) http.Handler {
+	answer := crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult, "tools/list": `{"tools":[{"name":"a","inputSchema":{"type":"object"}}]}`})
+	ts := crawltest.ServeHanging(t, func(stop <-chan struct{}) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			if strings.Contains(string(body), `"server/discover"`) {

@@ -3,56 +3,19 @@ package crawl
 import (
 	"archive/tar"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
-
-var (
-	stdioServerOnce sync.Once
-	stdioServerBin  []byte
-	stdioServerErr  error
-)
-
-// stdioServer builds testdata/stdioserver as a static binary, once.
-func stdioServer(t testing.TB) []byte {
-	t.Helper()
-	testenv.Need(t, "go", "builds the test's static MCP server")
-	stdioServerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "stdioserver-")
-		if err != nil {
-			stdioServerErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "server")
-		// -buildvcs=false: a test run by a user other than the clone's
-		// owner cannot ask git for the revision (git refuses the folder).
-		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./testdata/stdioserver")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			stdioServerErr = fmt.Errorf("go build ./testdata/stdioserver: %v\n%s", err, out)
-			return
-		}
-		stdioServerBin, stdioServerErr = os.ReadFile(bin)
-	})
-	if stdioServerErr != nil {
-		t.Fatalf("building the static server: %v", stdioServerErr)
-	}
-	return stdioServerBin
-}
 
 // sharedCache is a package cache the sandbox's host user can reach: bwrap
 // runs as that user, and t.TempDir's folders are the test user's alone.
@@ -75,7 +38,7 @@ func serverImage(t testing.TB, netAddr string) v1.Image {
 	return ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}, Cmd: []string{"from-cmd"},
 		Env: []string{"PATH=/bin", "MODE=image", "NET_ADDR=" + netAddr}, WorkingDir: "/srv", User: "root"},
 		ocitest.Layer(t, ocitest.Entry{Name: "bin/", Type: tar.TypeDir, Mode: 0o755},
-			ocitest.Entry{Name: "bin/server", Body: stdioServer(t), Mode: 0o700}),
+			ocitest.Entry{Name: "bin/server", Body: crawltest.StdioServer(t), Mode: 0o700}),
 		ocitest.Layer(t, ocitest.Entry{Name: "etc/passwd", Body: []byte("root:x:0:0::/root:/bin/sh\n")}))
 }
 
@@ -87,7 +50,7 @@ func serverImage(t testing.TB, netAddr string) v1.Image {
 // time; a hostile image and a missing one are install records.
 func TestCrawlImages(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 
 	reg := ocitest.NewRegistry(t, "anonymous")
 	d := reg.Push(t, "acme/server", "1.0", serverImage(t, listener.Addr().String()))

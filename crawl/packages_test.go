@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
@@ -39,13 +39,13 @@ func (h hostile) packages() []npmtest.Package {
 	return []npmtest.Package{
 		{Name: "@tiny/good", Version: "1.0.0", Prelude: `notes.push("mode_" + process.env.MODE, "leak_" + (process.env.SANDBOX_LEAK || "none"), "argv_" + process.argv.slice(2).join("_")); serve();`},
 		{Name: "tiny-net", Version: "1.0.0", Prelude: fmt.Sprintf(`const s = require("net").connect({host: "127.0.0.1", port: %d});
-s.on("connect", () => { notes.push("net_connected"); serve(); });
-s.on("error", (e) => { notes.push("net_" + e.code); serve(); });`, h.netPort)},
+s.on("connect", () => { notes.push("net_connected"); crawltest.Serve(); });
+s.on("error", (e) => { notes.push("net_" + e.code); crawltest.Serve(); });`, h.netPort)},
 		{Name: "tiny-files", Version: "1.0.0", Prelude: fmt.Sprintf(`const fs = require("fs");
 for (const [n, f] of [["ssh", () => fs.readFileSync(%q)], ["homessh", () => fs.readdirSync(require("os").homedir() + "/.ssh")], ["write", () => fs.writeFileSync(%q, "x")], ["pkgwrite", () => fs.writeFileSync(__filename, "x")]]) {
   try { f(); notes.push(n + "_ok"); } catch (e) { notes.push(n + "_" + e.code); }
 }
-serve();`, h.secret, h.outside)},
+crawltest.Serve();`, h.secret, h.outside)},
 		{Name: "tiny-child", Version: "1.0.0", Prelude: `require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {detached: true, stdio: "ignore"}).unref(); serve();`},
 		{Name: "tiny-scripts", Version: "1.0.0", Prelude: `serve();`,
 			Scripts: map[string]string{"preinstall": writeMark, "install": writeMark, "postinstall": writeMark, "prepare": writeMark}},
@@ -75,33 +75,9 @@ func npmPkg(id, version string, extra map[string]any) map[string]any {
 // crawlTimeout bounds each test server's exchange: the silent one costs it.
 const crawlTimeout = 8 * time.Second
 
-// countingListener listens on loopback, closes every connection it is
-// offered and counts them: a packaged server that reaches it had network
-// it must not have.
-func countingListener(t *testing.T) (net.Listener, *atomic.Int64) {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	connections := new(atomic.Int64)
-	go func() {
-		for {
-			c, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			connections.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { listener.Close() })
-	return listener, connections
-}
-
 func TestCrawlPackages(t *testing.T) {
 	npmtest.NeedSandbox(t)
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 	dir := t.TempDir()
 	h := hostile{netPort: listener.Addr().(*net.TCPAddr).Port, secret: filepath.Join(dir, "ssh", "id_rsa"),
 		outside: filepath.Join(dir, "outside"), scripted: filepath.Join(dir, "scripts-ran")}
@@ -117,7 +93,7 @@ func TestCrawlPackages(t *testing.T) {
 	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
 	t.Setenv("API_KEY", "a secret of the user's") // never handed on
 
-	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(3, "remote"), 2, false)
 	mode := "fast"
 	entries := []map[string]any{
 		pkgEntry("io.test/good", []map[string]any{{"type": "streamable-http", "url": remote.URL}},
@@ -141,7 +117,7 @@ func TestCrawlPackages(t *testing.T) {
 		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": "http://127.0.0.1:1/tiny.mcpb", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/http-pkg", nil, npmPkg("tiny-http", "1.0.0", map[string]any{"transport": map[string]any{"type": "streamable-http", "url": "http://localhost:8080/mcp"}})),
 	)
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 5})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 5})
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -311,7 +287,7 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 		}
 	}
 	t.Setenv("PATH", bin)
-	remote := streamableServer(t, genTools(2, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(2, "remote"), 2, false)
 	list := remote.URL + "\nnpm:tiny-good@1.0.0\nnpm:tiny-other@2.0.0\npypi:tiny@1.0\nnuget:Tiny@1.0\n"
 	cands, err := ParseCandidates(strings.NewReader(list), "list")
 	if err != nil {
@@ -343,7 +319,7 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 // rerun with other options.
 func TestCrawlRerunAfterFailedStart(t *testing.T) {
 	npmtest.NeedSandbox(t)
-	remote := streamableServer(t, genTools(2, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(2, "remote"), 2, false)
 	cands, err := ParseCandidates(strings.NewReader(remote.URL+"\nnpm:tiny-good@1.0.0\n"), "list")
 	if err != nil {
 		t.Fatal(err)
@@ -409,7 +385,7 @@ func TestRegistryPackages(t *testing.T) {
 		pkgEntry("io.test/again", nil, npmPkg("@s/both", "1.2.3", nil), map[string]any{"registryType": "npm", "identifier": "no-version"}),
 		pkgEntry("io.test/none", nil),
 	}
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 2})
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)

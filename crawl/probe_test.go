@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"go.uber.org/goleak"
 )
@@ -20,7 +21,7 @@ import (
 // goleak.VerifyTestMain, with the test servers' SDK sessions closed first.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	closeSDKSessions()
+	crawltest.CloseSDKSessions()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
@@ -47,61 +48,61 @@ func loopback(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.1") 
 var testProbe = probe.Options{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20, AllowAddr: loopback}
 
 func TestProbe(t *testing.T) {
-	few := genTools(3, "few")
-	many := genTools(2500, "many")
-	https := httptestTLS(t)
+	few := crawltest.GenTools(3, "few")
+	many := crawltest.GenTools(2500, "many")
+	https := crawltest.HTTPTestTLS(t)
 	cases := []struct {
 		name      string
 		url       func(t *testing.T) string
-		tools     []testTool // served tools, for a reachable case
+		tools     []crawltest.Tool // served tools, for a reachable case
 		transport string
 		version   string
 		kind      string // error kind, for an unreachable case
 	}{
-		{name: "streamable JSON", url: func(t *testing.T) string { return streamableServer(t, few, 0, true).URL + "/mcp" },
+		{name: "streamable JSON", url: func(t *testing.T) string { return crawltest.StreamableServer(t, few, 0, true).URL + "/mcp" },
 			tools: few, transport: probe.TransportStreamable, version: probe.RequestedVersion},
-		{name: "streamable SSE-framed", url: func(t *testing.T) string { return streamableServer(t, few, 0, false).URL },
+		{name: "streamable SSE-framed", url: func(t *testing.T) string { return crawltest.StreamableServer(t, few, 0, false).URL },
 			tools: few, transport: probe.TransportStreamable, version: probe.RequestedVersion},
-		{name: "legacy SSE endpoint", url: func(t *testing.T) string { return sseServer(t, few).URL + "/sse" },
+		{name: "legacy SSE endpoint", url: func(t *testing.T) string { return crawltest.SSEServer(t, few).URL + "/sse" },
 			tools: few, transport: probe.TransportSSE, version: probe.RequestedVersion},
-		{name: "legacy SSE by fallback after a 4xx to POST", url: func(t *testing.T) string { return sseServer(t, few).URL + "/mcp" },
+		{name: "legacy SSE by fallback after a 4xx to POST", url: func(t *testing.T) string { return crawltest.SSEServer(t, few).URL + "/mcp" },
 			tools: few, transport: probe.TransportSSE, version: probe.RequestedVersion},
-		{name: "2,500 tools in pages of 100", url: func(t *testing.T) string { return streamableServer(t, many, 100, true).URL },
+		{name: "2,500 tools in pages of 100", url: func(t *testing.T) string { return crawltest.StreamableServer(t, many, 100, true).URL },
 			tools: many, transport: probe.TransportStreamable, version: probe.RequestedVersion},
-		{name: "hangs", url: func(t *testing.T) string { return serveHanging(t, hanging).URL }, kind: probe.KindTimeout},
-		{name: "answers 500", url: func(t *testing.T) string { return serve(t, status(500)).URL }, kind: probe.KindHTTPStatus},
-		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return serve(t, status(404)).URL }, kind: probe.KindHTTPStatus},
-		{name: "invalid JSON", url: func(t *testing.T) string { return serve(t, invalidJSON()).URL }, kind: probe.KindInvalidJSON},
-		{name: "paginates forever", url: func(t *testing.T) string { return serve(t, paginating(false)).URL }, kind: probe.KindTooManyPages},
-		{name: "repeats a cursor", url: func(t *testing.T) string { return serve(t, paginating(true)).URL }, kind: probe.KindCursorLoop},
-		{name: "streams keep-alives without end", url: func(t *testing.T) string { return serve(t, endlessStream(false)).URL }, kind: probe.KindTimeout},
-		{name: "streams data without end", url: func(t *testing.T) string { return serve(t, endlessStream(true)).URL }, kind: probe.KindTooManyBytes},
-		{name: "redirects to another scheme", url: func(t *testing.T) string { return serve(t, redirecting(https)).URL }, kind: probe.KindRedirect},
-		{name: "redirects off http", url: func(t *testing.T) string { return serve(t, redirecting("file:///etc/passwd")).URL }, kind: probe.KindRedirect},
+		{name: "hangs", url: func(t *testing.T) string { return crawltest.ServeHanging(t, crawltest.Hanging).URL }, kind: probe.KindTimeout},
+		{name: "answers 500", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Status(500)).URL }, kind: probe.KindHTTPStatus},
+		{name: "answers 404 to POST and GET", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Status(404)).URL }, kind: probe.KindHTTPStatus},
+		{name: "invalid JSON", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.InvalidJSON()).URL }, kind: probe.KindInvalidJSON},
+		{name: "paginates forever", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Paginating(false)).URL }, kind: probe.KindTooManyPages},
+		{name: "repeats a cursor", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Paginating(true)).URL }, kind: probe.KindCursorLoop},
+		{name: "streams keep-alives without end", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.EndlessStream(false)).URL }, kind: probe.KindTimeout},
+		{name: "streams data without end", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.EndlessStream(true)).URL }, kind: probe.KindTooManyBytes},
+		{name: "redirects to another scheme", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Redirecting(https)).URL }, kind: probe.KindRedirect},
+		{name: "redirects off http", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Redirecting("file:///etc/passwd")).URL }, kind: probe.KindRedirect},
 		{name: "redirects off limits", url: func(t *testing.T) string {
-			return serve(t, redirecting("http://127.0.0.2:9/mcp")).URL
+			return crawltest.Serve(t, crawltest.Redirecting("http://127.0.0.2:9/mcp")).URL
 		}, kind: probe.KindBlocked},
-		{name: "resets the connection", url: func(t *testing.T) string { return serve(t, resetting()).URL }, kind: probe.KindConnect},
+		{name: "resets the connection", url: func(t *testing.T) string { return crawltest.Serve(t, crawltest.Resetting()).URL }, kind: probe.KindConnect},
 		{name: "initialize answered with a JSON-RPC error", url: func(t *testing.T) string {
-			return serve(t, scripted(map[string]string{"initialize": "error:go away"})).URL
+			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": "error:go away"})).URL
 		}, kind: probe.KindRPCError},
 		{name: "tools/list answered with a JSON-RPC error", url: func(t *testing.T) string {
-			return serve(t, scripted(map[string]string{"initialize": initResult})).URL
+			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult})).URL
 		}, kind: probe.KindRPCError},
 		{name: "tools is not a list", url: func(t *testing.T) string {
-			return serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools":{"a":1}}`})).URL
+			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult, "tools/list": `{"tools":{"a":1}}`})).URL
 		}, kind: probe.KindProtocol},
 		{name: "more tools than the cap", url: func(t *testing.T) string {
-			return streamableServer(t, genTools(testProbe.MaxTools+1, "cap"), 0, true).URL
+			return crawltest.StreamableServer(t, crawltest.GenTools(testProbe.MaxTools+1, "cap"), 0, true).URL
 		}, kind: probe.KindTooManyTools},
 		{name: "a tool nested deeper than CPython's json reads", url: func(t *testing.T) string {
 			// 992 levels: within the SDK's JSON limit (1000 with the
 			// envelope), beyond the census decoder's (990).
 			deep := strings.Repeat(`{"a":`, 992) + "1" + strings.Repeat("}", 992)
-			return serve(t, scripted(map[string]string{"initialize": initResult,
+			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult,
 				"tools/list": `{"tools":[{"name":"deep","inputSchema":` + deep + `}]}`})).URL
 		}, kind: probe.KindInvalidTools},
-		{name: "nothing listens", url: func(t *testing.T) string { return closedURL(t) }, kind: probe.KindConnect},
+		{name: "nothing listens", url: func(t *testing.T) string { return crawltest.ClosedURL(t) }, kind: probe.KindConnect},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,7 +136,7 @@ func TestProbe(t *testing.T) {
 				t.Fatalf("%d tools, want %d", len(r.Tools), len(c.tools))
 			}
 			for i, tool := range c.tools {
-				if want := tool.served(t); !bytes.Equal(r.Tools[i], want) {
+				if want := tool.Served(t); !bytes.Equal(r.Tools[i], want) {
 					t.Fatalf("tool %d:\n got %s\nwant %s", i, r.Tools[i], want)
 				}
 			}
@@ -145,10 +146,10 @@ func TestProbe(t *testing.T) {
 
 // TestProbeUserAgent: every request names the tool.
 func TestProbeUserAgent(t *testing.T) {
-	s := newSDKServer(genTools(1, "ua"), 0)
-	h := mcpHandler(s)
+	s := crawltest.NewSDKServer(crawltest.GenTools(1, "ua"), 0)
+	h := crawltest.MCPHandler(s)
 	agents := make(chan string, 100)
-	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		agents <- r.Header.Get("User-Agent")
 		h.ServeHTTP(w, r)
 	}))
@@ -175,7 +176,7 @@ func TestProbeUserAgent(t *testing.T) {
 // is kept verbatim, and the server stays reachable.
 func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 	tool := `{"name":5,"x-extra":[1.0e2,12345678901234567890123],"inputSchema":{"type":"object","properties":{"p":{"description":"a"},"p":{"description":"file path"}}}}`
-	ts := serve(t, scripted(map[string]string{"initialize": initResult, "tools/list": `{"tools": [` + tool + `]}`}))
+	ts := crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult, "tools/list": `{"tools": [` + tool + `]}`}))
 	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback})
 	defer p.Close()
 	r := p.Probe(context.Background(), mustURL(t, ts.URL))
@@ -188,7 +189,7 @@ func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 }
 
 func TestAddressPolicy(t *testing.T) {
-	ts := streamableServer(t, genTools(1, "p"), 0, true)
+	ts := crawltest.StreamableServer(t, crawltest.GenTools(1, "p"), 0, true)
 	p := probe.NewProber(probe.Options{Timeout: 5 * time.Second}) // the default: public addresses only
 	defer p.Close()
 	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); r.Reachable || r.ErrorKind != probe.KindBlocked {
@@ -202,47 +203,6 @@ func TestAddressPolicy(t *testing.T) {
 			r := p.Probe(context.Background(), mustURL(t, "http://"+host+":"+port+"/mcp"))
 			if r.Reachable || r.ErrorKind != probe.KindBlocked {
 				t.Errorf("reachable=%v kind %q (%s), want %s", r.Reachable, r.ErrorKind, r.Error, probe.KindBlocked)
-			}
-		})
-	}
-}
-
-// TestPublicAddr: every special-purpose block is refused, and an address
-// that embeds an IPv4 one is judged by it.
-func TestPublicAddr(t *testing.T) {
-	cases := []struct {
-		addr   string
-		public bool
-	}{
-		{"8.8.8.8", true}, {"1.1.1.1", true}, {"2606:4700::1111", true}, {"::ffff:8.8.4.4", true},
-		{"127.0.0.1", false}, {"127.255.255.254", false}, {"10.1.2.3", false}, {"172.16.0.1", false}, {"172.31.255.255", false},
-		{"192.168.1.1", false}, {"169.254.169.254", false}, {"100.64.0.1", false}, {"100.127.255.255", false},
-		{"0.0.0.0", false}, {"0.0.0.1", false}, {"0.255.255.255", false}, {"192.0.0.9", false}, {"192.0.2.1", false},
-		{"192.31.196.1", false}, {"192.52.193.1", false}, {"192.88.99.1", false}, {"192.175.48.1", false},
-		{"198.18.0.1", false}, {"198.19.255.255", false}, {"198.51.100.7", false}, {"203.0.113.9", false},
-		{"224.0.0.1", false}, {"239.255.255.250", false}, {"240.0.0.1", false}, {"255.255.255.255", false},
-		{"172.32.0.1", true}, {"100.128.0.1", true}, {"198.20.0.1", true}, {"192.0.1.1", true},
-		{"::", false}, {"::1", false}, {"fd00::1", false}, {"fc00::1", false}, {"fe80::1", false}, {"fe80::1%eth0", false},
-		{"fec0::1", false}, {"ff02::1", false}, {"100::1", false}, {"2001:db8::1", false}, {"2001:2::1", false},
-		{"2001:10::1", false}, {"2001:20::1", false}, {"2620:4f:8000::1", false}, {"3fff::1", false}, {"5f00::1", false},
-		{"::ffff:127.0.0.1", false}, {"::ffff:10.0.0.1", false},
-		// IPv4-compatible.
-		{"::127.0.0.1", false}, {"::10.0.0.1", false}, {"::0.0.0.1", false}, {"::8.8.8.8", true},
-		// NAT64, well-known and local-use prefixes.
-		{"64:ff9b::7f00:1", false}, {"64:ff9b::a9fe:a9fe", false}, {"64:ff9b::808:808", true},
-		{"64:ff9b:1:7f00:0:100::", false}, {"64:ff9b:1:808:8:800::", true},
-		// 6to4.
-		{"2002:7f00:1::1", false}, {"2002:a00:1::1", false}, {"2002:808:808::1", true},
-		// Teredo: the server, then the client's address inverted.
-		{"2001:0:4136:e378:8000:63bf:80ff:fffe", false}, // client 127.0.0.1
-		{"2001:0:7f00:1:0:0:f7f7:f7f7", false},          // server 127.0.0.1
-		{"2001:0:808:808:0:0:f7f7:f7f7", true},          // both 8.8.8.8
-		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", false}, // client 192.0.2.45, documentation
-	}
-	for _, c := range cases {
-		t.Run(c.addr, func(t *testing.T) {
-			if got := probe.PublicAddr(netip.MustParseAddr(c.addr)); got != c.public {
-				t.Errorf("PublicAddr(%s) = %v, want %v", c.addr, got, c.public)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
@@ -34,7 +35,7 @@ var pyServer = pypitest.StdioServer("tiny", "1.0", `    notes = ["echo", "uid_%d
 func TestCrawlPyPI(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 	pth := fmt.Sprintf(`import os, socket; exec("try:\n socket.create_connection(('127.0.0.1', %d), 2).close(); os.environ['PTH_NET'] = 'ok'\nexcept Exception as e:\n os.environ['PTH_NET'] = type(e).__name__")`+"\n",
 		listener.Addr().(*net.TCPAddr).Port)
 	ix := pypitest.Serve(t,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 )
@@ -39,7 +40,7 @@ func TestRegistryImagesAndBundles(t *testing.T) {
 		// The same broken entry twice in one server is one record.
 		pkgEntry("io.test/noid2", nil, map[string]any{"registryType": "pypi"}, map[string]any{"registryType": "pypi"}),
 	}
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 5})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 5})
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL, AllowPrivate: true})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 
@@ -116,9 +117,9 @@ func compactJSON(b []byte) string {
 // TestDeclaredMatchesWire: what release.json says the client declared is
 // what a server receives in initialize.
 func TestDeclaredMatchesWire(t *testing.T) {
-	h := mcpHandler(newSDKServer(genTools(1, "w"), 0))
+	h := crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(1, "w"), 0))
 	got := make(chan []byte, 1)
-	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var msg struct {
 			Method string          `json:"method"`

@@ -55,7 +55,7 @@ func TestPackagesPolicyRefusalsBlocked(t *testing.T) {
 	reg := ocitest.NewRegistry(t, "")
 	reg.Push(t, "acme/server", "1.0", serverImage(t, "127.0.0.1:1"))
 	bundle := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(`{"server": {"type": "binary", "entry_point": "s"}}`)})
-	plain := serve(t, httpBytes(bundle))
+	plain := crawltest.Serve(t, httpBytes(bundle))
 	tlsSrv := httptest.NewTLSServer(httpBytes(bundle))
 	t.Cleanup(tlsSrv.Close)
 	image := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: probe.TransportStdio}
@@ -79,8 +79,8 @@ func TestBundlesUncheckedDigest(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	manifest := `{"server": {"type": "binary", "entry_point": "server/stdioserver"}}`
 	b := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)},
-		crawltest.BundleFile{Name: "server/stdioserver", Body: stdioServer(t), Mode: 0o755})
-	host := serve(t, httpBytes(b))
+		crawltest.BundleFile{Name: "server/stdioserver", Body: crawltest.StdioServer(t), Mode: 0o755})
+	host := crawltest.Serve(t, httpBytes(b))
 	checked := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: host.URL + "/checked.mcpb", FileSHA256: crawltest.BundleSum(b), Transport: probe.TransportStdio}
 	unchecked := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: host.URL + "/unchecked.mcpb", Transport: probe.TransportStdio}
 	servers := crawlCandidates(t, true, runners.Options{}, checked, unchecked)
@@ -120,7 +120,7 @@ func TestCrawlPyPIScriptName(t *testing.T) {
 // never answers holds an image no longer than the install deadline.
 func TestImagesSilentRegistry(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
-	silent := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	silent := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	p := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: strings.TrimPrefix(silent.URL, "http://") + "/acme/server:1.0", Transport: probe.TransportStdio}
 	// The crawl's own deadline only keeps a failing test from hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -29,10 +29,10 @@ func BenchmarkRunners(b *testing.B) {
 	b.Setenv("PIP_INDEX_URL", ix.URL)
 	reg := ocitest.NewRegistry(b, "anonymous")
 	reg.Push(b, "acme/server", "1.0", ocitest.Image(b, v1.Config{Entrypoint: []string{"/bin/server"}},
-		ocitest.Layer(b, ocitest.Entry{Name: "bin/server", Body: stdioServer(b), Mode: 0o755})))
+		ocitest.Layer(b, ocitest.Entry{Name: "bin/server", Body: crawltest.StdioServer(b), Mode: 0o755})))
 	bundle := crawltest.MakeBundle(b, crawltest.BundleFile{Name: "manifest.json", Body: []byte(`{"server": {"type": "binary", "entry_point": "server/s"}}`)},
-		crawltest.BundleFile{Name: "server/s", Body: stdioServer(b), Mode: 0o755})
-	host := serve(b, httpBytes(bundle))
+		crawltest.BundleFile{Name: "server/s", Body: crawltest.StdioServer(b), Mode: 0o755})
+	host := crawltest.Serve(b, httpBytes(bundle))
 	for _, p := range []*runners.Package{
 		{RegistryType: runners.RegistryPyPI, Identifier: "tiny-mcp-server", Version: "1.0", Transport: probe.TransportStdio},
 		{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: probe.TransportStdio},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
@@ -24,7 +25,7 @@ func TestShardsOfPackages(t *testing.T) {
 	}
 	npmURL, _ := npmtest.Registry(t, pkgs)
 	npmtest.Use(t, npmURL)
-	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(3, "remote"), 2, false)
 	entries := []map[string]any{
 		pkgEntry("io.test/remote", []map[string]any{{"type": "streamable-http", "url": remote.URL}}),
 		pkgEntry("io.test/py", nil, map[string]any{"registryType": "pypi", "identifier": "tiny-py", "version": "1.0", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
@@ -32,7 +33,7 @@ func TestShardsOfPackages(t *testing.T) {
 	for _, p := range pkgs {
 		entries = append(entries, pkgEntry("io.test/"+p.Name, nil, npmPkg(p.Name, p.Version, nil)))
 	}
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 3})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 3})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)

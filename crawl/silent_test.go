@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
@@ -24,14 +25,14 @@ func TestSilentServerCostsOneWait(t *testing.T) {
 		msg     string
 		elapsed time.Duration
 	}{
-		{"silent", hanging, probe.MethodDiscover, "no answer within 10s (during server/discover)", timeout / 3},
+		{"silent", crawltest.Hanging, probe.MethodDiscover, "no answer within 10s (during server/discover)", timeout / 3},
 		{"status line, then nothing", statusThenNothing, "initialize", "no complete answer within 30s (during initialize)", timeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				n := newPipeNet(t)
-				u := n.serve(tc.handler(n.stop))
-				p := probe.NewProber(n.probe(timeout))
+				n := crawltest.NewPipeNet(t)
+				u := n.Serve(tc.handler(n.Stop()))
+				p := probe.NewProber(pipeProbe(n, timeout))
 				defer p.Close()
 				start := time.Now()
 				r := p.Probe(context.Background(), mustURL(t, u))

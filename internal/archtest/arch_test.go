@@ -93,7 +93,7 @@ func TestOnlyImporters(t *testing.T) {
 		{module + "/internal/ociroot", []string{module + "/cmd/atlas-reproduce", module + "/crawl/runners"}},
 		// Test plumbing reaches no program: only tests import it.
 		{module + "/crawl/internal/crawltest", nil},
-		{module + "/internal/testenv", []string{module + "/internal/npmtest"}},
+		{module + "/internal/testenv", []string{module + "/crawl/internal/crawltest", module + "/internal/npmtest"}},
 		{module + "/internal/npmtest", nil},
 		{module + "/internal/jsonref", nil},
 	}

@@ -1,4 +1,4 @@
-package crawl
+package crawltest
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 // Loopback servers for the tests: well-behaved ones built with the SDK's
 // server side, and hostile ones written by hand.
 
-// testTool is a tool as a test server defines it.
-type testTool struct {
+// Tool is a tool as a test server defines it.
+type Tool struct {
 	Name, Description string
 	Schema            string // the inputSchema, raw JSON
 }
@@ -37,11 +37,11 @@ var propertyPool = []struct{ name, desc string }{
 	{"limit", "how many results"},
 }
 
-func genTools(n int, prefix string) []testTool {
-	tools := make([]testTool, n)
+func GenTools(n int, prefix string) []Tool {
+	tools := make([]Tool, n)
 	for i := range tools {
 		a, b := propertyPool[i%len(propertyPool)], propertyPool[(i/len(propertyPool))%len(propertyPool)]
-		tools[i] = testTool{
+		tools[i] = Tool{
 			Name:        fmt.Sprintf("%s_%04d", prefix, i),
 			Description: fmt.Sprintf("tool %d of %s", i, prefix),
 			Schema: fmt.Sprintf(`{"type":"object","properties":{%q:{"type":"string","description":%q},"%s_2":{"type":"string","description":%q}},"required":[%q]}`,
@@ -51,25 +51,25 @@ func genTools(n int, prefix string) []testTool {
 	return tools
 }
 
-// served is the tool as the server puts it on the wire: the SDK's Tool
+// Served is the tool as the server puts it on the wire: the SDK's Tool
 // marshalled, which is what the crawl must keep.
-func (t testTool) served(t2 *testing.T) json.RawMessage {
-	b, err := json.Marshal(t.sdkTool())
+func (t Tool) Served(t2 *testing.T) json.RawMessage {
+	b, err := json.Marshal(t.SDKTool())
 	if err != nil {
 		t2.Fatal(err)
 	}
 	return b
 }
 
-func (t testTool) sdkTool() *mcp.Tool {
+func (t Tool) SDKTool() *mcp.Tool {
 	return &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: json.RawMessage(t.Schema)}
 }
 
-func newSDKServer(tools []testTool, pageSize int) *mcp.Server {
+func NewSDKServer(tools []Tool, pageSize int) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.2.3"}, &mcp.ServerOptions{PageSize: pageSize})
-	track(s)
+	Track(s)
 	for _, t := range tools {
-		s.AddTool(t.sdkTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		s.AddTool(t.SDKTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
 	}
@@ -87,8 +87,8 @@ var sdkServers struct {
 	all []*mcp.Server
 }
 
-// track notes s among sdkServers.
-func track(s *mcp.Server) {
+// Track notes s among sdkServers.
+func Track(s *mcp.Server) {
 	sdkServers.Lock()
 	defer sdkServers.Unlock()
 	if !slices.Contains(sdkServers.all, s) {
@@ -96,7 +96,7 @@ func track(s *mcp.Server) {
 	}
 }
 
-func closeSDKSessions() {
+func CloseSDKSessions() {
 	sdkServers.Lock()
 	defer sdkServers.Unlock()
 	for _, s := range sdkServers.all {
@@ -106,36 +106,36 @@ func closeSDKSessions() {
 	}
 }
 
-// serve starts h on loopback for the test's lifetime.
-func serve(t testing.TB, h http.Handler) *httptest.Server {
+// Serve starts h on loopback for the test's lifetime.
+func Serve(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts
 }
 
-// serveHanging serves h, whose handlers may block until the test ends.
-func serveHanging(t *testing.T, h func(stop <-chan struct{}) http.Handler) *httptest.Server {
+// ServeHanging serves h, whose handlers may block until the test ends.
+func ServeHanging(t *testing.T, h func(stop <-chan struct{}) http.Handler) *httptest.Server {
 	stop := make(chan struct{})
-	ts := serve(t, h(stop))
+	ts := Serve(t, h(stop))
 	t.Cleanup(func() { close(stop) }) // runs before the server's Close
 	return ts
 }
 
-func streamableServer(t *testing.T, tools []testTool, pageSize int, jsonResponse bool) *httptest.Server {
-	s := newSDKServer(tools, pageSize)
-	return serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+func StreamableServer(t *testing.T, tools []Tool, pageSize int, jsonResponse bool) *httptest.Server {
+	s := NewSDKServer(tools, pageSize)
+	return Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 		&mcp.StreamableHTTPOptions{JSONResponse: jsonResponse}))
 }
 
-func sseServer(t *testing.T, tools []testTool) *httptest.Server {
-	s := newSDKServer(tools, 0)
-	return serve(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
+func SSEServer(t *testing.T, tools []Tool) *httptest.Server {
+	s := NewSDKServer(tools, 0)
+	return Serve(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil))
 }
 
-// rpcHandler answers JSON-RPC POSTs by hand: answer returns the raw result
+// RPCHandler answers JSON-RPC POSTs by hand: answer returns the raw result
 // of a call (notifications get 202). It is the base of the hostile servers.
-func rpcHandler(answer func(w http.ResponseWriter, r *http.Request, method string, params json.RawMessage) (string, bool)) http.Handler {
+func RPCHandler(answer func(w http.ResponseWriter, r *http.Request, method string, params json.RawMessage) (string, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -168,13 +168,14 @@ func rpcHandler(answer func(w http.ResponseWriter, r *http.Request, method strin
 	})
 }
 
-const initResult = `{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"hand-written","version":"0"}}`
+// InitResult is a hand-written server's answer to initialize.
+const InitResult = `{"protocolVersion":"2025-03-26","capabilities":{"tools":{}},"serverInfo":{"name":"hand-written","version":"0"}}`
 
-// paginating never reaches a last page; with loop it repeats one cursor.
-func paginating(loop bool) http.Handler {
-	return rpcHandler(func(_ http.ResponseWriter, _ *http.Request, method string, params json.RawMessage) (string, bool) {
+// Paginating never reaches a last page; with loop it repeats one cursor.
+func Paginating(loop bool) http.Handler {
+	return RPCHandler(func(_ http.ResponseWriter, _ *http.Request, method string, params json.RawMessage) (string, bool) {
 		if method == "initialize" {
-			return initResult, true
+			return InitResult, true
 		}
 		var p struct {
 			Cursor string `json:"cursor"`
@@ -188,8 +189,8 @@ func paginating(loop bool) http.Handler {
 	})
 }
 
-// hanging accepts the request and never answers, until the test ends.
-func hanging(stop <-chan struct{}) http.Handler {
+// Hanging accepts the request and never answers, until the test ends.
+func Hanging(stop <-chan struct{}) http.Handler {
 	return http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
@@ -198,23 +199,23 @@ func hanging(stop <-chan struct{}) http.Handler {
 	})
 }
 
-func status(code int) http.Handler {
+func Status(code int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", code) })
 }
 
-// invalidJSON answers initialize with a body that is not JSON.
-func invalidJSON() http.Handler {
-	return rpcHandler(func(w http.ResponseWriter, _ *http.Request, _ string, _ json.RawMessage) (string, bool) {
+// InvalidJSON answers initialize with a body that is not JSON.
+func InvalidJSON() http.Handler {
+	return RPCHandler(func(w http.ResponseWriter, _ *http.Request, _ string, _ json.RawMessage) (string, bool) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":`)
 		return "", false
 	})
 }
 
-// endlessStream answers initialize with an SSE stream that never delivers
+// EndlessStream answers initialize with an SSE stream that never delivers
 // the response: keep-alive comments, or with flood, big useless events.
-func endlessStream(flood bool) http.Handler {
-	return rpcHandler(func(w http.ResponseWriter, r *http.Request, _ string, _ json.RawMessage) (string, bool) {
+func EndlessStream(flood bool) http.Handler {
+	return RPCHandler(func(w http.ResponseWriter, r *http.Request, _ string, _ json.RawMessage) (string, bool) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		filler := ": keep-alive\n\n"
@@ -239,15 +240,15 @@ func endlessStream(flood bool) http.Handler {
 	})
 }
 
-// redirecting sends every request elsewhere with 307.
-func redirecting(to string) http.Handler {
+// Redirecting sends every request elsewhere with 307.
+func Redirecting(to string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, to, http.StatusTemporaryRedirect)
 	})
 }
 
-// resetting closes the connection without an answer.
-func resetting() http.Handler {
+// Resetting closes the connection without an answer.
+func Resetting() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		c, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
@@ -256,30 +257,30 @@ func resetting() http.Handler {
 	})
 }
 
-func mcpHandler(s *mcp.Server) http.Handler {
-	track(s)
+func MCPHandler(s *mcp.Server) http.Handler {
+	Track(s)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true})
 }
 
-// httptestTLS is an https URL on loopback, the target of a scheme change.
-func httptestTLS(t *testing.T) string {
-	ts := httptest.NewTLSServer(status(200))
+// HTTPTestTLS is an https URL on loopback, the target of a scheme change.
+func HTTPTestTLS(t *testing.T) string {
+	ts := httptest.NewTLSServer(Status(200))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
 
-// closedURL is a loopback URL where nothing listens.
-func closedURL(t *testing.T) string {
-	ts := httptest.NewServer(status(200))
+// ClosedURL is a loopback URL where nothing listens.
+func ClosedURL(t *testing.T) string {
+	ts := httptest.NewServer(Status(200))
 	u := ts.URL
 	ts.Close()
 	return u
 }
 
-// scripted answers each method with a fixed raw result; a result starting
+// Scripted answers each method with a fixed raw result; a result starting
 // with "error:" is sent as a JSON-RPC error instead.
-func scripted(results map[string]string) http.Handler {
-	return rpcHandler(func(_ http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
+func Scripted(results map[string]string) http.Handler {
+	return RPCHandler(func(_ http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
 		if res, ok := results[method]; ok {
 			return res, true
 		}

@@ -1,4 +1,4 @@
-package crawl
+package runners
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
-	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -24,7 +24,7 @@ func TestScanCommandSandbox(t *testing.T) {
 	if err != nil {
 		testenv.Missing(t, "no working sandbox: %v", err)
 	}
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 	dir := t.TempDir()
 	for _, d := range []string{dir, filepath.Dir(dir)} {
 		if err := os.Chmod(d, 0o755); err != nil {
@@ -32,13 +32,13 @@ func TestScanCommandSandbox(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(dir, "server")
-	if err := os.WriteFile(bin, stdioServer(t), 0o755); err != nil {
+	if err := os.WriteFile(bin, crawltest.StdioServer(t), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	spec := sandbox.Spec{Args: []string{bin, "hello"}, Dir: dir, Network: true,
 		Env:    []string{"MODE=fast", "NET_ADDR=" + listener.Addr().String()},
 		Mounts: []sandbox.Mount{{Host: dir, Sandbox: dir}}}
-	r := runners.ScanCommand(context.Background(), sb, spec, probe.Options{Timeout: crawlTimeout})
+	r := ScanCommand(context.Background(), sb, spec, probe.Options{Timeout: crawlTimeout})
 	if !r.Reachable {
 		t.Fatalf("unreachable: %s %s", r.ErrorKind, r.Error)
 	}
