@@ -32,7 +32,7 @@ func BenchmarkProbe2500(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	opt := probe.Options{Timeout: time.Minute, AllowAddr: loopback}
+	opt := probe.Options{Timeout: time.Minute, AllowAddr: crawltest.Loopback}
 
 	b.Run("raw-capture", func(b *testing.B) {
 		p := probe.NewProber(opt)
@@ -128,7 +128,7 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 					}
 				}()
 				sum, err := Run(context.Background(), Options{Candidates: cands, Out: b.TempDir(), Concurrency: servers,
-					Probe: probe.Options{Timeout: time.Minute, MaxBytes: 10 << 20, AllowAddr: loopback}, MaxMemory: budget})
+					Probe: probe.Options{Timeout: time.Minute, MaxBytes: 10 << 20, AllowAddr: crawltest.Loopback}, MaxMemory: budget})
 				close(stop)
 				<-sampled
 				if err != nil || sum.Reachable != servers {

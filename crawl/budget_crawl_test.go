@@ -21,7 +21,7 @@ func TestCrawlMemoryBudget(t *testing.T) {
 		tool.Description = strings.Repeat(string(rune('a'+i)), toolBytes)
 		lines = append(lines, crawltest.StreamableServer(t, []crawltest.Tool{tool}, 0, i%2 == 0).URL)
 	}
-	popt := probe.Options{Timeout: 30 * time.Second, MaxBytes: 2 << 20, AllowAddr: loopback}
+	popt := probe.Options{Timeout: 30 * time.Second, MaxBytes: 2 << 20, AllowAddr: crawltest.Loopback}
 	const budget = 3 << 20
 	sum, err := Run(context.Background(), Options{Candidates: writeCandidates(t, lines), Out: t.TempDir(),
 		Concurrency: servers, Probe: popt, MaxMemory: budget})

@@ -100,7 +100,7 @@ func newFleet(t *testing.T, good int) *fleet {
 // fleetProbe bounds the fleet's servers: a deadline long enough for the good
 // ones on a loaded machine under the race detector, short enough for the
 // hanging one not to slow the tests much.
-var fleetProbe = probe.Options{Timeout: 2 * time.Second, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, AllowAddr: loopback}
+var fleetProbe = probe.Options{Timeout: 2 * time.Second, MaxPages: crawltest.FastProbe.MaxPages, MaxTools: crawltest.FastProbe.MaxTools, MaxBytes: crawltest.FastProbe.MaxBytes, AllowAddr: crawltest.Loopback}
 
 func crawlOpts(fl *fleet, out string, concurrency int) Options {
 	return Options{Candidates: fl.candidates, Out: out, Concurrency: concurrency, OmitElapsed: true, Probe: fleetProbe}
@@ -147,7 +147,7 @@ func TestCrawlLayoutAndDeterminism(t *testing.T) {
 		var first map[string][]byte
 		for _, conc := range []int{1, 3, 32} {
 			out := t.TempDir()
-			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: pipeProbe(n, 2*time.Second)}
+			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: n.Probe(2 * time.Second)}
 			sum, err := Run(context.Background(), opt)
 			if err != nil {
 				t.Fatal(err)
@@ -454,7 +454,7 @@ func TestCrawlResume(t *testing.T) {
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback}}
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}
@@ -589,7 +589,7 @@ func TestCrawlResumeOtherOptions(t *testing.T) {
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback}}
 	readRelease := func() release.Release {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(out, release.File))
@@ -660,7 +660,7 @@ func TestCrawlAllBlocked(t *testing.T) {
 		name  string
 		allow func(netip.Addr) bool
 		want  bool
-	}{{"refused", nil, true}, {"allowed", loopback, false}} {
+	}{{"refused", nil, true}, {"allowed", crawltest.Loopback, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log bytes.Buffer
 			_, err := Run(context.Background(), Options{Candidates: cands, Out: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil)), Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: tc.allow}})
@@ -712,10 +712,4 @@ func newPipeFleet(t *testing.T, n *crawltest.PipeNet, good, hangs int) *fleet {
 	fl.order = append(fl.order, "ftp://example.org/mcp")
 	fl.candidates = writeCandidates(t, lines)
 	return fl
-}
-
-// pipeProbe is probe.Options for n's servers: its own transport, with
-// timeout as the deadline.
-func pipeProbe(n *crawltest.PipeNet, timeout time.Duration) probe.Options {
-	return probe.Options{Timeout: timeout, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, Transport: n.Transport()}
 }

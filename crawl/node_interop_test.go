@@ -2,12 +2,12 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
@@ -56,7 +56,7 @@ func TestNodeSDKServers(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				want := listed[i]
-				r := probeOnce(t, probe.Options{}, c.url)
+				r := crawltest.ProbeOnce(t, probe.Options{}, c.url)
 				if !r.Reachable || r.Transport != probe.TransportStreamable {
 					t.Fatalf("reachable=%v %s %s over %q", r.Reachable, r.ErrorKind, r.Error, r.Transport)
 				}
@@ -70,7 +70,7 @@ func TestNodeSDKServers(t *testing.T) {
 					t.Fatalf("%d tools, the SDK's client lists %d", len(r.Tools), len(want.Tools))
 				}
 				for i := range r.Tools {
-					got, exp := nameAndSchema(t, r.Tools[i]), nameAndSchema(t, want.Tools[i])
+					got, exp := crawltest.NameAndSchema(t, r.Tools[i]), crawltest.NameAndSchema(t, want.Tools[i])
 					if !reflect.DeepEqual(got, exp) {
 						t.Errorf("tool %d:\n got %v\nwant %v", i, got, exp)
 					}
@@ -81,7 +81,7 @@ func TestNodeSDKServers(t *testing.T) {
 	t.Run("crawl", func(t *testing.T) {
 		out := t.TempDir()
 		sum, err := Run(context.Background(), Options{CandidateList: cands, Out: out, OmitElapsed: true,
-			Probe: probe.Options{Timeout: 30 * time.Second, AllowAddr: loopback}})
+			Probe: probe.Options{Timeout: 30 * time.Second, AllowAddr: crawltest.Loopback}})
 		if err != nil || sum.Reachable != len(cases) {
 			t.Fatalf("%+v %v", sum, err)
 		}
@@ -95,17 +95,4 @@ func TestNodeSDKServers(t *testing.T) {
 			t.Errorf("by protocol %+v, want %+v", rel.Counts.ByProtocol, want)
 		}
 	})
-}
-
-// nameAndSchema are what the census reads of a tool: its name and input
-// schema, decoded.
-func nameAndSchema(t *testing.T, raw json.RawMessage) [2]any {
-	var tl struct {
-		Name        any `json:"name"`
-		InputSchema any `json:"inputSchema"`
-	}
-	if err := json.Unmarshal(raw, &tl); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return [2]any{tl.Name, tl.InputSchema}
 }

@@ -187,7 +187,7 @@ func TestCrawlPackages(t *testing.T) {
 		t.Errorf("exited record keeps no stderr: %s", s.Error)
 	}
 	if n := connections.Load(); n != 0 {
-		t.Errorf("a sandboxed package reached the host's loopback %d times", n)
+		t.Errorf("a sandboxed package reached the host's crawltest.Loopback %d times", n)
 	}
 	for _, f := range []string{h.outside, h.scripted} {
 		if _, err := os.Stat(f); err == nil {

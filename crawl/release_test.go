@@ -134,7 +134,7 @@ func TestDeclaredMatchesWire(t *testing.T) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	}))
-	if r := probeOnce(t, probe.Options{}, ts.URL); !r.Reachable {
+	if r := crawltest.ProbeOnce(t, probe.Options{}, ts.URL); !r.Reachable {
 		t.Fatalf("%s: %s", r.ErrorKind, r.Error)
 	}
 	var wire probe.InitializeSent

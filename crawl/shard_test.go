@@ -58,7 +58,7 @@ func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := crawltest.NewPipeNet(t)
 		fl := newPipeFleet(t, n, 24, 6)
-		base := Options{Candidates: fl.candidates, OmitElapsed: true, Probe: pipeProbe(n, 2*time.Second)}
+		base := Options{Candidates: fl.candidates, OmitElapsed: true, Probe: n.Probe(2 * time.Second)}
 		crawlTo := func(cands string, conc, perHost int, sh Shard, timeout time.Duration) string {
 			t.Helper()
 			opt := base

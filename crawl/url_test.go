@@ -92,7 +92,7 @@ func TestPerHostScheduling(t *testing.T) {
 	}
 	lines = append(lines, tb.URL)
 	opt := Options{Candidates: writeCandidates(t, lines), Out: t.TempDir(), Concurrency: 3, PerHost: 1,
-		Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback}}
+		Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)

@@ -1,14 +1,16 @@
-package crawl
+package probe_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -17,8 +19,8 @@ import (
 // stdlib-only Python one that insists on its session id and protocol-version
 // header, and whose tools must come back byte for byte, compacted.
 func TestPythonServer(t *testing.T) {
-	url := testenv.PythonMCPServer(t, "testdata/mcp_server.py")
-	out, err := exec.Command(testenv.Python3(t), "testdata/mcp_server.py", "--dump").Output()
+	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"))
+	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"), "--dump").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,9 +28,9 @@ func TestPythonServer(t *testing.T) {
 	if err := json.Unmarshal(out, &raws); err != nil {
 		t.Fatal(err)
 	}
-	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback})
+	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback})
 	defer p.Close()
-	r := p.Probe(context.Background(), mustURL(t, url))
+	r := p.Probe(context.Background(), crawltest.MustURL(t, url))
 	if !r.Reachable {
 		t.Fatalf("unreachable: %s: %s", r.ErrorKind, r.Error)
 	}

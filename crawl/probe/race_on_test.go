@@ -1,6 +1,6 @@
 //go:build race
 
-package crawl
+package probe_test
 
 // raceEnabled says the tests run under the race detector, which makes a
 // 21 MB JSON exchange take minutes instead of seconds.

@@ -1,5 +1,5 @@
 //go:build !race
 
-package crawl
+package probe_test
 
 const raceEnabled = false

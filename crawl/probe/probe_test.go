@@ -1,51 +1,16 @@
-package crawl
+package probe_test
 
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"net/netip"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
-	"go.uber.org/goleak"
 )
-
-// TestMain runs the tests, then fails when a goroutine is left behind:
-// goleak.VerifyTestMain, with the test servers' SDK sessions closed first.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	crawltest.CloseSDKSessions()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-func mustURL(t *testing.T, s string) *url.URL {
-	t.Helper()
-	_, u, err := probe.Normalise(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-// loopback is the tests' address policy: their servers listen on
-// 127.0.0.1, and every other address stands for one off limits.
-func loopback(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.1") }
-
-// testProbe are bounds that make the hostile cases fail fast.
-var testProbe = probe.Options{Timeout: 300 * time.Millisecond, MaxPages: 30, MaxTools: 3000, MaxBytes: 4 << 20, AllowAddr: loopback}
 
 func TestProbe(t *testing.T) {
 	few := crawltest.GenTools(3, "few")
@@ -93,7 +58,7 @@ func TestProbe(t *testing.T) {
 			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult, "tools/list": `{"tools":{"a":1}}`})).URL
 		}, kind: probe.KindProtocol},
 		{name: "more tools than the cap", url: func(t *testing.T) string {
-			return crawltest.StreamableServer(t, crawltest.GenTools(testProbe.MaxTools+1, "cap"), 0, true).URL
+			return crawltest.StreamableServer(t, crawltest.GenTools(crawltest.FastProbe.MaxTools+1, "cap"), 0, true).URL
 		}, kind: probe.KindTooManyTools},
 		{name: "a tool nested deeper than CPython's json reads", url: func(t *testing.T) string {
 			// 992 levels: within the SDK's JSON limit (1000 with the
@@ -106,7 +71,7 @@ func TestProbe(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			opt := testProbe
+			opt := crawltest.FastProbe
 			if c.kind != probe.KindTimeout {
 				// A loaded machine must not turn a slow answer into a
 				// timeout; only the cases that must time out get the
@@ -115,7 +80,7 @@ func TestProbe(t *testing.T) {
 			}
 			p := probe.NewProber(opt)
 			defer p.Close()
-			r := p.Probe(context.Background(), mustURL(t, c.url(t)))
+			r := p.Probe(context.Background(), crawltest.MustURL(t, c.url(t)))
 			if c.kind != "" {
 				if r.Reachable || r.ErrorKind != c.kind || r.Error == "" || r.Tools != nil {
 					t.Fatalf("got reachable=%v kind=%q error=%q (%d tools), want unreachable of kind %q",
@@ -153,9 +118,9 @@ func TestProbeUserAgent(t *testing.T) {
 		agents <- r.Header.Get("User-Agent")
 		h.ServeHTTP(w, r)
 	}))
-	p := probe.NewProber(probe.Options{Timeout: 5 * time.Second, AllowAddr: loopback, UserAgent: "atlas-reproduce/test"})
+	p := probe.NewProber(probe.Options{Timeout: 5 * time.Second, AllowAddr: crawltest.Loopback, UserAgent: "atlas-reproduce/test"})
 	defer p.Close()
-	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); !r.Reachable {
+	if r := p.Probe(context.Background(), crawltest.MustURL(t, ts.URL)); !r.Reachable {
 		t.Fatalf("unreachable: %s", r.Error)
 	}
 	close(agents)
@@ -177,9 +142,9 @@ func TestProbeUserAgent(t *testing.T) {
 func TestProbeKeepsWhatTheSDKWouldDrop(t *testing.T) {
 	tool := `{"name":5,"x-extra":[1.0e2,12345678901234567890123],"inputSchema":{"type":"object","properties":{"p":{"description":"a"},"p":{"description":"file path"}}}}`
 	ts := crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult, "tools/list": `{"tools": [` + tool + `]}`}))
-	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: loopback})
+	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback})
 	defer p.Close()
-	r := p.Probe(context.Background(), mustURL(t, ts.URL))
+	r := p.Probe(context.Background(), crawltest.MustURL(t, ts.URL))
 	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != tool {
 		t.Fatalf("reachable=%v %s %s: tools %s, want [%s]", r.Reachable, r.ErrorKind, r.Error, r.Tools, tool)
 	}
@@ -192,7 +157,7 @@ func TestAddressPolicy(t *testing.T) {
 	ts := crawltest.StreamableServer(t, crawltest.GenTools(1, "p"), 0, true)
 	p := probe.NewProber(probe.Options{Timeout: 5 * time.Second}) // the default: public addresses only
 	defer p.Close()
-	if r := p.Probe(context.Background(), mustURL(t, ts.URL)); r.Reachable || r.ErrorKind != probe.KindBlocked {
+	if r := p.Probe(context.Background(), crawltest.MustURL(t, ts.URL)); r.Reachable || r.ErrorKind != probe.KindBlocked {
 		t.Errorf("loopback with the default policy: reachable=%v kind %q (%s)", r.Reachable, r.ErrorKind, r.Error)
 	}
 	// The forms a hostile round reached loopback with: refused at the
@@ -200,7 +165,7 @@ func TestAddressPolicy(t *testing.T) {
 	_, port, _ := strings.Cut(strings.TrimPrefix(ts.URL, "http://127.0.0.1"), ":")
 	for _, host := range []string{"[64:ff9b::7f00:1]", "[::127.0.0.1]", "[2002:7f00:1::1]", "0.0.0.1", "[::ffff:127.0.0.1]"} {
 		t.Run(host, func(t *testing.T) {
-			r := p.Probe(context.Background(), mustURL(t, "http://"+host+":"+port+"/mcp"))
+			r := p.Probe(context.Background(), crawltest.MustURL(t, "http://"+host+":"+port+"/mcp"))
 			if r.Reachable || r.ErrorKind != probe.KindBlocked {
 				t.Errorf("reachable=%v kind %q (%s), want %s", r.Reachable, r.ErrorKind, r.Error, probe.KindBlocked)
 			}

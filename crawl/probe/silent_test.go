@@ -1,4 +1,4 @@
-package crawl
+package probe_test
 
 import (
 	"context"
@@ -32,10 +32,10 @@ func TestSilentServerCostsOneWait(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				n := crawltest.NewPipeNet(t)
 				u := n.Serve(tc.handler(n.Stop()))
-				p := probe.NewProber(pipeProbe(n, timeout))
+				p := probe.NewProber(n.Probe(timeout))
 				defer p.Close()
 				start := time.Now()
-				r := p.Probe(context.Background(), mustURL(t, u))
+				r := p.Probe(context.Background(), crawltest.MustURL(t, u))
 				if took := time.Since(start); took != tc.elapsed {
 					t.Errorf("the probe held its slot %v on the bubble's clock, want %v", took, tc.elapsed)
 				}

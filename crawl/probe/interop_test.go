@@ -1,14 +1,11 @@
-package crawl
+package probe_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,36 +17,13 @@ import (
 // The interoperability findings against servers not written here, each
 // reproduced with the SDK's own servers on loopback.
 
-func probeOnce(t *testing.T, opt probe.Options, rawURL string) probe.Result {
-	t.Helper()
-	if opt.Timeout == 0 {
-		opt.Timeout = 60 * time.Second
-	}
-	if opt.AllowAddr == nil {
-		opt.AllowAddr = loopback
-	}
-	p := probe.NewProber(opt)
-	defer p.Close()
-	return p.Probe(context.Background(), mustURL(t, rawURL))
-}
-
-// bigTools are 5,000 tools whose tools/list answer is about 21 MB: past
-// the SDK's 16 MiB cap on one server-sent event.
-func bigTools() []crawltest.Tool {
-	tools := crawltest.GenTools(5000, "big")
-	for i := range tools {
-		tools[i].Description = strings.Repeat(fmt.Sprintf("tool %04d reads a file path. ", i), 200)[:4200]
-	}
-	return tools
-}
-
 func TestProbeAnswerPast16MiB(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		// The same code paths run, with small answers, in the race
 		// detector's other tests; 21 MB under it takes minutes.
 		t.Skip("a 21 MB answer: not under -short or the race detector")
 	}
-	tools := bigTools()
+	tools := crawltest.BigTools()
 	size := 0
 	for _, tl := range tools {
 		size += len(tl.Served(t))
@@ -66,14 +40,14 @@ func TestProbeAnswerPast16MiB(t *testing.T) {
 	}
 	for name, u := range servers {
 		t.Run(name, func(t *testing.T) {
-			r := probeOnce(t, probe.Options{MaxTools: 10000}, u)
+			r := crawltest.ProbeOnce(t, probe.Options{MaxTools: 10000}, u)
 			if !r.Reachable || len(r.Tools) != len(tools) {
 				t.Fatalf("reachable=%v %s %s, %d tools; want all %d", r.Reachable, r.ErrorKind, r.Error, len(r.Tools), len(tools))
 			}
 			if got, want := string(r.Tools[4999]), string(tools[4999].Served(t)); got != want {
 				t.Errorf("last tool %.80s..., want %.80s...", got, want)
 			}
-			capped := probeOnce(t, probe.Options{MaxTools: 10000, MaxBytes: 16 << 20}, u)
+			capped := crawltest.ProbeOnce(t, probe.Options{MaxTools: 10000, MaxBytes: 16 << 20}, u)
 			if capped.Reachable || capped.ErrorKind != probe.KindTooManyBytes {
 				t.Errorf("with a 16 MiB cap: reachable=%v kind %q (%s), want %s", capped.Reachable, capped.ErrorKind, capped.Error, probe.KindTooManyBytes)
 			}
@@ -91,66 +65,9 @@ func TestProbeStreamableAtSSEPath(t *testing.T) {
 			s := crawltest.NewSDKServer(tools, 0)
 			ts := crawltest.Serve(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
 				&mcp.StreamableHTTPOptions{Stateless: stateless}))
-			r := probeOnce(t, probe.Options{}, ts.URL+"/sse")
+			r := crawltest.ProbeOnce(t, probe.Options{}, ts.URL+"/sse")
 			if !r.Reachable || r.Transport != probe.TransportStreamable || len(r.Tools) != len(tools) {
 				t.Fatalf("reachable=%v transport %q %s %s, %d tools", r.Reachable, r.Transport, r.ErrorKind, r.Error, len(r.Tools))
-			}
-		})
-	}
-}
-
-func TestProbeKeepsInitialize(t *testing.T) {
-	instr := "Use the tools with care."
-	cases := []struct {
-		name      string
-		url       func(t *testing.T) string
-		reachable bool
-		kind      string
-		tools     int
-		toolsCap  bool
-		caps      string
-		instr     *string
-	}{
-		{name: "SDK server with instructions", url: func(t *testing.T) string {
-			s := mcp.NewServer(&mcp.Implementation{Name: "test-server", Version: "1.2.3"}, &mcp.ServerOptions{Instructions: instr})
-			for _, tl := range crawltest.GenTools(2, "i") {
-				s.AddTool(tl.SDKTool(), func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil })
-			}
-			return crawltest.Serve(t, crawltest.MCPHandler(s)).URL
-		}, reachable: true, tools: 2, toolsCap: true, caps: `"tools":{"listChanged":true}`, instr: &instr},
-		{name: "SDK server without tools", url: func(t *testing.T) string {
-			return crawltest.Serve(t, crawltest.MCPHandler(crawltest.NewSDKServer(nil, 0))).URL
-		}, reachable: true, tools: 0, toolsCap: false},
-		{name: "no tools capability, tools/list refused", url: func(t *testing.T) string {
-			return crawltest.Serve(t, crawltest.Scripted(map[string]string{
-				"initialize": `{"protocolVersion":"2025-03-26","capabilities":{"prompts":{}},"serverInfo":{"name":"hand-written","version":"0"}}`,
-			})).URL
-		}, reachable: true, tools: 0, toolsCap: false, caps: `{"prompts":{}}`},
-		{name: "tools/list fails after initialize", url: func(t *testing.T) string {
-			return crawltest.Serve(t, crawltest.Scripted(map[string]string{"initialize": crawltest.InitResult})).URL
-		}, kind: probe.KindRPCError, toolsCap: true, caps: `{"tools":{}}`},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := probeOnce(t, probe.Options{}, c.url(t))
-			if r.Reachable != c.reachable || r.ErrorKind != c.kind || len(r.Tools) != c.tools {
-				t.Fatalf("reachable=%v kind %q (%s) %d tools; want %v %q %d", r.Reachable, r.ErrorKind, r.Error, len(r.Tools), c.reachable, c.kind, c.tools)
-			}
-			if !r.Initialized || r.Transport != probe.TransportStreamable || r.ProtocolVersion == "" || len(r.ServerInfo) == 0 {
-				t.Errorf("initialize not kept: %+v", r)
-			}
-			if r.ToolsCapability != c.toolsCap || !strings.Contains(string(r.Capabilities), c.caps) {
-				t.Errorf("tools capability %v, capabilities %s; want %v with %s", r.ToolsCapability, r.Capabilities, c.toolsCap, c.caps)
-			}
-			if (r.Instructions == nil) != (c.instr == nil) || (c.instr != nil && *r.Instructions != *c.instr) {
-				t.Errorf("instructions %v, want %v", r.Instructions, c.instr)
-			}
-			e := newEntry(&target{id: "x", url: "x"}, &r)
-			b, _ := json.Marshal(e.Server)
-			for _, key := range []string{`"transport":`, `"protocol_version":`, `"server_info":`, `"capabilities":`, fmt.Sprintf(`"tools_capability":%v`, c.toolsCap)} {
-				if !strings.Contains(string(b), key) {
-					t.Errorf("record %s lacks %s", b, key)
-				}
 			}
 		})
 	}
@@ -187,7 +104,7 @@ func TestProbeAuthRequired(t *testing.T) {
 				}
 				h.ServeHTTP(w, r)
 			}))
-			r := probeOnce(t, probe.Options{}, ts.URL+"/mcp")
+			r := crawltest.ProbeOnce(t, probe.Options{}, ts.URL+"/mcp")
 			if r.Reachable || r.ErrorKind != probe.KindAuthRequired || r.ResourceMetadata != c.meta {
 				t.Fatalf("reachable=%v kind %q (%s) resource_metadata %q; want %s with %q", r.Reachable, r.ErrorKind, r.Error, r.ResourceMetadata, probe.KindAuthRequired, c.meta)
 			}
@@ -205,7 +122,7 @@ func TestProbeInvalidUTF8(t *testing.T) {
 		"initialize": crawltest.InitResult,
 		"tools/list": "{\"tools\":[{\"name\":\"t\",\"description\":\"A\xff\xfeB\xe2\x82C\",\"inputSchema\":{\"type\":\"object\"}}]}",
 	}))
-	r := probeOnce(t, probe.Options{}, ts.URL)
+	r := crawltest.ProbeOnce(t, probe.Options{}, ts.URL)
 	want := `{"name":"t","description":"A` + "\uFFFD\uFFFDB\uFFFDC" + `","inputSchema":{"type":"object"}}`
 	if !r.Reachable || len(r.Tools) != 1 || string(r.Tools[0]) != want {
 		t.Fatalf("reachable=%v %s: %q, want %q", r.Reachable, r.Error, r.Tools, want)
