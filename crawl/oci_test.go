@@ -112,7 +112,7 @@ func TestCrawlImages(t *testing.T) {
 		t.Error("a layer wrote outside its root")
 	}
 	if n := connections.Load(); n != 0 {
-		t.Errorf("a sandboxed image reached the host's crawltest.Loopback %d times", n)
+		t.Errorf("a sandboxed image reached the host's loopback %d times", n)
 	}
 	ents, _ := os.ReadDir(cache)
 	var images int

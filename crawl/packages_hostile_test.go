@@ -81,7 +81,7 @@ func TestPackagesHostile(t *testing.T) {
 		{Name: "tiny-preload", Version: "1.0.0", Files: []npmtest.File{{Name: "evil.so", Body: soBytes, Mode: 0o755}},
 			Prelude: `const fs = require("fs");
 for (const n of fs.readdirSync("/tmp").filter((n) => n.startsWith("atlas-evil-")).sort()) notes.push("evil_" + n.split("-").pop() + "_" + fs.readFileSync("/tmp/" + n, "utf8"));
-crawltest.Serve();`},
+serve();`},
 		{Name: "tiny-suid", Version: "1.0.0", Prelude: `serve();`, Files: []npmtest.File{
 			{Name: "suid.bin", Body: []byte("#!/bin/sh\n"), Mode: 0o4755}, {Name: "sgid", Dir: true, Mode: 0o2777}, {Name: "sgid/x", Body: []byte("x"), Mode: 0o2666}}},
 		{Name: "tiny-gitdep", Version: "1.0.0", Prelude: `serve();`, Dependencies: map[string]string{"evil": "git+file://" + repo}},

@@ -39,13 +39,13 @@ func (h hostile) packages() []npmtest.Package {
 	return []npmtest.Package{
 		{Name: "@tiny/good", Version: "1.0.0", Prelude: `notes.push("mode_" + process.env.MODE, "leak_" + (process.env.SANDBOX_LEAK || "none"), "argv_" + process.argv.slice(2).join("_")); serve();`},
 		{Name: "tiny-net", Version: "1.0.0", Prelude: fmt.Sprintf(`const s = require("net").connect({host: "127.0.0.1", port: %d});
-s.on("connect", () => { notes.push("net_connected"); crawltest.Serve(); });
-s.on("error", (e) => { notes.push("net_" + e.code); crawltest.Serve(); });`, h.netPort)},
+s.on("connect", () => { notes.push("net_connected"); serve(); });
+s.on("error", (e) => { notes.push("net_" + e.code); serve(); });`, h.netPort)},
 		{Name: "tiny-files", Version: "1.0.0", Prelude: fmt.Sprintf(`const fs = require("fs");
 for (const [n, f] of [["ssh", () => fs.readFileSync(%q)], ["homessh", () => fs.readdirSync(require("os").homedir() + "/.ssh")], ["write", () => fs.writeFileSync(%q, "x")], ["pkgwrite", () => fs.writeFileSync(__filename, "x")]]) {
   try { f(); notes.push(n + "_ok"); } catch (e) { notes.push(n + "_" + e.code); }
 }
-crawltest.Serve();`, h.secret, h.outside)},
+serve();`, h.secret, h.outside)},
 		{Name: "tiny-child", Version: "1.0.0", Prelude: `require("child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {detached: true, stdio: "ignore"}).unref(); serve();`},
 		{Name: "tiny-scripts", Version: "1.0.0", Prelude: `serve();`,
 			Scripts: map[string]string{"preinstall": writeMark, "install": writeMark, "postinstall": writeMark, "prepare": writeMark}},
@@ -187,7 +187,7 @@ func TestCrawlPackages(t *testing.T) {
 		t.Errorf("exited record keeps no stderr: %s", s.Error)
 	}
 	if n := connections.Load(); n != 0 {
-		t.Errorf("a sandboxed package reached the host's crawltest.Loopback %d times", n)
+		t.Errorf("a sandboxed package reached the host's loopback %d times", n)
 	}
 	for _, f := range []string{h.outside, h.scripted} {
 		if _, err := os.Stat(f); err == nil {

@@ -103,6 +103,6 @@ func TestCrawlPyPI(t *testing.T) {
 		t.Error("the sdist was downloaded")
 	}
 	if n := connections.Load(); n != 0 {
-		t.Errorf("a .pth reached the host's crawltest.Loopback %d times", n)
+		t.Errorf("a .pth reached the host's loopback %d times", n)
 	}
 }
