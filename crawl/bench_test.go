@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,17 +25,17 @@ import (
 // 100: the crawl's raw capture against the SDK's own typed ListTools, the
 // cost the capture adds to keeping what the server sent.
 func BenchmarkProbe2500(b *testing.B) {
-	s := newSDKServer(genTools(2500, "bench"), 100)
+	s := crawltest.NewSDKServer(crawltest.GenTools(2500, "bench"), 100)
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
 	b.Cleanup(ts.Close)
-	_, u, err := Normalise(ts.URL)
+	_, u, err := probe.Normalise(ts.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
-	opt := ProbeOptions{Timeout: time.Minute, AllowAddr: loopback}
+	opt := probe.Options{Timeout: time.Minute, AllowAddr: crawltest.Loopback}
 
 	b.Run("raw-capture", func(b *testing.B) {
-		p := NewProber(opt)
+		p := probe.NewProber(opt)
 		defer p.Close()
 		for b.Loop() {
 			if r := p.Probe(context.Background(), u); !r.Reachable || len(r.Tools) != 2500 {
@@ -47,7 +49,7 @@ func BenchmarkProbe2500(b *testing.B) {
 		for b.Loop() {
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil)
 			cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc, DisableStandaloneSSE: true},
-				&mcp.ClientSessionOptions{ProtocolVersion: RequestedVersion})
+				&mcp.ClientSessionOptions{ProtocolVersion: probe.RequestedVersion})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -77,9 +79,9 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 	page := []byte(`{"tools":[{"name":"big","description":"` + strings.Repeat("a", toolBytes) + `","inputSchema":{"type":"object"}}]}`)
 	var lines []string
 	for range servers {
-		ts := httptest.NewServer(rpcHandler(func(w http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
+		ts := httptest.NewServer(crawltest.RPCHandler(func(w http.ResponseWriter, _ *http.Request, method string, _ json.RawMessage) (string, bool) {
 			if method == "initialize" {
-				return initResult, true
+				return crawltest.InitResult, true
 			}
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"result":`)
@@ -95,7 +97,7 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 	for _, c := range []struct {
 		budget int64
 		soft   bool
-	}{{DefaultMaxMemory, false}, {24 << 20, false}, {24 << 20, true}} {
+	}{{probe.DefaultMaxMemory, false}, {24 << 20, false}, {24 << 20, true}} {
 		budget := c.budget
 		name := fmt.Sprintf("budget=%dMiB", budget>>20)
 		if c.soft {
@@ -105,7 +107,7 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 			if c.soft {
 				// What crawl sets: the runtime's soft limit at
 				// SoftLimitFactor times the budget.
-				defer debug.SetMemoryLimit(debug.SetMemoryLimit(SoftLimitFactor * budget))
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(probe.SoftLimitFactor * budget))
 			}
 			var counted, heap float64
 			for b.Loop() {
@@ -126,7 +128,7 @@ func BenchmarkCrawlMemoryBudget(b *testing.B) {
 					}
 				}()
 				sum, err := Run(context.Background(), Options{Candidates: cands, Out: b.TempDir(), Concurrency: servers,
-					Probe: ProbeOptions{Timeout: time.Minute, MaxBytes: 10 << 20, AllowAddr: loopback}, MaxMemory: budget})
+					Probe: probe.Options{Timeout: time.Minute, MaxBytes: 10 << 20, AllowAddr: crawltest.Loopback}, MaxMemory: budget})
 				close(stop)
 				<-sampled
 				if err != nil || sum.Reachable != servers {

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/jsontext"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 )
 
@@ -24,7 +27,7 @@ type Candidate struct {
 	Record []byte
 	// Package, when not nil, is a packaged server (a line with a
 	// "package" coordinate, or a bare one); URL is then empty.
-	Package *Package
+	Package *runners.Package
 }
 
 // maxCandidateLine bounds one line of a candidates list.
@@ -57,9 +60,9 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 			continue
 		}
 		c := Candidate{Line: n}
-		if pkg, err := ParsePackageID(string(line)); err == nil {
+		if pkg, err := runners.ParsePackageID(string(line)); err == nil {
 			c.Package = pkg
-			c.Record = append(appendJSONString([]byte(`{"package": `), pkg.ID()), '}')
+			c.Record = append(jsontext.AppendString([]byte(`{"package": `), pkg.ID()), '}')
 			out = append(out, c)
 			continue
 		}
@@ -69,7 +72,7 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 				return nil, fmt.Errorf("%s:%d: not a JSON object: %w", src, n, err)
 			}
 			if _, ok := rec["package"]; ok && rec["url"] == nil {
-				pkg, err := parsePackageRecord(line)
+				pkg, err := runners.ParsePackageRecord(line)
 				if err != nil {
 					return nil, fmt.Errorf("%s:%d: %w", src, n, err)
 				}
@@ -82,19 +85,19 @@ func ParseCandidates(r io.Reader, src string) ([]Candidate, error) {
 				return nil, fmt.Errorf("%s:%d: no string \"url\" in the record", src, n)
 			}
 			c.Record = append([]byte(nil), line...)
-			if s := StripUserinfo(c.URL); s != c.URL {
+			if s := probe.StripUserinfo(c.URL); s != c.URL {
 				// The record goes into the release: its url loses the
 				// credential too, wherever the same text appears.
 				c.URL = s
-				c.Record = bytes.ReplaceAll(c.Record, rec["url"], appendJSONString(nil, s))
+				c.Record = bytes.ReplaceAll(c.Record, rec["url"], jsontext.AppendString(nil, s))
 			}
 		} else {
 			if bytes.ContainsAny(line, " \t\"") {
 				return nil, fmt.Errorf("%s:%d: neither a JSON object nor a bare URL", src, n)
 			}
-			c.URL = StripUserinfo(string(line))
+			c.URL = probe.StripUserinfo(string(line))
 			// Python's json.dumps layout, in which census files are written.
-			c.Record = append(appendJSONString([]byte(`{"url": `), c.URL), '}')
+			c.Record = append(jsontext.AppendString([]byte(`{"url": `), c.URL), '}')
 		}
 		out = append(out, c)
 	}

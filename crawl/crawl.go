@@ -19,6 +19,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
@@ -51,10 +53,10 @@ type Options struct {
 	// host and port.
 	Concurrency, PerHost int
 	// Probe bounds each server.
-	Probe ProbeOptions
+	Probe probe.Options
 	// Packages configure the install and sandboxed run of packaged
-	// servers (see PackageOptions).
-	Packages PackageOptions
+	// servers (see runners.Options).
+	Packages runners.Options
 	// AllowPrivate connects to every address (Probe.AllowAddr = AnyAddr)
 	// and says so in release.json.
 	AllowPrivate bool
@@ -116,7 +118,7 @@ type target struct {
 	url    string   // as the list gives it
 	u      *url.URL // nil when the URL is refused
 	urlErr error
-	pkg    *Package // a packaged server; id is its coordinate
+	pkg    *runners.Package // a packaged server; id is its coordinate
 }
 
 func targets(cands []Candidate) []target {
@@ -130,7 +132,7 @@ func targets(cands []Candidate) []target {
 			}
 			continue
 		}
-		id, u, err := Normalise(c.URL)
+		id, u, err := probe.Normalise(c.URL)
 		if err != nil {
 			id = c.URL
 		}
@@ -152,13 +154,13 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	start := time.Now()
 	defaults.Set(&opt.Concurrency, DefaultConcurrency)
 	defaults.Set(&opt.PerHost, DefaultPerHost)
-	defaults.Set(&opt.MaxMemory, DefaultMaxMemory)
-	defaults.Set(&opt.Packages.Concurrency, DefaultPackageConcurrency)
+	defaults.Set(&opt.MaxMemory, probe.DefaultMaxMemory)
+	defaults.Set(&opt.Packages.Concurrency, runners.DefaultPackageConcurrency)
 	if opt.AllowPrivate && opt.Probe.AllowAddr == nil {
-		opt.Probe.AllowAddr = AnyAddr
+		opt.Probe.AllowAddr = probe.AnyAddr
 	}
-	opt.Probe.defaults()
-	opt.Probe.Budget = NewBudget(opt.MaxMemory, opt.Probe.MaxBytes+1)
+	opt.Probe.Defaults()
+	opt.Probe.Budget = probe.NewBudget(opt.MaxMemory, opt.Probe.MaxBytes+1)
 	cands, src, err := opt.candidates()
 	if err != nil {
 		return nil, err
@@ -213,7 +215,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer pr.close()
+	defer pr.Close()
 	b := &tally{fn: opt.Progress, total: len(ts)}
 	for _, t := range ts {
 		if s, ok := j.done[t.id]; ok {
@@ -239,10 +241,10 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 	log.Info("crawl: finished", "candidates", sum.Candidates, "servers", sum.Servers, "resumed", sum.Resumed, "probed", sum.Probed,
 		"reachable", sum.Reachable, "unreachable", sum.Unreachable, byKind(sum.UnreachableByKind), "tools", sum.Tools,
 		"elapsed", time.Since(start).Round(100*time.Millisecond), "out", opt.Out)
-	if b, c := pr.traffic(); c > 0 {
+	if b, c := pr.Traffic(); c > 0 {
 		// Never in the release: a warm crawl fetches less, and its
 		// records are the same.
-		log.Info("crawl: package registries", "fetched_bytes", b, "connections", c, "npm_tarballs", pr.tarballs())
+		log.Info("crawl: package registries", "fetched_bytes", b, "connections", c, "npm_tarballs", pr.NPMTarballs())
 	}
 	if leftOut > 0 {
 		log.Info("crawl: package candidates left out (--no-packages)", "packages", leftOut)
@@ -333,7 +335,7 @@ func allBlocked(ts []target, j *journal) string {
 			return ""
 		}
 		e, err := j.read(s)
-		if err != nil || e.Server.ErrorKind != KindBlocked {
+		if err != nil || e.Server.ErrorKind != probe.KindBlocked {
 			return ""
 		}
 		blocked++
@@ -418,7 +420,7 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 	if len(todo) == 0 {
 		return nil
 	}
-	p := NewProber(opt.Probe)
+	p := probe.NewProber(opt.Probe)
 	defer p.Close()
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -461,13 +463,13 @@ func probeAll(ctx context.Context, opt Options, ts []target, todo []int, j *jour
 // probed is a finished probe on its way to the journal.
 type probed struct {
 	e *entry
-	r *Result
+	r *probe.Result
 }
 
 // sendProbed hands the finished probe r of t to the journal writer, or
 // releases it and reports false when ctx ends first: a probe cut short
 // is not journalled.
-func sendProbed(ctx context.Context, results chan<- probed, t *target, r *Result) bool {
+func sendProbed(ctx context.Context, results chan<- probed, t *target, r *probe.Result) bool {
 	if ctx.Err() != nil {
 		r.Release()
 		return false
@@ -502,7 +504,7 @@ func journalProbed(results <-chan probed, j *journal, sum *Summary, pb *tally, s
 	return err
 }
 
-func newEntry(t *target, r *Result) *entry {
+func newEntry(t *target, r *probe.Result) *entry {
 	ms := r.Elapsed.Milliseconds()
 	e := &entry{Server: ServerRecord{
 		ServerID: t.id, URL: t.url, Reachable: r.Reachable, ElapsedMS: &ms,
@@ -579,7 +581,7 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 				return err
 			}
 		} else if t.urlErr != nil {
-			e = &entry{Server: ServerRecord{ServerID: t.id, URL: t.url, ErrorKind: KindURL, Error: t.urlErr.Error()}}
+			e = &entry{Server: ServerRecord{ServerID: t.id, URL: t.url, ErrorKind: probe.KindURL, Error: t.urlErr.Error()}}
 		} else {
 			return fmt.Errorf("crawl: %s was not probed", t.id)
 		}
@@ -606,7 +608,7 @@ func writeRelease(ctx context.Context, opt Options, set *outset.Set, cands []Can
 		if e.Server.Reachable {
 			sum.Reachable++
 			sum.Tools += len(e.Tools)
-			line = AppendToolsRecord(line[:0], t.id, e.Tools)
+			line = probe.AppendToolsRecord(line[:0], t.id, e.Tools)
 			if _, err := toolsW.Write(line); err != nil {
 				return err
 			}

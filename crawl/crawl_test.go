@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +20,10 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
@@ -31,16 +34,16 @@ import (
 // fleet is a set of loopback servers and the candidates list naming them.
 type fleet struct {
 	candidates string
-	served     map[string][]testTool // server_id -> tools, for the reachable ones
-	order      []string              // server_ids in candidate order
+	served     map[string][]crawltest.Tool // server_id -> tools, for the reachable ones
+	order      []string                    // server_ids in candidate order
 	reachable  int
 }
 
 // add lists a server, rawURL, as a bare line or (not bare) a JSON line,
 // serving tools (nil: not reachable), and returns its candidate line.
-func (fl *fleet) add(t *testing.T, rawURL string, tools []testTool, bare bool) string {
+func (fl *fleet) add(t *testing.T, rawURL string, tools []crawltest.Tool, bare bool) string {
 	t.Helper()
-	id, _, err := Normalise(rawURL)
+	id, _, err := probe.Normalise(rawURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,25 +71,25 @@ func writeCandidates(t *testing.T, lines []string) string {
 // newFleet starts good servers of varied sizes and transports, and hostile
 // ones, and lists them with both candidate layouts and a duplicate.
 func newFleet(t *testing.T, good int) *fleet {
-	fl := &fleet{served: map[string][]testTool{}}
+	fl := &fleet{served: map[string][]crawltest.Tool{}}
 	var lines []string
-	add := func(rawURL string, tools []testTool, bare bool) {
+	add := func(rawURL string, tools []crawltest.Tool, bare bool) {
 		lines = append(lines, fl.add(t, rawURL, tools, bare))
 	}
 	for i := range good {
-		tools := genTools(5+i*7, "srv"+string(rune('a'+i)))
+		tools := crawltest.GenTools(5+i*7, "srv"+string(rune('a'+i)))
 		switch i % 3 {
 		case 0:
-			add(streamableServer(t, tools, 10, true).URL+"/mcp", tools, i%2 == 0)
+			add(crawltest.StreamableServer(t, tools, 10, true).URL+"/mcp", tools, i%2 == 0)
 		case 1:
-			add(streamableServer(t, tools, 0, false).URL, tools, false)
+			add(crawltest.StreamableServer(t, tools, 0, false).URL, tools, false)
 		case 2:
-			add(sseServer(t, tools).URL+"/sse", tools, true)
+			add(crawltest.SSEServer(t, tools).URL+"/sse", tools, true)
 		}
 	}
-	add(serveHanging(t, hanging).URL, nil, false)
-	add(serve(t, status(500)).URL, nil, true)
-	add(serve(t, paginating(false)).URL, nil, false)
+	add(crawltest.ServeHanging(t, crawltest.Hanging).URL, nil, false)
+	add(crawltest.Serve(t, crawltest.Status(500)).URL, nil, true)
+	add(crawltest.Serve(t, crawltest.Paginating(false)).URL, nil, false)
 	lines = append(lines, lines[0]) // a duplicate: one server, one record
 	lines = append(lines, `{"url": "ftp://example.org/mcp"}`)
 	fl.order = append(fl.order, "ftp://example.org/mcp")
@@ -97,7 +100,7 @@ func newFleet(t *testing.T, good int) *fleet {
 // fleetProbe bounds the fleet's servers: a deadline long enough for the good
 // ones on a loaded machine under the race detector, short enough for the
 // hanging one not to slow the tests much.
-var fleetProbe = ProbeOptions{Timeout: 2 * time.Second, MaxPages: testProbe.MaxPages, MaxTools: testProbe.MaxTools, MaxBytes: testProbe.MaxBytes, AllowAddr: loopback}
+var fleetProbe = probe.Options{Timeout: 2 * time.Second, MaxPages: crawltest.FastProbe.MaxPages, MaxTools: crawltest.FastProbe.MaxTools, MaxBytes: crawltest.FastProbe.MaxBytes, AllowAddr: crawltest.Loopback}
 
 func crawlOpts(fl *fleet, out string, concurrency int) Options {
 	return Options{Candidates: fl.candidates, Out: out, Concurrency: concurrency, OmitElapsed: true, Probe: fleetProbe}
@@ -139,12 +142,12 @@ func gunzipLines(t *testing.T, b []byte) []string {
 // servers are recorded the same way in every crawl, under any load.
 func TestCrawlLayoutAndDeterminism(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := newPipeNet(t)
+		n := crawltest.NewPipeNet(t)
 		fl := newPipeFleet(t, n, 6, 3)
 		var first map[string][]byte
 		for _, conc := range []int{1, 3, 32} {
 			out := t.TempDir()
-			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: n.probe(2 * time.Second)}
+			opt := Options{Candidates: fl.candidates, Out: out, Concurrency: conc, OmitElapsed: true, Probe: n.Probe(2 * time.Second)}
 			sum, err := Run(context.Background(), opt)
 			if err != nil {
 				t.Fatal(err)
@@ -181,12 +184,12 @@ func checkSilent(t *testing.T, files map[string][]byte, want int, msg string) {
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatal(err)
 		}
-		if rec.ErrorKind != KindTimeout {
+		if rec.ErrorKind != probe.KindTimeout {
 			continue
 		}
 		got++
-		if rec.FailedStep != methodDiscover || rec.Error != msg || rec.Transport != "" {
-			t.Errorf("a silent server is recorded as %s, want failed_step %q, error %q", l, methodDiscover, msg)
+		if rec.FailedStep != probe.MethodDiscover || rec.Error != msg || rec.Transport != "" {
+			t.Errorf("a silent server is recorded as %s, want failed_step %q, error %q", l, probe.MethodDiscover, msg)
 		}
 	}
 	if got != want {
@@ -247,7 +250,7 @@ func checkLayout(t *testing.T, fl *fleet, files map[string][]byte) {
 			t.Fatalf("server_tools line %d: %s with %d tools, want %s with %d", ti, st.ServerID, len(st.Tools), rec.ServerID, len(tools))
 		}
 		for k := range tools {
-			if want := tools[k].served(t); !bytes.Equal(st.Tools[k], want) {
+			if want := tools[k].Served(t); !bytes.Equal(st.Tools[k], want) {
 				t.Fatalf("%s tool %d: %s, want %s", rec.ServerID, k, st.Tools[k], want)
 			}
 		}
@@ -282,7 +285,7 @@ func TestRunOnCrawl(t *testing.T) {
 
 // checkRunCounts runs run on the release in out and holds its counts to
 // the tools served.
-func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reachable int) {
+func checkRunCounts(t *testing.T, out string, served map[string][]crawltest.Tool, reachable int) {
 	t.Helper()
 	m, err := hashverify.ReadSHA256Sums(filepath.Join(out, release.SumsFile))
 	if err != nil {
@@ -314,7 +317,7 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 	for _, tools := range served {
 		for _, tool := range tools {
 			wantTools++
-			err := l.Record(tool.served(t), func(tl *label.ToolLabels) error {
+			err := l.Record(tool.Served(t), func(tl *label.ToolLabels) error {
 				for _, c := range tl.Classes {
 					r := wantClass[c]
 					r.Tools++
@@ -354,28 +357,28 @@ func checkRunCounts(t *testing.T, out string, served map[string][]testTool, reac
 // run on the release, counts exactly the tools of the servers the registry
 // lists as active, latest versions; the deleted server is never asked.
 func TestRegistryCrawlThenRun(t *testing.T) {
-	served := map[string][]testTool{}
+	served := map[string][]crawltest.Tool{}
 	var entries []map[string]any
 	for i := range 4 {
-		tools := genTools(4+i*5, "reg"+string(rune('a'+i)))
+		tools := crawltest.GenTools(4+i*5, "reg"+string(rune('a'+i)))
 		var u string
 		if i%2 == 0 {
-			u = streamableServer(t, tools, 3, true).URL + "/mcp"
+			u = crawltest.StreamableServer(t, tools, 3, true).URL + "/mcp"
 		} else {
-			u = sseServer(t, tools).URL + "/sse"
+			u = crawltest.SSEServer(t, tools).URL + "/sse"
 		}
-		id, _, _ := Normalise(u)
+		id, _, _ := probe.Normalise(u)
 		served[id] = tools
-		typ := TransportStreamable
+		typ := probe.TransportStreamable
 		if i%2 == 1 {
-			typ = "old:" + TransportSSE
+			typ = "old:" + probe.TransportSSE
 		}
 		entries = append(entries, regEntry(fmt.Sprintf("io.test/s%d", i), "1.0.0", "active", true, "2025-01-01T00:00:00Z", remote(typ, u)))
 	}
 	var asked atomic.Int32
-	deleted := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
-	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(TransportStreamable, deleted.URL)))
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	deleted := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { asked.Add(1); w.WriteHeader(500) }))
+	entries = append(entries, regEntry("io.test/deleted", "1.0.0", "deleted", true, "2025-01-01T00:00:00Z", remote(probe.TransportStreamable, deleted.URL)))
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 2})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -420,11 +423,11 @@ func TestCrawlResume(t *testing.T) {
 	defer cancel(nil)
 	var lines []string
 	for i := range 6 {
-		tools := genTools(3+i, "r"+string(rune('a'+i)))
-		s := newSDKServer(tools, 0)
-		h := mcpHandler(s)
+		tools := crawltest.GenTools(3+i, "r"+string(rune('a'+i)))
+		s := crawltest.NewSDKServer(tools, 0)
+		h := crawltest.MCPHandler(s)
 		var url string
-		ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if bytes.Contains(body, []byte(`"initialize"`)) {
@@ -451,7 +454,7 @@ func TestCrawlResume(t *testing.T) {
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, OmitElapsed: true, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback}}
 	if _, err := Run(ctx, opt); err == nil || err.Error() != "interrupted" {
 		t.Fatalf("interrupted crawl: %v", err)
 	}
@@ -515,8 +518,8 @@ func TestCrawlResume(t *testing.T) {
 // TestCrawlStripsUserinfo: a credential in a candidate URL appears in no
 // file of the release, in the journal, nor in the log.
 func TestCrawlStripsUserinfo(t *testing.T) {
-	good := streamableServer(t, genTools(2, "cred"), 0, true).URL
-	closed := closedURL(t)
+	good := crawltest.StreamableServer(t, crawltest.GenTools(2, "cred"), 0, true).URL
+	closed := crawltest.ClosedURL(t)
 	cands := writeCandidates(t, []string{
 		`{"url": "` + strings.Replace(good, "http://", "http://user:s3cret@", 1) + `/mcp", "source": "x"}`,
 		strings.Replace(closed, "http://", "http://user:s3cret@", 1),
@@ -581,12 +584,12 @@ func TestCrawlOneWriter(t *testing.T) {
 func TestCrawlResumeOtherOptions(t *testing.T) {
 	var lines []string
 	for i := range 2 {
-		ts := serve(t, mcpHandler(newSDKServer(genTools(2, "o"+string(rune('a'+i))), 0)))
+		ts := crawltest.Serve(t, crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(2, "o"+string(rune('a'+i))), 0)))
 		lines = append(lines, ts.URL)
 	}
 	cands := writeCandidates(t, lines)
 	out := t.TempDir()
-	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+	opt := Options{Candidates: cands, Out: out, Concurrency: 1, Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback}}
 	readRelease := func() release.Release {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(out, release.File))
@@ -651,16 +654,16 @@ func TestCrawlResumeOtherOptions(t *testing.T) {
 // refuses says so, naming --allow-private, beside its (empty) release; one
 // with a server reached does not.
 func TestCrawlAllBlocked(t *testing.T) {
-	ts := serve(t, mcpHandler(newSDKServer(genTools(1, "b"), 0)))
+	ts := crawltest.Serve(t, crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(1, "b"), 0)))
 	cands := writeCandidates(t, []string{ts.URL, ts.URL + "/other"})
 	for _, tc := range []struct {
 		name  string
 		allow func(netip.Addr) bool
 		want  bool
-	}{{"refused", nil, true}, {"allowed", loopback, false}} {
+	}{{"refused", nil, true}, {"allowed", crawltest.Loopback, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log bytes.Buffer
-			_, err := Run(context.Background(), Options{Candidates: cands, Out: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil)), Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: tc.allow}})
+			_, err := Run(context.Background(), Options{Candidates: cands, Out: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil)), Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: tc.allow}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -674,4 +677,39 @@ func TestCrawlAllBlocked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newPipeFleet is newFleet on a pipeNet: good servers of varied sizes and
+// transports, hangs silent ones, and hostile ones, listed with both
+// candidate layouts and a duplicate.
+func newPipeFleet(t *testing.T, n *crawltest.PipeNet, good, hangs int) *fleet {
+	fl := &fleet{served: map[string][]crawltest.Tool{}}
+	var lines []string
+	add := func(rawURL string, tools []crawltest.Tool, bare bool) {
+		lines = append(lines, fl.add(t, rawURL, tools, bare))
+	}
+	for i := range good {
+		tools := crawltest.GenTools(5+i%11*7, fmt.Sprintf("srv%d", i))
+		switch i % 3 {
+		case 0:
+			add(n.Streamable(tools, 10, true)+"/mcp", tools, i%2 == 0)
+		case 1:
+			add(n.Streamable(tools, 0, false), tools, false)
+		case 2:
+			add(n.SSE(tools)+"/sse", tools, true)
+		}
+		if i < hangs {
+			add(n.Hanging(), nil, i%2 == 1)
+		}
+	}
+	for range hangs - good {
+		add(n.Hanging(), nil, false)
+	}
+	add(n.Serve(crawltest.Status(500)), nil, true)
+	add(n.Serve(crawltest.Paginating(false)), nil, false)
+	lines = append(lines, lines[0]) // a duplicate: one server, one record
+	lines = append(lines, `{"url": "ftp://example.org/mcp"}`)
+	fl.order = append(fl.order, "ftp://example.org/mcp")
+	fl.candidates = writeCandidates(t, lines)
+	return fl
 }

@@ -7,6 +7,9 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
@@ -33,11 +36,11 @@ func TestCrawlWholeRegistry(t *testing.T) {
 	t.Setenv("PIP_INDEX_URL", ix.URL)
 	reg := ocitest.NewRegistry(t, "anonymous")
 	reg.Push(t, "acme/server", "1.0", ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}, Env: []string{"PATH=/bin"}},
-		ocitest.Layer(t, ocitest.Entry{Name: "bin/server", Body: stdioServer(t), Mode: 0o755})))
+		ocitest.Layer(t, ocitest.Entry{Name: "bin/server", Body: crawltest.StdioServer(t), Mode: 0o755})))
 	manifest := `{"manifest_version": "0.2", "name": "tiny", "version": "1.0.0", "server": {"type": "binary", "entry_point": "server/stdioserver"}}`
-	bundle := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)}, bundleFile{name: "server/stdioserver", body: stdioServer(t), mode: 0o755})
-	host := serve(t, httpBytes(bundle))
-	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	bundle := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)}, crawltest.BundleFile{Name: "server/stdioserver", Body: crawltest.StdioServer(t), Mode: 0o755})
+	host := crawltest.Serve(t, httpBytes(bundle))
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(3, "remote"), 2, false)
 
 	stdio := map[string]any{"type": "stdio"}
 	entries := []map[string]any{
@@ -45,10 +48,10 @@ func TestCrawlWholeRegistry(t *testing.T) {
 		pkgEntry("io.test/npm", nil, npmPkg("@tiny/good", "1.0.0", nil)),
 		pkgEntry("io.test/pypi", nil, map[string]any{"registryType": "pypi", "identifier": "tiny-mcp-server", "version": "1.0", "runtimeHint": "uvx", "transport": stdio}),
 		pkgEntry("io.test/oci", nil, map[string]any{"registryType": "oci", "identifier": reg.Host + "/acme/server:1.0", "transport": stdio}),
-		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": host.URL + "/tiny.mcpb", "fileSha256": bundleSum(bundle), "transport": stdio}),
+		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": host.URL + "/tiny.mcpb", "fileSha256": crawltest.BundleSum(bundle), "transport": stdio}),
 		pkgEntry("io.test/nuget", nil, map[string]any{"registryType": "nuget", "identifier": "Tiny.Server", "version": "1.0.0", "transport": stdio}),
 	}
-	regSrv := serve(t, &standInRegistry{entries: entries, pageSize: 4})
+	regSrv := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 4})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: regSrv.URL, AllowPrivate: true})
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +60,7 @@ func TestCrawlWholeRegistry(t *testing.T) {
 		t.Fatalf("%d candidates, want 6", len(cands))
 	}
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-		Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: PackageOptions{Cache: sharedCache(t)}}
+		Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: sharedCache(t)}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)

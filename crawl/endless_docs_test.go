@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
@@ -43,16 +46,16 @@ func TestBundlesEndless(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	const bound = 8 << 20
 	var endlessWrote, declaredWrote atomic.Int64
-	endless := serve(t, endlessHandler("application/zip", "PK", 0, &endlessWrote))
-	declared := serve(t, endlessHandler("application/zip", "PK", 1<<40, &declaredWrote))
-	a := &Package{RegistryType: RegistryMCPB, Identifier: endless.URL + "/b.mcpb", FileSHA256: strings.Repeat("0", 64), Transport: TransportStdio}
-	b := &Package{RegistryType: RegistryMCPB, Identifier: declared.URL + "/b.mcpb", FileSHA256: strings.Repeat("0", 64), Transport: TransportStdio}
-	servers := crawlCandidates(t, true, PackageOptions{PackageMax: bound}, a, b)
+	endless := crawltest.Serve(t, endlessHandler("application/zip", "PK", 0, &endlessWrote))
+	declared := crawltest.Serve(t, endlessHandler("application/zip", "PK", 1<<40, &declaredWrote))
+	a := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: endless.URL + "/b.mcpb", FileSHA256: strings.Repeat("0", 64), Transport: probe.TransportStdio}
+	b := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: declared.URL + "/b.mcpb", FileSHA256: strings.Repeat("0", 64), Transport: probe.TransportStdio}
+	servers := crawlCandidates(t, true, runners.Options{PackageMax: bound}, a, b)
 	for _, tc := range []struct {
-		p    *Package
+		p    *runners.Package
 		want string
 	}{{a, "over the package bound"}, {b, "1099511627776 bytes, over the package bound"}} {
-		if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, tc.want) {
+		if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != probe.KindInstall || !strings.Contains(s.Error, tc.want) {
 			t.Errorf("%s: %s %q, want install saying %q", tc.p.ID(), s.ErrorKind, s.Error, tc.want)
 		}
 	}
@@ -75,25 +78,25 @@ func TestPackagesEndlessInstallerDocuments(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
 	var npmWrote, pipWrote atomic.Int64
-	registry := serve(t, endlessHandler("application/json", `{"name": "tiny-endless", "description": "`, 0, &npmWrote))
-	index := serve(t, endlessHandler("text/html", "<!DOCTYPE html><html><body>", 0, &pipWrote))
+	registry := crawltest.Serve(t, endlessHandler("application/json", `{"name": "tiny-endless", "description": "`, 0, &npmWrote))
+	index := crawltest.Serve(t, endlessHandler("text/html", "<!DOCTYPE html><html><body>", 0, &pipWrote))
 	npmtest.Use(t, registry.URL+"/")
 	t.Setenv("PIP_INDEX_URL", index.URL+"/simple")
-	npmPkg := &Package{RegistryType: RegistryNPM, Identifier: "tiny-endless", Version: "1.0.0", Transport: TransportStdio}
-	pipPkg := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-endless", Version: "1.0", Transport: TransportStdio}
+	npmPkg := &runners.Package{RegistryType: runners.RegistryNPM, Identifier: "tiny-endless", Version: "1.0.0", Transport: probe.TransportStdio}
+	pipPkg := &runners.Package{RegistryType: runners.RegistryPyPI, Identifier: "tiny-endless", Version: "1.0", Transport: probe.TransportStdio}
 	// The install's folders (the package bound and 1 MiB, and 64 MiB
 	// each for /tmp, /dev/shm and the home) fit within the bound.
 	const memory, packageMax = 384 << 20, 32 << 20
 	start := time.Now()
-	servers := crawlCandidates(t, true, PackageOptions{InstallTimeout: 2 * time.Minute, PackageMax: packageMax, Limits: sandbox.Limits{Memory: memory}}, npmPkg, pipPkg)
+	servers := crawlCandidates(t, true, runners.Options{InstallTimeout: 2 * time.Minute, PackageMax: packageMax, Limits: sandbox.Limits{Memory: memory}}, npmPkg, pipPkg)
 	t.Logf("crawled in %v; the packument's server wrote %d MiB, the index's %d MiB", time.Since(start).Round(time.Second), npmWrote.Load()>>20, pipWrote.Load()>>20)
-	for _, p := range []*Package{npmPkg, pipPkg} {
+	for _, p := range []*runners.Package{npmPkg, pipPkg} {
 		s := servers[p.ID()]
 		t.Logf("%s: %s: %s", p.ID(), s.ErrorKind, s.Error)
 		// npm keeps what it reads in memory and writes it to its cache:
 		// the memory bound or the file size bound (EFBIG), whichever it
 		// meets first, stops it.
-		if s.Reachable || s.ErrorKind != KindInstall || !(strings.Contains(s.Error, "memory bound") || strings.Contains(s.Error, "did not finish") || strings.Contains(s.Error, "EFBIG")) {
+		if s.Reachable || s.ErrorKind != probe.KindInstall || !(strings.Contains(s.Error, "memory bound") || strings.Contains(s.Error, "did not finish") || strings.Contains(s.Error, "EFBIG")) {
 			t.Errorf("%s: %s %q, want install stopped by the memory bound, the file size bound or the deadline", p.ID(), s.ErrorKind, s.Error)
 		}
 	}

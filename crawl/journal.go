@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -48,13 +49,13 @@ type ServerRecord struct {
 	ToolsCacheScope string `json:"tools_cache_scope,omitempty"`
 	// FailedStep names the step of an unreachable server that failed;
 	// RPCError is the JSON-RPC error the server answered it with.
-	FailedStep string    `json:"failed_step,omitempty"`
-	RPCError   *RPCError `json:"rpc_error,omitempty"`
+	FailedStep string          `json:"failed_step,omitempty"`
+	RPCError   *probe.RPCError `json:"rpc_error,omitempty"`
 	// StdoutSkippedLines counts the lines of a stdio server's output that
 	// were left out as no message (a banner, say).
 	StdoutSkippedLines int `json:"stdout_skipped_lines,omitempty"`
 	// Runner, for a packaged server, says which runner ran it and what.
-	Runner *RunnerInfo `json:"runner,omitempty"`
+	Runner *probe.RunnerInfo `json:"runner,omitempty"`
 	// Package is the coordinate of a packaged server; URL is then empty.
 	Package string `json:"package,omitempty"`
 }

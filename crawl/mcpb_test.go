@@ -1,11 +1,7 @@
 package crawl
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"os"
 	"slices"
@@ -13,42 +9,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
-
-type bundleFile struct {
-	name string
-	body []byte
-	mode os.FileMode
-}
-
-func makeBundle(t testing.TB, files ...bundleFile) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	for _, f := range files {
-		h := &zip.FileHeader{Name: f.name, Method: zip.Deflate}
-		mode := f.mode
-		if mode == 0 {
-			mode = 0o644
-		}
-		h.SetMode(mode)
-		w, err := zw.CreateHeader(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(f.body)
-	}
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func bundleSum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
 
 // TestCrawlBundles: an MCPB bundle is fetched from its URL (a same-host
 // redirect followed, another host's refused), checked against its
@@ -62,13 +27,13 @@ func TestCrawlBundles(t *testing.T) {
     "mcp_config": {"command": "${__dirname}/server/stdioserver", "args": ["from-manifest", "${user_config.level}"], "env": {"MODE": "bundle"}}},
   "user_config": {"level": {"type": "string", "default": "7"}},
   "tools": [{"name": "declared_only", "description": "never trusted"}]}`
-	good := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)},
-		bundleFile{name: "server/stdioserver", body: stdioServer(t), mode: 0o755},
-		bundleFile{name: "server/link", body: []byte("stdioserver"), mode: os.ModeSymlink | 0o777})
-	evil := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)}, bundleFile{name: "../../../../tmp/atlas-bundle-evil", body: []byte("x")})
-	away := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(good) }))
+	good := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)},
+		crawltest.BundleFile{Name: "server/stdioserver", Body: crawltest.StdioServer(t), Mode: 0o755},
+		crawltest.BundleFile{Name: "server/link", Body: []byte("stdioserver"), Mode: os.ModeSymlink | 0o777})
+	evil := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)}, crawltest.BundleFile{Name: "../../../../tmp/atlas-bundle-evil", Body: []byte("x")})
+	away := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(good) }))
 	var served atomic.Int64
-	host := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	host := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/good.mcpb", "/mismatch.mcpb":
 			served.Add(1)
@@ -83,21 +48,21 @@ func TestCrawlBundles(t *testing.T) {
 			http.NotFound(w, r)
 		}
 	}))
-	bundle := func(p, sum string) *Package {
-		return &Package{RegistryType: RegistryMCPB, Identifier: host.URL + p, FileSHA256: sum, Transport: TransportStdio}
+	bundle := func(p, sum string) *runners.Package {
+		return &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: host.URL + p, FileSHA256: sum, Transport: probe.TransportStdio}
 	}
-	ok := bundle("/latest.mcpb", bundleSum(good))
+	ok := bundle("/latest.mcpb", crawltest.BundleSum(good))
 	mismatch := bundle("/mismatch.mcpb", strings.Repeat("0", 64))
-	redirected := bundle("/away.mcpb", bundleSum(good))
-	slip := bundle("/evil.mcpb", bundleSum(evil))
+	redirected := bundle("/away.mcpb", crawltest.BundleSum(good))
+	slip := bundle("/evil.mcpb", crawltest.BundleSum(evil))
 	var cands []Candidate
-	for _, p := range []*Package{ok, mismatch, redirected, slip} {
-		cands = append(cands, Candidate{Package: p, Record: packageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
+	for _, p := range []*runners.Package{ok, mismatch, redirected, slip} {
+		cands = append(cands, Candidate{Package: p, Record: runners.PackageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
 	}
 	cache := sharedCache(t)
 	for run := range 2 {
 		opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-			Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: PackageOptions{Cache: cache}}
+			Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: cache}}
 		if _, err := Run(context.Background(), opt); err != nil {
 			t.Fatal(err)
 		}
@@ -114,14 +79,14 @@ func TestCrawlBundles(t *testing.T) {
 		if slices.Contains(s.tools, "declared_only") {
 			t.Errorf("the manifest's declared tools were trusted: %v", s.tools)
 		}
-		if s.Runner == nil || s.Runner.Runner != RegistryMCPB || s.Runner.Resolved != "sha256:"+bundleSum(good) {
+		if s.Runner == nil || s.Runner.Runner != runners.RegistryMCPB || s.Runner.Resolved != "sha256:"+crawltest.BundleSum(good) {
 			t.Errorf("runner %+v", s.Runner)
 		}
 		for _, tc := range []struct {
-			p    *Package
+			p    *runners.Package
 			want string
 		}{{mismatch, "fileSha256 mismatch"}, {redirected, "own host only"}, {slip, "escapes the bundle"}} {
-			if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, tc.want) {
+			if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != probe.KindInstall || !strings.Contains(s.Error, tc.want) {
 				t.Errorf("run %d: %s: %s %q, want install with %q", run, tc.p.ID(), s.ErrorKind, s.Error, tc.want)
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
@@ -389,7 +391,7 @@ func mergeRecords(ctx context.Context, shards []*shardIn, files []*release.Write
 			}
 			return nil, err
 		}
-		if want := AppendToolsRecord(nil, id, nil); !bytes.HasPrefix(tline, want[:len(want)-len("]}\n")]) {
+		if want := probe.AppendToolsRecord(nil, id, nil); !bytes.HasPrefix(tline, want[:len(want)-len("]}\n")]) {
 			return nil, fmt.Errorf("merge: %s: the line after %d tools lines is not %s's", s.tools.name, sum.Reachable-1, id)
 		}
 		if _, err := toolsW.Write(tline); err != nil {
@@ -511,7 +513,7 @@ func candidateRecord(line []byte) (Candidate, error) {
 		return Candidate{}, fmt.Errorf("not a JSON object: %w", err)
 	}
 	if _, ok := rec["package"]; ok && rec["url"] == nil {
-		pkg, err := parsePackageRecord(line)
+		pkg, err := runners.ParsePackageRecord(line)
 		if err != nil {
 			return Candidate{}, err
 		}
@@ -521,6 +523,6 @@ func candidateRecord(line []byte) (Candidate, error) {
 	if err := json.Unmarshal(rec["url"], &c.URL); err != nil || c.URL == "" {
 		return Candidate{}, errors.New("no string \"url\" in the record")
 	}
-	c.URL = StripUserinfo(c.URL)
+	c.URL = probe.StripUserinfo(c.URL)
 	return c, nil
 }

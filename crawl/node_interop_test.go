@@ -2,12 +2,13 @@ package crawl
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -26,14 +27,14 @@ func TestNodeSDKServers(t *testing.T) {
 		generation   string
 		url          string
 	}{
-		{name: "TypeScript SDK 1.x, sessions", script: "ts1-server.mjs", client: "v1", generation: GenerationSession},
-		{name: "TypeScript SDK v2, 2026-07-28 only", script: "ts2-server.mjs", args: []string{"reject"}, client: "v2", generation: GenerationStateless},
-		{name: "TypeScript SDK v2, both generations", script: "ts2-server.mjs", args: []string{"stateless"}, client: "v2", generation: GenerationStateless},
-		{name: "server-everything", script: "everything.mjs", client: "v1", generation: GenerationSession},
+		{name: "TypeScript SDK 1.x, sessions", script: "ts1-server.mjs", client: "v1", generation: probe.GenerationSession},
+		{name: "TypeScript SDK v2, 2026-07-28 only", script: "ts2-server.mjs", args: []string{"reject"}, client: "v2", generation: probe.GenerationStateless},
+		{name: "TypeScript SDK v2, both generations", script: "ts2-server.mjs", args: []string{"stateless"}, client: "v2", generation: probe.GenerationStateless},
+		{name: "server-everything", script: "everything.mjs", client: "v1", generation: probe.GenerationSession},
 	}
 	// The SDK's client declares what the crawl declares: servers may
 	// list other tools to a client with roots.
-	sent, err := Declared(context.Background())
+	sent, err := probe.Declared(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,21 +56,21 @@ func TestNodeSDKServers(t *testing.T) {
 			t.Run(c.name, func(t *testing.T) {
 				t.Parallel()
 				want := listed[i]
-				r := probeOnce(t, ProbeOptions{}, c.url)
-				if !r.Reachable || r.Transport != TransportStreamable {
+				r := crawltest.ProbeOnce(t, probe.Options{}, c.url)
+				if !r.Reachable || r.Transport != probe.TransportStreamable {
 					t.Fatalf("reachable=%v %s %s over %q", r.Reachable, r.ErrorKind, r.Error, r.Transport)
 				}
 				if r.ProtocolVersion != want.ProtocolVersion || r.Generation != c.generation {
 					t.Errorf("protocol %s (%s), the SDK's client negotiated %s; want generation %s", r.ProtocolVersion, r.Generation, want.ProtocolVersion, c.generation)
 				}
-				if c.generation == GenerationStateless && !slices.Contains(r.SupportedVersions, StatelessVersion) {
-					t.Errorf("supported versions %q, from server/discover, lack %s", r.SupportedVersions, StatelessVersion)
+				if c.generation == probe.GenerationStateless && !slices.Contains(r.SupportedVersions, probe.StatelessVersion) {
+					t.Errorf("supported versions %q, from server/discover, lack %s", r.SupportedVersions, probe.StatelessVersion)
 				}
 				if len(r.Tools) != len(want.Tools) || len(r.Tools) == 0 {
 					t.Fatalf("%d tools, the SDK's client lists %d", len(r.Tools), len(want.Tools))
 				}
 				for i := range r.Tools {
-					got, exp := nameAndSchema(t, r.Tools[i]), nameAndSchema(t, want.Tools[i])
+					got, exp := crawltest.NameAndSchema(t, r.Tools[i]), crawltest.NameAndSchema(t, want.Tools[i])
 					if !reflect.DeepEqual(got, exp) {
 						t.Errorf("tool %d:\n got %v\nwant %v", i, got, exp)
 					}
@@ -80,7 +81,7 @@ func TestNodeSDKServers(t *testing.T) {
 	t.Run("crawl", func(t *testing.T) {
 		out := t.TempDir()
 		sum, err := Run(context.Background(), Options{CandidateList: cands, Out: out, OmitElapsed: true,
-			Probe: ProbeOptions{Timeout: 30 * time.Second, AllowAddr: loopback}})
+			Probe: probe.Options{Timeout: 30 * time.Second, AllowAddr: crawltest.Loopback}})
 		if err != nil || sum.Reachable != len(cases) {
 			t.Fatalf("%+v %v", sum, err)
 		}
@@ -88,23 +89,10 @@ func TestNodeSDKServers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []release.ProtocolCount{{ProtocolVersion: StatelessVersion, Generation: GenerationStateless, Servers: 2},
-			{ProtocolVersion: RequestedVersion, Generation: GenerationSession, Servers: 2}}
+		want := []release.ProtocolCount{{ProtocolVersion: probe.StatelessVersion, Generation: probe.GenerationStateless, Servers: 2},
+			{ProtocolVersion: probe.RequestedVersion, Generation: probe.GenerationSession, Servers: 2}}
 		if !slices.Equal(rel.Counts.ByProtocol, want) {
 			t.Errorf("by protocol %+v, want %+v", rel.Counts.ByProtocol, want)
 		}
 	})
-}
-
-// nameAndSchema are what the census reads of a tool: its name and input
-// schema, decoded.
-func nameAndSchema(t *testing.T, raw json.RawMessage) [2]any {
-	var tl struct {
-		Name        any `json:"name"`
-		InputSchema any `json:"inputSchema"`
-	}
-	if err := json.Unmarshal(raw, &tl); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return [2]any{tl.Name, tl.InputSchema}
 }

@@ -15,12 +15,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
 
@@ -57,48 +58,6 @@ func testCA(t *testing.T) (caFile string, leaf tls.Certificate) {
 		t.Fatal(err)
 	}
 	return caFile, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
-
-func TestParseNPMConfig(t *testing.T) {
-	for _, tc := range []struct {
-		name, json string
-		want       npmConfig
-	}{
-		{"defaults", `{"registry":"https://registry.npmjs.org/","cafile":null,"ca":null,"https-proxy":null,"proxy":null,"noproxy":[""],"strict-ssl":true}`,
-			npmConfig{Registry: "https://registry.npmjs.org/", StrictSSL: true}},
-		{"private", `{"registry":"https://npm.corp/","cafile":"/etc/corp.pem","ca":["PEM1","PEM2"],"https-proxy":"http://p:3128","proxy":"http://q:80","noproxy":["a","b"],"strict-ssl":false}`,
-			npmConfig{Registry: "https://npm.corp/", CAFile: "/etc/corp.pem", CA: []string{"PEM1", "PEM2"}, HTTPSProxy: "http://p:3128", Proxy: "http://q:80", NoProxy: "a,b"}},
-		{"one ca, no registry", `{"ca":"PEM","noproxy":"x"}`, npmConfig{Registry: "https://registry.npmjs.org/", CA: []string{"PEM"}, NoProxy: "x", StrictSSL: true}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseNPMConfig([]byte(tc.json))
-			if err != nil || !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
-			}
-		})
-	}
-}
-
-func TestNPMConfigUpstream(t *testing.T) {
-	for _, tc := range []struct {
-		conf npmConfig
-		want string
-	}{
-		{npmConfig{Registry: "https://r.example/", HTTPSProxy: "http://hp:3128", Proxy: "http://p:80"}, "http://hp:3128"},
-		{npmConfig{Registry: "http://r.example/", HTTPSProxy: "http://hp:3128", Proxy: "p:80"}, "http://p:80"},
-		{npmConfig{Registry: "https://r.example/", Proxy: "http://p:80"}, "http://p:80"},
-		{npmConfig{Registry: "https://npm.r.example/", HTTPSProxy: "http://hp:3128", NoProxy: ".r.example"}, ""},
-		{npmConfig{Registry: "https://r.example/"}, ""},
-	} {
-		u, err := tc.conf.upstream()
-		got := ""
-		if u != nil {
-			got = u.String()
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("%+v: upstream %q, %v; want %q", tc.conf, got, err, tc.want)
-		}
-	}
 }
 
 // connectProxy is the host's proxy of a machine that reaches the
@@ -168,7 +127,7 @@ func TestNPMRegistryBehindTestCA(t *testing.T) {
 				t.Fatal(err)
 			}
 			opt := Options{CandidateList: cands, Out: filepath.Join(t.TempDir(), "out"), AllowPrivate: true, OmitElapsed: true,
-				Probe: ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20}, Packages: PackageOptions{Cache: cacheDir(t)}}
+				Probe: probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20}, Packages: runners.Options{Cache: cacheDir(t)}}
 			sum, err := Run(context.Background(), opt)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), url) {

@@ -3,54 +3,19 @@ package crawl
 import (
 	"archive/tar"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
-
-var (
-	stdioServerOnce sync.Once
-	stdioServerBin  []byte
-	stdioServerErr  error
-)
-
-// stdioServer builds testdata/stdioserver as a static binary, once.
-func stdioServer(t testing.TB) []byte {
-	t.Helper()
-	testenv.Need(t, "go", "builds the test's static MCP server")
-	stdioServerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "stdioserver-")
-		if err != nil {
-			stdioServerErr = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		bin := filepath.Join(dir, "server")
-		// -buildvcs=false: a test run by a user other than the clone's
-		// owner cannot ask git for the revision (git refuses the folder).
-		cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", bin, "./testdata/stdioserver")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			stdioServerErr = fmt.Errorf("go build ./testdata/stdioserver: %v\n%s", err, out)
-			return
-		}
-		stdioServerBin, stdioServerErr = os.ReadFile(bin)
-	})
-	if stdioServerErr != nil {
-		t.Fatalf("building the static server: %v", stdioServerErr)
-	}
-	return stdioServerBin
-}
 
 // sharedCache is a package cache the sandbox's host user can reach: bwrap
 // runs as that user, and t.TempDir's folders are the test user's alone.
@@ -73,7 +38,7 @@ func serverImage(t testing.TB, netAddr string) v1.Image {
 	return ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}, Cmd: []string{"from-cmd"},
 		Env: []string{"PATH=/bin", "MODE=image", "NET_ADDR=" + netAddr}, WorkingDir: "/srv", User: "root"},
 		ocitest.Layer(t, ocitest.Entry{Name: "bin/", Type: tar.TypeDir, Mode: 0o755},
-			ocitest.Entry{Name: "bin/server", Body: stdioServer(t), Mode: 0o700}),
+			ocitest.Entry{Name: "bin/server", Body: crawltest.StdioServer(t), Mode: 0o700}),
 		ocitest.Layer(t, ocitest.Entry{Name: "etc/passwd", Body: []byte("root:x:0:0::/root:/bin/sh\n")}))
 }
 
@@ -85,34 +50,34 @@ func serverImage(t testing.TB, netAddr string) v1.Image {
 // time; a hostile image and a missing one are install records.
 func TestCrawlImages(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 
 	reg := ocitest.NewRegistry(t, "anonymous")
 	d := reg.Push(t, "acme/server", "1.0", serverImage(t, listener.Addr().String()))
 	reg.Push(t, "acme/evil", "1.0", ocitest.Image(t, v1.Config{Entrypoint: []string{"/bin/server"}},
 		ocitest.Layer(t, ocitest.Entry{Name: "../../../../../../tmp/atlas-evil", Body: []byte("x")})))
 	mode := "entry"
-	tagged := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: TransportStdio,
-		PackageArguments: []Argument{{Type: "positional", Value: "stdio"}, {Type: "named", Name: "--level", Default: ptr("3")}},
-		Env:              []EnvVar{{Name: "MODE", Default: &mode}}}
-	pinned := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/server@" + d.String(), Transport: TransportStdio}
-	evil := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/evil:1.0", Transport: TransportStdio}
-	missing := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/missing:1.0", Transport: TransportStdio}
+	tagged := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: probe.TransportStdio,
+		PackageArguments: []runners.Argument{{Type: "positional", Value: "stdio"}, {Type: "named", Name: "--level", Default: ptr("3")}},
+		Env:              []runners.EnvVar{{Name: "MODE", Default: &mode}}}
+	pinned := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/server@" + d.String(), Transport: probe.TransportStdio}
+	evil := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/evil:1.0", Transport: probe.TransportStdio}
+	missing := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/missing:1.0", Transport: probe.TransportStdio}
 	var cands []Candidate
-	for _, p := range []*Package{tagged, pinned, evil, missing} {
-		cands = append(cands, Candidate{Package: p, Record: packageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
+	for _, p := range []*runners.Package{tagged, pinned, evil, missing} {
+		cands = append(cands, Candidate{Package: p, Record: runners.PackageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
 	}
 	cache := sharedCache(t)
 	for run := range 2 { // cold, then warm from the cache
 		opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-			Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: PackageOptions{Cache: cache}}
+			Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: cache}}
 		if _, err := Run(context.Background(), opt); err != nil {
 			t.Fatal(err)
 		}
 		servers := readServers(t, opt.Out)
 		common := []string{"uid_1000", "cwd_.srv", "rootwrite_READ-ONLY-FILE-SYSTEM", "hostusr_NO-SUCH-FILE-OR-DIRECTORY"}
 		for _, tc := range []struct {
-			p     *Package
+			p     *runners.Package
 			notes []string
 		}{
 			{tagged, append([]string{"echo", "argv_stdio_--level_3", "mode_entry"}, common...)},
@@ -130,12 +95,12 @@ func TestCrawlImages(t *testing.T) {
 			if slices.Contains(s.tools, "net_ok") {
 				t.Errorf("run %d: %s reached the network: %v", run, tc.p.ID(), s.tools)
 			}
-			if s.Runner == nil || s.Runner.Runner != RegistryOCI || s.Runner.Resolved != d.String() || s.Runner.Argv[0] != "/bin/server" {
+			if s.Runner == nil || s.Runner.Runner != runners.RegistryOCI || s.Runner.Resolved != d.String() || s.Runner.Argv[0] != "/bin/server" {
 				t.Errorf("run %d: %s: runner %+v, want oci %s", run, tc.p.ID(), s.Runner, d)
 			}
 		}
-		for _, p := range []*Package{evil, missing} {
-			if s := servers[p.ID()]; s.Reachable || s.ErrorKind != KindInstall {
+		for _, p := range []*runners.Package{evil, missing} {
+			if s := servers[p.ID()]; s.Reachable || s.ErrorKind != probe.KindInstall {
 				t.Errorf("run %d: %s: %s %s, want install", run, p.ID(), s.ErrorKind, s.Error)
 			}
 		}
@@ -161,7 +126,7 @@ func TestCrawlImages(t *testing.T) {
 	}
 
 	// scan oci:IMAGE@DIGEST runs the same image as the crawl.
-	id, r, err := ScanPackage(context.Background(), pinned.ID(), ProbeOptions{Timeout: crawlTimeout, AllowAddr: AnyAddr}, PackageOptions{Cache: cache})
+	id, r, err := runners.ScanPackage(context.Background(), pinned.ID(), probe.Options{Timeout: crawlTimeout, AllowAddr: probe.AnyAddr}, runners.Options{Cache: cache})
 	if err != nil || id != pinned.ID() || !r.Reachable || len(r.Tools) != 8 {
 		t.Errorf("scan %s: %s reachable %v, %d tools, %v (%s: %s)", pinned.ID(), id, r.Reachable, len(r.Tools), err, r.ErrorKind, r.Error)
 	}

@@ -3,10 +3,14 @@ package crawl
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
 
@@ -27,21 +31,21 @@ func BenchmarkCrawlPackages(b *testing.B) {
 	for i := range n {
 		p := npmtest.Package{Name: fmt.Sprintf("tiny-bench-%02d", i), Version: "1.0.0", Prelude: "serve();"}
 		pkgs = append(pkgs, p)
-		cands = append(cands, Candidate{Line: i + 1, Package: &Package{RegistryType: RegistryNPM, Identifier: p.Name, Version: p.Version, Transport: TransportStdio},
+		cands = append(cands, Candidate{Line: i + 1, Package: &runners.Package{RegistryType: runners.RegistryNPM, Identifier: p.Name, Version: p.Version, Transport: probe.TransportStdio},
 			Record: []byte(fmt.Sprintf(`{"package": "npm:%s@1.0.0"}`, p.Name))})
 	}
 	url, _ := npmtest.Registry(b, pkgs)
 	npmtest.Use(b, url)
 	crawlOnce := func(b *testing.B, cache string) {
 		sum, err := Run(context.Background(), Options{CandidateList: cands, Out: b.TempDir(), OmitElapsed: true,
-			Probe: ProbeOptions{Timeout: time.Minute}, Packages: PackageOptions{Cache: cache}})
+			Probe: probe.Options{Timeout: time.Minute}, Packages: runners.Options{Cache: cache}})
 		if err != nil || sum.Reachable != n {
 			b.Fatalf("%+v %v", sum, err)
 		}
 	}
 	report := func(b *testing.B, cache string) {
 		b.ReportMetric(float64(n*b.N)/b.Elapsed().Minutes(), "packages/min")
-		size, _ := dirSize(cache)
+		size, _ := treeSize(cache)
 		b.ReportMetric(float64(size)/n, "cache-B/package")
 		var self, children syscall.Rusage
 		syscall.Getrusage(syscall.RUSAGE_SELF, &self)
@@ -65,4 +69,20 @@ func BenchmarkCrawlPackages(b *testing.B) {
 		}
 		report(b, cache)
 	})
+}
+
+// treeSize is the bytes of the entries under dir (folders' own size
+// included, as the cache counts them), for a benchmark's report.
+func treeSize(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if info, err := d.Info(); err == nil {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
 }

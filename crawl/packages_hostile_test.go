@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
@@ -94,11 +96,11 @@ for (let i = 0; i < 6; i++) cp.spawn(process.execPath, ["-e", "const b = Buffer.
 	preload := "/pkg/node_modules/tiny-preload/evil.so"
 	var lines []string
 	for _, p := range pkgs {
-		pkg := &Package{RegistryType: RegistryNPM, Identifier: p.Name, Version: p.Version, Transport: TransportStdio}
+		pkg := &runners.Package{RegistryType: runners.RegistryNPM, Identifier: p.Name, Version: p.Version, Transport: probe.TransportStdio}
 		if p.Name == "tiny-preload" {
-			pkg.Env = []EnvVar{{Name: "LD_PRELOAD", Default: &preload}}
+			pkg.Env = []runners.EnvVar{{Name: "LD_PRELOAD", Default: &preload}}
 		}
-		lines = append(lines, string(packageRecord(pkg, "https://r", "io.test/"+p.Name, "1.0")))
+		lines = append(lines, string(runners.PackageRecord(pkg, "https://r", "io.test/"+p.Name, "1.0")))
 	}
 	cands, err := ParseCandidates(strings.NewReader(strings.Join(lines, "\n")+"\n"), "list")
 	if err != nil {
@@ -108,8 +110,8 @@ for (let i = 0; i < 6; i++) cp.spawn(process.execPath, ["-e", "const b = Buffer.
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
 		// The memory bomb never answers: the deadline leaves it time to
 		// reach the bound on a busy machine.
-		Probe:    ProbeOptions{Timeout: time.Minute, MaxBytes: 4 << 20},
-		Packages: PackageOptions{Cache: cache, PackageMax: packageMax, Limits: sandbox.Limits{Memory: memory}}}
+		Probe:    probe.Options{Timeout: time.Minute, MaxBytes: 4 << 20},
+		Packages: runners.Options{Cache: cache, PackageMax: packageMax, Limits: sandbox.Limits{Memory: memory}}}
 	if _, err := Run(context.Background(), opt); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ for (let i = 0; i < 6; i++) cp.spawn(process.execPath, ["-e", "const b = Buffer.
 		t.Logf("%s: reachable %v, %s: %s", id, s.Reachable, s.ErrorKind, s.Error)
 	}
 	kinds := map[string]string{
-		"tiny-gitdep": KindInstall, "tiny-githubdep": KindInstall, "tiny-urldep": KindInstall, "tiny-bomb": KindInstall, "tiny-memory": KindMemory,
+		"tiny-gitdep": probe.KindInstall, "tiny-githubdep": probe.KindInstall, "tiny-urldep": probe.KindInstall, "tiny-bomb": probe.KindInstall, "tiny-memory": probe.KindMemory,
 	}
 	for name, kind := range kinds {
 		if s := servers["npm:"+name+"@1.0.0"]; s.Reachable || s.ErrorKind != kind {
@@ -166,7 +168,7 @@ for (let i = 0; i < 6; i++) cp.spawn(process.execPath, ["-e", "const b = Buffer.
 	if size > packageMax {
 		t.Errorf("the cache holds %d bytes after a tarball bomb, more than the package bound %d", size, packageMax)
 	}
-	for _, d := range []string{cache, filepath.Join(cache, npmCacheDir)} {
+	for _, d := range []string{cache, filepath.Join(cache, ".npm")} {
 		if st, err := os.Stat(d); err != nil || st.Mode().Perm() != 0o700 {
 			t.Errorf("%s: %v, %v; want mode 0700", d, st.Mode(), err)
 		}
@@ -189,7 +191,7 @@ func TestPackagesShareDownloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-		Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: PackageOptions{Cache: cacheDir(t), Concurrency: 1}}
+		Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: cacheDir(t), Concurrency: 1}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil || sum.Reachable != 2 {
 		t.Fatalf("%+v, %v", sum, err)

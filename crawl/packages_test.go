@@ -3,18 +3,20 @@ package crawl
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
@@ -73,33 +75,9 @@ func npmPkg(id, version string, extra map[string]any) map[string]any {
 // crawlTimeout bounds each test server's exchange: the silent one costs it.
 const crawlTimeout = 8 * time.Second
 
-// countingListener listens on loopback, closes every connection it is
-// offered and counts them: a packaged server that reaches it had network
-// it must not have.
-func countingListener(t *testing.T) (net.Listener, *atomic.Int64) {
-	t.Helper()
-	listener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	connections := new(atomic.Int64)
-	go func() {
-		for {
-			c, err := listener.Accept()
-			if err != nil {
-				return
-			}
-			connections.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { listener.Close() })
-	return listener, connections
-}
-
 func TestCrawlPackages(t *testing.T) {
 	npmtest.NeedSandbox(t)
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 	dir := t.TempDir()
 	h := hostile{netPort: listener.Addr().(*net.TCPAddr).Port, secret: filepath.Join(dir, "ssh", "id_rsa"),
 		outside: filepath.Join(dir, "outside"), scripted: filepath.Join(dir, "scripts-ran")}
@@ -115,7 +93,7 @@ func TestCrawlPackages(t *testing.T) {
 	t.Setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
 	t.Setenv("API_KEY", "a secret of the user's") // never handed on
 
-	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(3, "remote"), 2, false)
 	mode := "fast"
 	entries := []map[string]any{
 		pkgEntry("io.test/good", []map[string]any{{"type": "streamable-http", "url": remote.URL}},
@@ -139,7 +117,7 @@ func TestCrawlPackages(t *testing.T) {
 		pkgEntry("io.test/mcpb", nil, map[string]any{"registryType": "mcpb", "identifier": "http://127.0.0.1:1/tiny.mcpb", "version": "1.0", "transport": map[string]any{"type": "stdio"}}),
 		pkgEntry("io.test/http-pkg", nil, npmPkg("tiny-http", "1.0.0", map[string]any{"transport": map[string]any{"type": "streamable-http", "url": "http://localhost:8080/mcp"}})),
 	)
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 5})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 5})
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -153,15 +131,15 @@ func TestCrawlPackages(t *testing.T) {
 
 	cache := cacheDir(t)
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-		Probe:    ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
-		Packages: PackageOptions{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}}}
+		Probe:    probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20},
+		Packages: runners.Options{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantKinds := map[string]int{
-		KindTimeout: 1, KindTooManyBytes: 1, KindExited: 1, KindNeedsConfig: 1,
-		KindInstall: 4, KindNoRuntime: 2,
+		probe.KindTimeout: 1, probe.KindTooManyBytes: 1, probe.KindExited: 1, probe.KindNeedsConfig: 1,
+		probe.KindInstall: 4, probe.KindNoRuntime: 2,
 	}
 	if sum.Reachable != 7 || sum.Servers != 17 || !maps.Equal(sum.UnreachableByKind, wantKinds) {
 		t.Errorf("reachable %d of %d servers, unreachable by kind %v; want 7 of 17, %v", sum.Reachable, sum.Servers, sum.UnreachableByKind, wantKinds)
@@ -195,7 +173,7 @@ func TestCrawlPackages(t *testing.T) {
 		if names == nil {
 			continue
 		}
-		if !s.Reachable || !slices.Equal(s.tools, names) || s.Transport != TransportStdio || s.Package != id {
+		if !s.Reachable || !slices.Equal(s.tools, names) || s.Transport != probe.TransportStdio || s.Package != id {
 			t.Errorf("%s: reachable %v over %q, tools %v; want %v (%s: %s)", id, s.Reachable, s.Transport, s.tools, names, s.ErrorKind, s.Error)
 		}
 	}
@@ -227,7 +205,7 @@ func TestCrawlPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Verified || rep.Servers != 7 || rep.Tools != 3+6+4+7+3+3+3 || rep.Release == nil || rep.Release.Counts.UnreachableByKind[KindNoRuntime] != 2 {
+	if !rep.Verified || rep.Servers != 7 || rep.Tools != 3+6+4+7+3+3+3 || rep.Release == nil || rep.Release.Counts.UnreachableByKind[probe.KindNoRuntime] != 2 {
 		t.Errorf("run: verified %v, %d servers, %d tools, release %+v; want 7 servers, 29 tools", rep.Verified, rep.Servers, rep.Tools, rep.Release)
 	}
 
@@ -309,23 +287,23 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 		}
 	}
 	t.Setenv("PATH", bin)
-	remote := streamableServer(t, genTools(2, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(2, "remote"), 2, false)
 	list := remote.URL + "\nnpm:tiny-good@1.0.0\nnpm:tiny-other@2.0.0\npypi:tiny@1.0\nnuget:Tiny@1.0\n"
 	cands, err := ParseCandidates(strings.NewReader(list), "list")
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	opt := Options{CandidateList: cands, Out: out, AllowPrivate: true, Packages: PackageOptions{Cache: t.TempDir()}}
+	opt := Options{CandidateList: cands, Out: out, AllowPrivate: true, Packages: runners.Options{Cache: t.TempDir()}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Reachable != 1 || sum.UnreachableByKind[KindNoSandbox] != 3 || sum.UnreachableByKind[KindNoRuntime] != 1 {
+	if sum.Reachable != 1 || sum.UnreachableByKind[probe.KindNoSandbox] != 3 || sum.UnreachableByKind[probe.KindNoRuntime] != 1 {
 		t.Errorf("%+v; want the remote reachable, 3 no_sandbox (npm and PyPI), 1 no_runtime (NuGet)", sum)
 	}
 	s := readServers(t, out)["npm:tiny-good@1.0.0"]
-	if s.ErrorKind != KindNoSandbox || !strings.Contains(s.Error, "bwrap") || !strings.Contains(s.Error, "apt-get install") {
+	if s.ErrorKind != probe.KindNoSandbox || !strings.Contains(s.Error, "bwrap") || !strings.Contains(s.Error, "apt-get install") {
 		t.Errorf("record %s: %s; want no_sandbox naming bwrap and how to install it", s.ErrorKind, s.Error)
 	}
 
@@ -341,7 +319,7 @@ func TestCrawlPackagesWithoutSandbox(t *testing.T) {
 // rerun with other options.
 func TestCrawlRerunAfterFailedStart(t *testing.T) {
 	npmtest.NeedSandbox(t)
-	remote := streamableServer(t, genTools(2, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(2, "remote"), 2, false)
 	cands, err := ParseCandidates(strings.NewReader(remote.URL+"\nnpm:tiny-good@1.0.0\n"), "list")
 	if err != nil {
 		t.Fatal(err)
@@ -351,7 +329,7 @@ func TestCrawlRerunAfterFailedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	npmtest.Use(t, "http://127.0.0.1:9/")
-	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, Packages: PackageOptions{Cache: filepath.Join(notDir, "cache")}}
+	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, Packages: runners.Options{Cache: filepath.Join(notDir, "cache")}}
 	if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "package cache") {
 		t.Fatalf("err %v, want the package cache's", err)
 	}
@@ -364,9 +342,9 @@ func TestCrawlRerunAfterFailedStart(t *testing.T) {
 // TestPackageCandidates: package lines read back as written, and bad
 // coordinates are errors naming the line.
 func TestPackageCandidates(t *testing.T) {
-	p := &Package{RegistryType: "npm", Identifier: "@s/n", Version: "1.2.3", Transport: "stdio", RuntimeHint: "npx",
-		Env: []EnvVar{{Name: "K", Required: true, Secret: true}}}
-	rec := packageRecord(p, "https://r", "io.x/n", "1.0")
+	p := &runners.Package{RegistryType: "npm", Identifier: "@s/n", Version: "1.2.3", Transport: "stdio", RuntimeHint: "npx",
+		Env: []runners.EnvVar{{Name: "K", Required: true, Secret: true}}}
+	rec := runners.PackageRecord(p, "https://r", "io.x/n", "1.0")
 	want := `{"package": "npm:@s/n@1.2.3", "registry_type": "npm", "identifier": "@s/n", "package_version": "1.2.3", "transport": "stdio", "runtime_hint": "npx", "environment_variables": [{"name": "K", "required": true, "secret": true}], "registry": "https://r", "name": "io.x/n", "version": "1.0"}`
 	if string(rec) != want {
 		t.Errorf("record\n%s\nwant\n%s", rec, want)
@@ -393,38 +371,6 @@ func TestPackageCandidates(t *testing.T) {
 	}
 }
 
-// TestPackageCacheEviction: the cache drops the least recently used
-// packages not in use until it fits its bound.
-func TestPackageCacheEviction(t *testing.T) {
-	dir := t.TempDir()
-	c := &npmCache{dir: dir, max: 250, inUse: map[string]int{"busy": 1}}
-	for i, key := range []string{"busy", "old", "mid", "new"} {
-		if err := os.MkdirAll(filepath.Join(dir, key), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		mark := filepath.Join(dir, key, completeFile)
-		if err := os.WriteFile(mark, []byte(`{"main": "x", "size": 100}`), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		when := time.Unix(int64(1000+i), 0)
-		os.Chtimes(mark, when, when)
-	}
-	os.MkdirAll(filepath.Join(dir, ".install-123"), 0o755)
-	os.MkdirAll(filepath.Join(dir, ".install-456"), 0o755)
-	old := time.Unix(500, 0)
-	os.Chtimes(filepath.Join(dir, ".install-123"), old, old)
-	c.cleanStale(time.Unix(900, 0))
-	c.evict()
-	var left []string
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		left = append(left, e.Name())
-	}
-	if want := []string{".install-456", "busy", "new"}; !slices.Equal(left, want) {
-		t.Errorf("left %v, want %v", left, want)
-	}
-}
-
 // TestRegistryPackages: every package of the latest active entry becomes a
 // candidate beside its remotes, with the entry's provenance; a duplicate
 // coordinate is kept once and an incomplete package is kept with why.
@@ -439,7 +385,7 @@ func TestRegistryPackages(t *testing.T) {
 		pkgEntry("io.test/again", nil, npmPkg("@s/both", "1.2.3", nil), map[string]any{"registryType": "npm", "identifier": "no-version"}),
 		pkgEntry("io.test/none", nil),
 	}
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 2})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 2})
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -467,23 +413,7 @@ func TestRegistryPackages(t *testing.T) {
 		b.WriteString(l + "\n")
 	}
 	back, err := ParseCandidates(strings.NewReader(b.String()), "candidates")
-	if err != nil || len(back) != 4 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.missingConfig()[0] != "TOKEN" {
+	if err != nil || len(back) != 4 || back[1].Package.ID() != "npm:@s/both@1.2.3" || len(back[1].Package.Env) != 2 || back[1].Package.MissingConfig()[0] != "TOKEN" {
 		t.Errorf("read back: %+v, %v", back, err)
-	}
-}
-
-// TestNPMCoordinates: only a package name and an exact version reach npm,
-// never a path, URL, git remote, tag or range.
-func TestNPMCoordinates(t *testing.T) {
-	c := &npmCache{dir: t.TempDir()}
-	for _, tc := range []struct{ id, version string }{
-		{"../../etc", "1.0.0"}, {"file:/etc", "1.0.0"}, {"git+https://example.org/x.git", "1.0.0"},
-		{"@scope/../x", "1.0.0"}, {"x", "latest"}, {"x", "^1.0.0"}, {"x", "1.0.0 || 2"}, {"x", "1.0.0/../../y"},
-	} {
-		_, err := c.acquire(context.Background(), &Package{RegistryType: RegistryNPM, Identifier: tc.id, Version: tc.version})
-		var ie *installError
-		if !errors.As(err, &ie) || !strings.Contains(err.Error(), "not an") {
-			t.Errorf("%s@%s: %v, want a refusal before npm runs", tc.id, tc.version, err)
-		}
 	}
 }

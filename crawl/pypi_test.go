@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -32,7 +35,7 @@ var pyServer = pypitest.StdioServer("tiny", "1.0", `    notes = ["echo", "uid_%d
 func TestCrawlPyPI(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	testenv.Need(t, "python3", "the runtime of PyPI packages")
-	listener, connections := countingListener(t)
+	listener, connections := crawltest.CountingListener(t)
 	pth := fmt.Sprintf(`import os, socket; exec("try:\n socket.create_connection(('127.0.0.1', %d), 2).close(); os.environ['PTH_NET'] = 'ok'\nexcept Exception as e:\n os.environ['PTH_NET'] = type(e).__name__")`+"\n",
 		listener.Addr().(*net.TCPAddr).Port)
 	ix := pypitest.Serve(t,
@@ -46,25 +49,25 @@ func TestCrawlPyPI(t *testing.T) {
 	)
 	t.Setenv("PIP_INDEX_URL", ix.URL)
 	mode := "entry"
-	server := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-mcp-server", Version: "1.0", Transport: TransportStdio, RuntimeHint: "uvx",
-		PackageArguments: []Argument{{Type: "positional", Value: "stdio"}}, Env: []EnvVar{{Name: "MODE", Default: &mode}}}
-	withPth := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-pth", Version: "1.0", Transport: TransportStdio}
-	sdist := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-sdist", Version: "1.0", Transport: TransportStdio}
-	future := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-future", Version: "1.0", Transport: TransportStdio}
+	server := &runners.Package{RegistryType: runners.RegistryPyPI, Identifier: "tiny-mcp-server", Version: "1.0", Transport: probe.TransportStdio, RuntimeHint: "uvx",
+		PackageArguments: []runners.Argument{{Type: "positional", Value: "stdio"}}, Env: []runners.EnvVar{{Name: "MODE", Default: &mode}}}
+	withPth := &runners.Package{RegistryType: runners.RegistryPyPI, Identifier: "tiny-pth", Version: "1.0", Transport: probe.TransportStdio}
+	sdist := &runners.Package{RegistryType: runners.RegistryPyPI, Identifier: "tiny-sdist", Version: "1.0", Transport: probe.TransportStdio}
+	future := &runners.Package{RegistryType: runners.RegistryPyPI, Identifier: "tiny-future", Version: "1.0", Transport: probe.TransportStdio}
 	var cands []Candidate
-	for _, p := range []*Package{server, withPth, sdist, future} {
-		cands = append(cands, Candidate{Package: p, Record: packageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
+	for _, p := range []*runners.Package{server, withPth, sdist, future} {
+		cands = append(cands, Candidate{Package: p, Record: runners.PackageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
 	}
 	cache := sharedCache(t)
 	for run := range 2 {
 		opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-			Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: PackageOptions{Cache: cache}}
+			Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: cache}}
 		if _, err := Run(context.Background(), opt); err != nil {
 			t.Fatal(err)
 		}
 		servers := readServers(t, opt.Out)
 		for _, tc := range []struct {
-			p     *Package
+			p     *runners.Package
 			notes []string
 			argv  string
 		}{
@@ -80,15 +83,15 @@ func TestCrawlPyPI(t *testing.T) {
 					t.Errorf("run %d: %s: tools %v lack %s", run, tc.p.ID(), s.tools, n)
 				}
 			}
-			if s.Runner == nil || s.Runner.Runner != RegistryPyPI || !slices.Contains(s.Runner.Argv, tc.argv) {
+			if s.Runner == nil || s.Runner.Runner != runners.RegistryPyPI || !slices.Contains(s.Runner.Argv, tc.argv) {
 				t.Errorf("run %d: %s: runner %+v, want pypi running %s", run, tc.p.ID(), s.Runner, tc.argv)
 			}
 		}
 		for _, tc := range []struct {
-			p    *Package
+			p    *runners.Package
 			want string
 		}{{sdist, "no wheel"}, {future, "requires_python"}} {
-			if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, tc.want) {
+			if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != probe.KindInstall || !strings.Contains(s.Error, tc.want) {
 				t.Errorf("run %d: %s: %s %q, want install with %q", run, tc.p.ID(), s.ErrorKind, s.Error, tc.want)
 			}
 		}

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/jsontext"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
 )
 
@@ -201,7 +203,7 @@ func registryCandidates(registry string, names []string, latest map[string]*regi
 			if transport == "" {
 				transport = r.TransportType
 			}
-			if transport != TransportStreamable && transport != TransportSSE {
+			if transport != probe.TransportStreamable && transport != probe.TransportSSE {
 				st.Skipped[skipTransport]++
 				continue
 			}
@@ -210,8 +212,8 @@ func registryCandidates(registry string, names []string, latest map[string]*regi
 				st.Skipped[skipTemplated]++
 				continue
 			}
-			u = StripUserinfo(u)
-			id, _, err := Normalise(u)
+			u = probe.StripUserinfo(u)
+			id, _, err := probe.Normalise(u)
 			if err != nil {
 				st.Skipped[skipNotHTTP]++
 				continue
@@ -257,10 +259,10 @@ func expandTemplate(r registryRemote) (string, bool) {
 // layout, the census files' own.
 func registryRecord(u, transport, registry, name, version string, required []string) []byte {
 	b := append([]byte(`{"url": `), nil...)
-	b = appendJSONString(b, u)
+	b = jsontext.AppendString(b, u)
 	for _, kv := range [][2]string{{"transport", transport}, {"registry", registry}, {"name", name}, {"version", version}} {
 		b = append(b, `, "`+kv[0]+`": `...)
-		b = appendJSONString(b, kv[1])
+		b = jsontext.AppendString(b, kv[1])
 	}
 	if len(required) > 0 {
 		sort.Strings(required)
@@ -269,7 +271,7 @@ func registryRecord(u, transport, registry, name, version string, required []str
 			if i > 0 {
 				b = append(b, ", "...)
 			}
-			b = appendJSONString(b, h)
+			b = jsontext.AppendString(b, h)
 		}
 		b = append(b, ']')
 	}
@@ -299,7 +301,7 @@ func fetchRegistryPage(ctx context.Context, opt *RegistryOptions, base *url.URL,
 	u.Path += registryListPath
 	u.RawPath = ""
 	u.RawQuery = q.Encode()
-	where := fmt.Sprintf("registry %s page %d", redact(base), page)
+	where := fmt.Sprintf("registry %s page %d", probe.Redact(base), page)
 	var pageWait time.Duration
 	for attempt := 0; ; attempt++ {
 		servers, next, err := getRegistryPage(ctx, opt, u.String())
@@ -351,12 +353,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // crawling machine or its network.
 func registryTransport(base *url.URL, allowPrivate bool, timeout time.Duration) *http.Transport {
 	own := canonicalHostPort(base)
-	allow := PublicAddr
+	allow := probe.PublicAddr
 	if allowPrivate {
-		allow = AnyAddr
+		allow = probe.AnyAddr
 	}
 	guarded := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second,
-		Control: (&ProbeOptions{AllowAddr: allow}).dialControl}
+		Control: (&probe.Options{AllowAddr: allow}).DialControl}
 	open := &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		// No proxy: the address policy needs the real peer.
@@ -366,8 +368,8 @@ func registryTransport(base *url.URL, allowPrivate bool, timeout time.Duration) 
 				return open.DialContext(ctx, network, addr)
 			}
 			c, err := guarded.DialContext(ctx, network, addr)
-			if errors.Is(err, errBlocked) {
-				return nil, fmt.Errorf("%s: %w; --allow-private lets the registry redirect there", addr, errBlocked)
+			if errors.Is(err, probe.ErrBlocked) {
+				return nil, fmt.Errorf("%s: %w; --allow-private lets the registry redirect there", addr, probe.ErrBlocked)
 			}
 			return c, err
 		},
@@ -390,14 +392,14 @@ func canonicalHostPort(u *url.URL) string {
 }
 
 // registryRedirect refuses a redirect to another scheme than the
-// registry's (https to http above all) and more than maxRedirects.
+// registry's (https to http above all) and more than probe.MaxRedirects.
 func registryRedirect(base *url.URL) func(*http.Request, []*http.Request) error {
 	return func(req *http.Request, via []*http.Request) error {
 		switch {
 		case req.URL.Scheme != base.Scheme:
-			return fmt.Errorf("redirect from %s to %s refused: another scheme", redact(via[0].URL), redact(req.URL))
-		case len(via) >= maxRedirects:
-			return fmt.Errorf("more than %d redirects", maxRedirects)
+			return fmt.Errorf("redirect from %s to %s refused: another scheme", probe.Redact(via[0].URL), probe.Redact(req.URL))
+		case len(via) >= probe.MaxRedirects:
+			return fmt.Errorf("more than %d redirects", probe.MaxRedirects)
 		}
 		return nil
 	}

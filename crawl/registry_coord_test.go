@@ -5,6 +5,10 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 )
 
 // TestRegistryImagesAndBundles: OCI entries in the shape the registry
@@ -36,7 +40,7 @@ func TestRegistryImagesAndBundles(t *testing.T) {
 		// The same broken entry twice in one server is one record.
 		pkgEntry("io.test/noid2", nil, map[string]any{"registryType": "pypi"}, map[string]any{"registryType": "pypi"}),
 	}
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 5})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 5})
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL, AllowPrivate: true})
 	if err != nil {
 		t.Fatal(err)
@@ -89,13 +93,13 @@ func TestRegistryImagesAndBundles(t *testing.T) {
 	if p := back[5].Package; p.FileSHA256 != hash {
 		t.Errorf("bundle hash read back as %q", p.FileSHA256)
 	}
-	pr := &packageRunner{}
+	pr := &runners.Set{}
 	for _, c := range back {
 		if c.Package.Invalid == "" {
 			continue
 		}
-		r := pr.run(context.Background(), 0, c.Package)
-		if r.ErrorKind != KindInstall || !strings.Contains(r.Error, c.Package.Invalid) {
+		r := pr.Probe(context.Background(), 0, c.Package)
+		if r.ErrorKind != probe.KindInstall || !strings.Contains(r.Error, c.Package.Invalid) {
 			t.Errorf("%s: %s %q, want install with %q", c.Package.ID(), r.ErrorKind, r.Error, c.Package.Invalid)
 		}
 	}
@@ -121,7 +125,7 @@ func TestParseImageAndBundleCoordinates(t *testing.T) {
 		{in: "pypi:tiny@1.0", id: "pypi:tiny@1.0"},
 		{in: "pypi:tiny", err: "exact version"},
 	} {
-		p, err := ParsePackageID(tc.in)
+		p, err := runners.ParsePackageID(tc.in)
 		switch {
 		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 			t.Errorf("%s: %v, want an error with %q", tc.in, err, tc.err)

@@ -1,5 +1,12 @@
 package crawl
 
+import (
+	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
+)
+
 // registryPackage is one item of a server entry's "packages".
 type registryPackage struct {
 	RegistryType    string `json:"registryType"`
@@ -55,16 +62,16 @@ func appendPackageCandidates(out []Candidate, registry string, e *registryEntry,
 			st.Invalid++
 		}
 		out = append(out, Candidate{Line: len(out) + 1, Package: p,
-			Record: packageRecord(p, registry, e.Server.Name, e.Server.Version)})
+			Record: runners.PackageRecord(p, registry, e.Server.Name, e.Server.Version)})
 		st.Kept++
 	}
 	return out
 }
 
-func arguments(in []registryArgument) []Argument {
-	var out []Argument
+func arguments(in []registryArgument) []runners.Argument {
+	var out []runners.Argument
 	for _, a := range in {
-		arg := Argument{Type: a.Type, Name: a.Name, Value: a.Value, Default: a.Default, Required: a.IsRequired}
+		arg := runners.Argument{Type: a.Type, Name: a.Name, Value: a.Value, Default: a.Default, Required: a.IsRequired}
 		for k, v := range a.Variables {
 			if arg.Variables == nil {
 				arg.Variables = map[string]*string{}
@@ -74,4 +81,22 @@ func arguments(in []registryArgument) []Argument {
 		out = append(out, arg)
 	}
 	return out
+}
+
+// packageOf is the package entry rp of server names, as the crawl runs it;
+// an entry that names nothing fetchable is kept with the reason (Invalid),
+// so that it becomes a record, not a line on standard error.
+func packageOf(rp *registryPackage, server string) *runners.Package {
+	p := &runners.Package{RegistryType: rp.RegistryType, Identifier: rp.Identifier, Version: rp.Version,
+		Transport: rp.Transport.Type, RuntimeHint: rp.RuntimeHint, RegistryBaseURL: rp.RegistryBaseURL,
+		RuntimeArguments: arguments(rp.RuntimeArguments), PackageArguments: arguments(rp.PackageArguments),
+		FileSHA256: strings.ToLower(rp.FileSHA256), Server: server}
+	if p.Transport == "" {
+		p.Transport = probe.TransportStdio
+	}
+	for _, v := range rp.Env {
+		p.Env = append(p.Env, runners.EnvVar{Name: v.Name, Required: v.IsRequired, Secret: v.IsSecret, Default: v.Default})
+	}
+	runners.CheckEntry(p)
+	return p
 }

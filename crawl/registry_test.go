@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 )
 
 // standInRegistry serves the MCP Registry's list API (GET /v0.1/servers)
@@ -109,7 +111,7 @@ func registryFixture() []map[string]any {
 
 func TestFetchRegistry(t *testing.T) {
 	sr := &standInRegistry{entries: registryFixture(), pageSize: 3, tooMany: true}
-	ts := serve(t, sr)
+	ts := crawltest.Serve(t, sr)
 	cands, st, err := FetchRegistry(context.Background(), RegistryOptions{URL: ts.URL + "/", UpdatedSince: "2025-01-01T00:00:00Z"})
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +183,7 @@ func TestFetchRegistryErrors(t *testing.T) {
 		err  string
 	}{
 		{"a web page", html, RegistryOptions{}, `page 1: not an answer of the registry's list API (Content-Type "text/html"`},
-		{"not found", status(404), RegistryOptions{}, "page 1: HTTP 404"},
+		{"not found", crawltest.Status(404), RegistryOptions{}, "page 1: HTTP 404"},
 		{"a cursor loop", loop, RegistryOptions{}, `page 2: nextCursor "same" was returned before`},
 		{"endless pages", endless, RegistryOptions{MaxPages: 5}, "more than 5 pages"},
 		{"a Retry-After past the limit", slow, RegistryOptions{MaxWait: time.Minute}, "Retry-After 1h0m0s is longer than the 1m0s allowed"},
@@ -189,7 +191,7 @@ func TestFetchRegistryErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.opt.URL = serve(t, c.h).URL
+			c.opt.URL = crawltest.Serve(t, c.h).URL
 			_, _, err := FetchRegistry(context.Background(), c.opt)
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Fatalf("%v, want an error with %q", err, c.err)
@@ -197,7 +199,7 @@ func TestFetchRegistryErrors(t *testing.T) {
 		})
 	}
 	t.Run("hangs", func(t *testing.T) {
-		u := serveHanging(t, hanging).URL
+		u := crawltest.ServeHanging(t, crawltest.Hanging).URL
 		_, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: u, Timeout: 200 * time.Millisecond})
 		if err == nil || !strings.Contains(err.Error(), "no answer within 200ms") {
 			t.Fatalf("%v", err)
@@ -247,7 +249,7 @@ func TestWriteCandidatesNoPartialFile(t *testing.T) {
 // port on loopback is refused unless AllowPrivate, and one to another
 // scheme always.
 func TestFetchRegistryAddressPolicy(t *testing.T) {
-	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	target := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprint(w, `{"servers":[],"metadata":{}}`)
 	}))
 	redirect := func(to string) http.Handler {
@@ -275,7 +277,7 @@ func TestFetchRegistryAddressPolicy(t *testing.T) {
 		{"another scheme", redirect(strings.Replace(target.URL, "http://", "https://", 1)), true, "another scheme"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			u := serve(t, c.h).URL
+			u := crawltest.Serve(t, c.h).URL
 			_, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: u, AllowPrivate: c.allowPrivate})
 			switch {
 			case c.err == "" && err != nil:
@@ -326,7 +328,7 @@ func TestFetchRegistryWaitCapped(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var slept time.Duration
-			opt := RegistryOptions{URL: serve(t, c.h).URL, sleep: func(_ context.Context, d time.Duration) error { slept += d; return nil }}
+			opt := RegistryOptions{URL: crawltest.Serve(t, c.h).URL, sleep: func(_ context.Context, d time.Duration) error { slept += d; return nil }}
 			_, _, err := FetchRegistry(context.Background(), opt)
 			if err == nil || !strings.Contains(err.Error(), c.err) || slept != c.want {
 				t.Fatalf("err = %v after %v of pauses; want %q after %v", err, slept, c.err, c.want)

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
 // nameKey is what a read of the registry keeps of each server name while
@@ -74,7 +76,7 @@ func StreamRegistry(ctx context.Context, opt RegistryOptions, emit func(Candidat
 		return nil, err
 	}
 	st.Names = len(names)
-	return st, convertSpilled(ctx, spill, names, redact(base), st, emit)
+	return st, convertSpilled(ctx, spill, names, probe.Redact(base), st, emit)
 }
 
 // readPages reads every page into spill and returns each name's key.
@@ -87,7 +89,7 @@ func readPages(ctx context.Context, opt *RegistryOptions, base *url.URL, spill *
 	cursor := ""
 	for page := 1; ; page++ {
 		if page > opt.MaxPages {
-			return nil, fmt.Errorf("registry %s: more than %d pages", redact(base), opt.MaxPages)
+			return nil, fmt.Errorf("registry %s: more than %d pages", probe.Redact(base), opt.MaxPages)
 		}
 		raw, next, err := fetchRegistryPage(ctx, opt, base, cursor, page, waited)
 		if err != nil {
@@ -98,7 +100,7 @@ func readPages(ctx context.Context, opt *RegistryOptions, base *url.URL, spill *
 			e := &registryEntry{order: st.Entries}
 			st.Entries++
 			if err := json.Unmarshal(r, e); err != nil || e.Server.Name == "" {
-				return nil, fmt.Errorf("registry %s page %d: server %d is not a server entry of the API", redact(base), page, st.Entries)
+				return nil, fmt.Errorf("registry %s page %d: server %d is not a server entry of the API", probe.Redact(base), page, st.Entries)
 			}
 			if m, ok := e.Meta[officialMetaKey]; ok {
 				_ = json.Unmarshal(m, &e.official) // a malformed block reads as absent
@@ -123,7 +125,7 @@ func readPages(ctx context.Context, opt *RegistryOptions, base *url.URL, spill *
 			break
 		}
 		if seenCursor[next] {
-			return nil, fmt.Errorf("registry %s page %d: nextCursor %q was returned before", redact(base), page, next)
+			return nil, fmt.Errorf("registry %s page %d: nextCursor %q was returned before", probe.Redact(base), page, next)
 		}
 		seenCursor[next] = true
 		cursor = next
@@ -206,7 +208,7 @@ func convertSpilled(ctx context.Context, spill *os.File, names map[digest]*nameK
 				id, reason = c.Package.ID(), skipPackageDuplicate
 			} else {
 				var err error
-				if id, _, err = Normalise(c.URL); err != nil {
+				if id, _, err = probe.Normalise(c.URL); err != nil {
 					id = c.URL
 				}
 				reason = skipDuplicate

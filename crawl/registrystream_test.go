@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 )
 
 // bigPages serves pages of distinct servers with a fresh cursor on every
@@ -44,7 +46,7 @@ func bigPages(pages, perPage int) http.Handler {
 // out one per server in listing order, and the file appears only on
 // Commit, with no temporary left beside it either way.
 func TestStreamRegistryToFile(t *testing.T) {
-	ts := serve(t, bigPages(5, 40))
+	ts := crawltest.Serve(t, bigPages(5, 40))
 	dir := t.TempDir()
 	name := filepath.Join(dir, "c.jsonl")
 	for _, commit := range []bool{false, true} {
@@ -88,7 +90,7 @@ func TestStreamRegistryToFile(t *testing.T) {
 //
 //	go test ./crawl -run '^$' -bench StreamRegistryMemory -benchtime 1x
 func BenchmarkStreamRegistryMemory(b *testing.B) {
-	ts := serve(b, bigPages(40, 5000))
+	ts := crawltest.Serve(b, bigPages(40, 5000))
 	for b.Loop() {
 		runtime.GC()
 		var peak uint64

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"io"
 	"net/http"
 	"os"
@@ -14,6 +13,10 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/buildinfo"
@@ -50,7 +53,7 @@ func TestReleaseJSON(t *testing.T) {
 	if rel.Options != wantOpt {
 		t.Errorf("options %+v, want %+v", rel.Options, wantOpt)
 	}
-	if rel.Client.ProtocolVersion != RequestedVersion || compactJSON(rel.Client.ClientInfo) != `{"name":"atlas-reproduce","version":"`+bi.Version+`"}` ||
+	if rel.Client.ProtocolVersion != probe.RequestedVersion || compactJSON(rel.Client.ClientInfo) != `{"name":"atlas-reproduce","version":"`+bi.Version+`"}` ||
 		compactJSON(rel.Client.Capabilities) != `{"roots":{"listChanged":true}}` {
 		t.Errorf("client %s %s %s", rel.Client.ProtocolVersion, rel.Client.ClientInfo, rel.Client.Capabilities)
 	}
@@ -59,7 +62,7 @@ func TestReleaseJSON(t *testing.T) {
 	if rel.Candidates != (release.Source{File: fl.candidates, SHA256: hex.EncodeToString(h[:])}) {
 		t.Errorf("candidates %+v", rel.Candidates)
 	}
-	if !slices.Equal(rel.Client.ProtocolVersions, []string{StatelessVersion, RequestedVersion}) {
+	if !slices.Equal(rel.Client.ProtocolVersions, []string{probe.StatelessVersion, probe.RequestedVersion}) {
 		t.Errorf("protocol versions %q", rel.Client.ProtocolVersions)
 	}
 	kinds := map[string]int{}
@@ -114,9 +117,9 @@ func compactJSON(b []byte) string {
 // TestDeclaredMatchesWire: what release.json says the client declared is
 // what a server receives in initialize.
 func TestDeclaredMatchesWire(t *testing.T) {
-	h := mcpHandler(newSDKServer(genTools(1, "w"), 0))
+	h := crawltest.MCPHandler(crawltest.NewSDKServer(crawltest.GenTools(1, "w"), 0))
 	got := make(chan []byte, 1)
-	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var msg struct {
 			Method string          `json:"method"`
@@ -131,18 +134,18 @@ func TestDeclaredMatchesWire(t *testing.T) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		h.ServeHTTP(w, r)
 	}))
-	if r := probeOnce(t, ProbeOptions{}, ts.URL); !r.Reachable {
+	if r := crawltest.ProbeOnce(t, probe.Options{}, ts.URL); !r.Reachable {
 		t.Fatalf("%s: %s", r.ErrorKind, r.Error)
 	}
-	var wire InitializeSent
+	var wire probe.InitializeSent
 	if err := json.Unmarshal(<-got, &wire); err != nil {
 		t.Fatal(err)
 	}
-	d, err := Declared(context.Background())
+	d, err := probe.Declared(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wire.ProtocolVersion != RequestedVersion || compactJSON(wire.ClientInfo) != compactJSON(d.ClientInfo) ||
+	if wire.ProtocolVersion != probe.RequestedVersion || compactJSON(wire.ClientInfo) != compactJSON(d.ClientInfo) ||
 		compactJSON(wire.Capabilities) != compactJSON(d.Capabilities) || len(d.Capabilities) == 0 {
 		t.Errorf("on the wire %s %s %s; declared %s %s", wire.ProtocolVersion, wire.ClientInfo, wire.Capabilities, d.ClientInfo, d.Capabilities)
 	}

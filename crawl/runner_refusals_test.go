@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
@@ -20,17 +21,17 @@ import (
 // crawlCandidates crawls packages into a fresh folder and returns the
 // records by server id (without their tools: a crawl none of whose
 // servers answered has no tool lines).
-func crawlCandidates(t *testing.T, allowPrivate bool, opt PackageOptions, pkgs ...*Package) map[string]ServerRecord {
+func crawlCandidates(t *testing.T, allowPrivate bool, opt runners.Options, pkgs ...*runners.Package) map[string]ServerRecord {
 	t.Helper()
 	var cands []Candidate
 	for _, p := range pkgs {
-		cands = append(cands, Candidate{Package: p, Record: packageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
+		cands = append(cands, Candidate{Package: p, Record: runners.PackageRecord(p, "test", "io.test/"+p.Identifier, "1.0.0")})
 	}
 	if opt.Cache == "" {
 		opt.Cache = sharedCache(t)
 	}
 	o := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: allowPrivate, OmitElapsed: true,
-		Probe: ProbeOptions{Timeout: crawlTimeout}, Packages: opt}
+		Probe: probe.Options{Timeout: crawlTimeout}, Packages: opt}
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
@@ -53,19 +54,19 @@ func TestPackagesPolicyRefusalsBlocked(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	reg := ocitest.NewRegistry(t, "")
 	reg.Push(t, "acme/server", "1.0", serverImage(t, "127.0.0.1:1"))
-	bundle := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(`{"server": {"type": "binary", "entry_point": "s"}}`)})
-	plain := serve(t, httpBytes(bundle))
+	bundle := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(`{"server": {"type": "binary", "entry_point": "s"}}`)})
+	plain := crawltest.Serve(t, httpBytes(bundle))
 	tlsSrv := httptest.NewTLSServer(httpBytes(bundle))
 	t.Cleanup(tlsSrv.Close)
-	image := &Package{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: TransportStdio}
-	plainBundle := &Package{RegistryType: RegistryMCPB, Identifier: plain.URL + "/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
-	tlsBundle := &Package{RegistryType: RegistryMCPB, Identifier: tlsSrv.URL + "/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
-	ftpBundle := &Package{RegistryType: RegistryMCPB, Identifier: "ftp://127.0.0.1/b.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio}
-	servers := crawlCandidates(t, false, PackageOptions{}, image, plainBundle, tlsBundle, ftpBundle)
+	image := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: probe.TransportStdio}
+	plainBundle := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: plain.URL + "/b.mcpb", FileSHA256: crawltest.BundleSum(bundle), Transport: probe.TransportStdio}
+	tlsBundle := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: tlsSrv.URL + "/b.mcpb", FileSHA256: crawltest.BundleSum(bundle), Transport: probe.TransportStdio}
+	ftpBundle := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: "ftp://127.0.0.1/b.mcpb", FileSHA256: crawltest.BundleSum(bundle), Transport: probe.TransportStdio}
+	servers := crawlCandidates(t, false, runners.Options{}, image, plainBundle, tlsBundle, ftpBundle)
 	for _, tc := range []struct {
-		p    *Package
+		p    *runners.Package
 		kind string
-	}{{image, KindBlocked}, {plainBundle, KindBlocked}, {tlsBundle, KindBlocked}, {ftpBundle, KindInstall}} {
+	}{{image, probe.KindBlocked}, {plainBundle, probe.KindBlocked}, {tlsBundle, probe.KindBlocked}, {ftpBundle, probe.KindInstall}} {
 		if s := servers[tc.p.ID()]; s.Reachable || s.ErrorKind != tc.kind {
 			t.Errorf("%s: %s %q, want %s", tc.p.ID(), s.ErrorKind, s.Error, tc.kind)
 		}
@@ -77,14 +78,14 @@ func TestPackagesPolicyRefusalsBlocked(t *testing.T) {
 func TestBundlesUncheckedDigest(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
 	manifest := `{"server": {"type": "binary", "entry_point": "server/stdioserver"}}`
-	b := makeBundle(t, bundleFile{name: "manifest.json", body: []byte(manifest)},
-		bundleFile{name: "server/stdioserver", body: stdioServer(t), mode: 0o755})
-	host := serve(t, httpBytes(b))
-	checked := &Package{RegistryType: RegistryMCPB, Identifier: host.URL + "/checked.mcpb", FileSHA256: bundleSum(b), Transport: TransportStdio}
-	unchecked := &Package{RegistryType: RegistryMCPB, Identifier: host.URL + "/unchecked.mcpb", Transport: TransportStdio}
-	servers := crawlCandidates(t, true, PackageOptions{}, checked, unchecked)
+	b := crawltest.MakeBundle(t, crawltest.BundleFile{Name: "manifest.json", Body: []byte(manifest)},
+		crawltest.BundleFile{Name: "server/stdioserver", Body: crawltest.StdioServer(t), Mode: 0o755})
+	host := crawltest.Serve(t, httpBytes(b))
+	checked := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: host.URL + "/checked.mcpb", FileSHA256: crawltest.BundleSum(b), Transport: probe.TransportStdio}
+	unchecked := &runners.Package{RegistryType: runners.RegistryMCPB, Identifier: host.URL + "/unchecked.mcpb", Transport: probe.TransportStdio}
+	servers := crawlCandidates(t, true, runners.Options{}, checked, unchecked)
 	for _, tc := range []struct {
-		p    *Package
+		p    *runners.Package
 		want bool
 	}{{checked, false}, {unchecked, true}} {
 		s := servers[tc.p.ID()]
@@ -97,44 +98,6 @@ func TestBundlesUncheckedDigest(t *testing.T) {
 	}
 }
 
-// TestConsoleScriptName: a console script whose name is not a plain file
-// name is refused, never joined into a path elsewhere.
-func TestConsoleScriptName(t *testing.T) {
-	for _, tc := range []struct {
-		scripts []string
-		want    string // the script, or an error's words
-		ok      bool
-	}{
-		{[]string{"tiny"}, "tiny", true},
-		{[]string{"tiny-x"}, "tiny-x", true},
-		{[]string{"../../../tmp/x"}, "not a plain file name", false},
-		{[]string{"bin/x"}, "not a plain file name", false},
-		{[]string{".."}, "not a plain file name", false},
-		{[]string{"x\x00y"}, "not a plain file name", false},
-		{[]string{"../tiny"}, "not a plain file name", false},
-	} {
-		venv := t.TempDir()
-		d := filepath.Join(venv, "lib", "python3.12", "site-packages", "tiny-1.0.dist-info")
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		ep := "[console_scripts]\n"
-		for _, s := range tc.scripts {
-			ep += s + " = tiny:main\n"
-		}
-		if err := os.WriteFile(filepath.Join(d, "entry_points.txt"), []byte(ep), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		got, err := consoleScript(venv, &Package{Identifier: "tiny", Version: "1.0"})
-		switch {
-		case tc.ok && (err != nil || got != tc.want):
-			t.Errorf("%q: %q %v, want %q", tc.scripts, got, err, tc.want)
-		case !tc.ok && (err == nil || !strings.Contains(err.Error(), tc.want)):
-			t.Errorf("%q: %q %v, want an error saying %q", tc.scripts, got, err, tc.want)
-		}
-	}
-}
-
 // TestCrawlPyPIScriptName: a wheel whose only console script is named
 // "../../../tmp/x" is an install record, not a server run as /tmp/x.
 func TestCrawlPyPIScriptName(t *testing.T) {
@@ -143,9 +106,9 @@ func TestCrawlPyPIScriptName(t *testing.T) {
 	ix := pypitest.Serve(t, pypitest.Dist{Project: "tiny-climb", Version: "1.0", Files: map[string]string{"tiny_climb/__init__.py": pyServer},
 		ConsoleScripts: map[string]string{"../../../tmp/x": "tiny_climb:main"}})
 	t.Setenv("PIP_INDEX_URL", ix.URL)
-	p := &Package{RegistryType: RegistryPyPI, Identifier: "tiny-climb", Version: "1.0", Transport: TransportStdio}
-	s := crawlCandidates(t, true, PackageOptions{}, p)[p.ID()]
-	if s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, "not a plain file name") {
+	p := &runners.Package{RegistryType: runners.RegistryPyPI, Identifier: "tiny-climb", Version: "1.0", Transport: probe.TransportStdio}
+	s := crawlCandidates(t, true, runners.Options{}, p)[p.ID()]
+	if s.Reachable || s.ErrorKind != probe.KindInstall || !strings.Contains(s.Error, "not a plain file name") {
 		t.Errorf("%s: %s %q, want install saying the script's name is not a plain file name", p.ID(), s.ErrorKind, s.Error)
 	}
 	if s.Runner != nil && slices.Contains(s.Runner.Argv, "/tmp/x") {
@@ -157,14 +120,14 @@ func TestCrawlPyPIScriptName(t *testing.T) {
 // never answers holds an image no longer than the install deadline.
 func TestImagesSilentRegistry(t *testing.T) {
 	testenv.Need(t, "bwrap", "the sandbox of packaged servers; apt-get install -y bubblewrap")
-	silent := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
-	p := &Package{RegistryType: RegistryOCI, Identifier: strings.TrimPrefix(silent.URL, "http://") + "/acme/server:1.0", Transport: TransportStdio}
+	silent := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	p := &runners.Package{RegistryType: runners.RegistryOCI, Identifier: strings.TrimPrefix(silent.URL, "http://") + "/acme/server:1.0", Transport: probe.TransportStdio}
 	// The crawl's own deadline only keeps a failing test from hanging.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	o := Options{CandidateList: []Candidate{{Package: p, Record: packageRecord(p, "test", "io.test/x", "1.0.0")}}, Out: t.TempDir(),
-		AllowPrivate: true, OmitElapsed: true, Probe: ProbeOptions{Timeout: crawlTimeout},
-		Packages: PackageOptions{Cache: sharedCache(t), InstallTimeout: 2 * time.Second}}
+	o := Options{CandidateList: []Candidate{{Package: p, Record: runners.PackageRecord(p, "test", "io.test/x", "1.0.0")}}, Out: t.TempDir(),
+		AllowPrivate: true, OmitElapsed: true, Probe: probe.Options{Timeout: crawlTimeout},
+		Packages: runners.Options{Cache: sharedCache(t), InstallTimeout: 2 * time.Second}}
 	start := time.Now()
 	if _, err := Run(ctx, o); err != nil {
 		t.Fatalf("after %v: %v", time.Since(start), err)
@@ -173,7 +136,7 @@ func TestImagesSilentRegistry(t *testing.T) {
 	if err := json.Unmarshal([]byte(gunzipLines(t, readAll(t, o.Out)["servers.jsonl.gz"])[0]), &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Reachable || s.ErrorKind != KindInstall || !strings.Contains(s.Error, "did not finish within 2s") {
+	if s.Reachable || s.ErrorKind != probe.KindInstall || !strings.Contains(s.Error, "did not finish within 2s") {
 		t.Errorf("%s: %s %q, want install saying resolving did not finish", p.ID(), s.ErrorKind, s.Error)
 	}
 }

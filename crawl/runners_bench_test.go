@@ -8,6 +8,9 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/pypitest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
@@ -26,26 +29,26 @@ func BenchmarkRunners(b *testing.B) {
 	b.Setenv("PIP_INDEX_URL", ix.URL)
 	reg := ocitest.NewRegistry(b, "anonymous")
 	reg.Push(b, "acme/server", "1.0", ocitest.Image(b, v1.Config{Entrypoint: []string{"/bin/server"}},
-		ocitest.Layer(b, ocitest.Entry{Name: "bin/server", Body: stdioServer(b), Mode: 0o755})))
-	bundle := makeBundle(b, bundleFile{name: "manifest.json", body: []byte(`{"server": {"type": "binary", "entry_point": "server/s"}}`)},
-		bundleFile{name: "server/s", body: stdioServer(b), mode: 0o755})
-	host := serve(b, httpBytes(bundle))
-	for _, p := range []*Package{
-		{RegistryType: RegistryPyPI, Identifier: "tiny-mcp-server", Version: "1.0", Transport: TransportStdio},
-		{RegistryType: RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: TransportStdio},
-		{RegistryType: RegistryMCPB, Identifier: host.URL + "/s.mcpb", FileSHA256: bundleSum(bundle), Transport: TransportStdio},
+		ocitest.Layer(b, ocitest.Entry{Name: "bin/server", Body: crawltest.StdioServer(b), Mode: 0o755})))
+	bundle := crawltest.MakeBundle(b, crawltest.BundleFile{Name: "manifest.json", Body: []byte(`{"server": {"type": "binary", "entry_point": "server/s"}}`)},
+		crawltest.BundleFile{Name: "server/s", Body: crawltest.StdioServer(b), Mode: 0o755})
+	host := crawltest.Serve(b, httpBytes(bundle))
+	for _, p := range []*runners.Package{
+		{RegistryType: runners.RegistryPyPI, Identifier: "tiny-mcp-server", Version: "1.0", Transport: probe.TransportStdio},
+		{RegistryType: runners.RegistryOCI, Identifier: reg.Host + "/acme/server:1.0", Transport: probe.TransportStdio},
+		{RegistryType: runners.RegistryMCPB, Identifier: host.URL + "/s.mcpb", FileSHA256: crawltest.BundleSum(bundle), Transport: probe.TransportStdio},
 	} {
-		cands := []Candidate{{Line: 1, Package: p, Record: packageRecord(p, "bench", "io.bench/x", "1.0.0")}}
+		cands := []Candidate{{Line: 1, Package: p, Record: runners.PackageRecord(p, "bench", "io.bench/x", "1.0.0")}}
 		crawlOnce := func(b *testing.B, cache string) {
 			sum, err := Run(context.Background(), Options{CandidateList: cands, Out: b.TempDir(), OmitElapsed: true, AllowPrivate: true,
-				Probe: ProbeOptions{Timeout: time.Minute}, Packages: PackageOptions{Cache: cache}})
+				Probe: probe.Options{Timeout: time.Minute}, Packages: runners.Options{Cache: cache}})
 			if err != nil || sum.Reachable != 1 {
 				b.Fatalf("%+v %v", sum, err)
 			}
 		}
 		report := func(b *testing.B, cache string) {
 			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/server")
-			size, _ := dirSize(cache)
+			size, _ := treeSize(cache)
 			b.ReportMetric(float64(size), "cache-B")
 			var children syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_CHILDREN, &children)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 )
 
 // Shard is one part of a candidate list: the servers whose identity hashes
@@ -51,7 +53,7 @@ func targetID(c *Candidate) string {
 	if c.Package != nil {
 		return c.Package.ID()
 	}
-	if id, _, err := Normalise(c.URL); err == nil {
+	if id, _, err := probe.Normalise(c.URL); err == nil {
 		return id
 	}
 	return c.URL

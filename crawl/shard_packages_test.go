@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
@@ -22,7 +25,7 @@ func TestShardsOfPackages(t *testing.T) {
 	}
 	npmURL, _ := npmtest.Registry(t, pkgs)
 	npmtest.Use(t, npmURL)
-	remote := streamableServer(t, genTools(3, "remote"), 2, false)
+	remote := crawltest.StreamableServer(t, crawltest.GenTools(3, "remote"), 2, false)
 	entries := []map[string]any{
 		pkgEntry("io.test/remote", []map[string]any{{"type": "streamable-http", "url": remote.URL}}),
 		pkgEntry("io.test/py", nil, map[string]any{"registryType": "pypi", "identifier": "tiny-py", "version": "1.0", "runtimeHint": "uvx", "transport": map[string]any{"type": "stdio"}}),
@@ -30,7 +33,7 @@ func TestShardsOfPackages(t *testing.T) {
 	for _, p := range pkgs {
 		entries = append(entries, pkgEntry("io.test/"+p.Name, nil, npmPkg(p.Name, p.Version, nil)))
 	}
-	reg := serve(t, &standInRegistry{entries: entries, pageSize: 3})
+	reg := crawltest.Serve(t, &standInRegistry{entries: entries, pageSize: 3})
 	cands, _, err := FetchRegistry(context.Background(), RegistryOptions{URL: reg.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +42,8 @@ func TestShardsOfPackages(t *testing.T) {
 	crawlTo := func(sh Shard, conc int) string {
 		t.Helper()
 		opt := Options{CandidateList: cands, Source: release.Source{Registry: reg.URL}, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-			Shard: sh, Probe: ProbeOptions{Timeout: crawlTimeout, MaxBytes: 4 << 20},
-			Packages: PackageOptions{Cache: cache, Concurrency: conc, Limits: sandbox.Limits{Memory: 4 << 30}}}
+			Shard: sh, Probe: probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20},
+			Packages: runners.Options{Cache: cache, Concurrency: conc, Limits: sandbox.Limits{Memory: 4 << 30}}}
 		if _, err := Run(context.Background(), opt); err != nil {
 			t.Fatal(err)
 		}

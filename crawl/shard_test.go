@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 )
 
@@ -55,9 +56,9 @@ func TestShardOfIsStable(t *testing.T) {
 // silent servers cost no wall time and are recorded alike under any load.
 func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := newPipeNet(t)
+		n := crawltest.NewPipeNet(t)
 		fl := newPipeFleet(t, n, 24, 6)
-		base := Options{Candidates: fl.candidates, OmitElapsed: true, Probe: n.probe(2 * time.Second)}
+		base := Options{Candidates: fl.candidates, OmitElapsed: true, Probe: n.Probe(2 * time.Second)}
 		crawlTo := func(cands string, conc, perHost int, sh Shard, timeout time.Duration) string {
 			t.Helper()
 			opt := base
@@ -119,7 +120,7 @@ func TestShardsMergeToTheWholeCrawl(t *testing.T) {
 		}
 
 		// The refusals, each naming what is wrong.
-		other := writeCandidates(t, append(readLines(t, filepath.Join(whole, release.CandidatesFile)), `{"url": "`+n.hanging()+`/extra"}`))
+		other := writeCandidates(t, append(readLines(t, filepath.Join(whole, release.CandidatesFile)), `{"url": "`+n.Hanging()+`/extra"}`))
 		otherList := crawlTo(other, 4, 2, Shard{3, 4}, 2*time.Second)
 		otherFlags := crawlTo(fl.candidates, 4, 2, Shard{3, 4}, 3*time.Second)
 		notShard := whole

@@ -55,3 +55,16 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// protocolCounts lists the counts newest version first, then by
+// generation.
+func protocolCounts(m map[ProtocolKey]int) []release.ProtocolCount {
+	out := make([]release.ProtocolCount, 0, len(m))
+	for k, n := range m {
+		out = append(out, release.ProtocolCount{ProtocolVersion: k.Version, Generation: k.Generation, Servers: n})
+	}
+	slices.SortFunc(out, func(a, b release.ProtocolCount) int {
+		return cmp.Or(-cmp.Compare(a.ProtocolVersion, b.ProtocolVersion), cmp.Compare(a.Generation, b.Generation))
+	})
+	return out
+}

@@ -11,45 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/progress"
 )
-
-func TestNormalise(t *testing.T) {
-	cases := []struct{ in, id, err string }{
-		{in: "https://Example.COM/mcp", id: "https://example.com/mcp"},
-		{in: "HTTPS://example.com:443/mcp", id: "https://example.com/mcp"},
-		{in: "http://example.com:80", id: "http://example.com/"},
-		{in: "http://example.com:8080/", id: "http://example.com:8080/"},
-		{in: "https://example.com:80/x", id: "https://example.com:80/x"},
-		{in: "  https://example.com/MCP?key=v#frag ", id: "https://example.com/MCP?key=v"},
-		{in: "https://[::1]:443/sse", id: "https://[::1]/sse"},
-		{in: "https://example.com/a%2Fb", id: "https://example.com/a%2Fb"},
-		{in: "ftp://example.com/", err: "only http and https"},
-		{in: "example.com/mcp", err: "only http and https"},
-		{in: "https:///mcp", err: "no host"},
-		{in: "https://user:pw@example.com/", id: "https://example.com/"},
-		{in: "https://a@b:c@example.com:443/x", id: "https://example.com/x"},
-		{in: "", err: "empty"},
-		{in: "http://%zz", err: "not a URL"},
-	}
-	for _, c := range cases {
-		t.Run(c.in, func(t *testing.T) {
-			id, u, err := Normalise(c.in)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Errorf("%q: %q, %v; want an error with %q", c.in, id, err, c.err)
-				}
-				return
-			}
-			if err != nil || id != c.id || u.String() != id {
-				t.Errorf("%q: %q (%v), want %q", c.in, id, err, c.id)
-			}
-			if again, _, _ := Normalise(id); again != id {
-				t.Errorf("%q: not idempotent: %q then %q", c.in, id, again)
-			}
-		})
-	}
-}
 
 func TestParseCandidates(t *testing.T) {
 	good := "# a comment\n{\"url\": \"https://a.example/mcp\", \"source\": \"x\"}\n\nhttps://b.example/sse?a=1&b=<2>\n{\"url\":\"https://c.example/?a=1&b=2\"}\n"
@@ -94,9 +59,9 @@ func TestPerHostScheduling(t *testing.T) {
 	var once sync.Once
 	var mu sync.Mutex
 	inflight, most := 0, 0
-	tools := genTools(2, "a")
-	a := mcpHandler(newSDKServer(tools, 0))
-	ts := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	tools := crawltest.GenTools(2, "a")
+	a := crawltest.MCPHandler(crawltest.NewSDKServer(tools, 0))
+	ts := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// A probe lies between its initialize and its session's DELETE.
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -116,8 +81,8 @@ func TestPerHostScheduling(t *testing.T) {
 		}
 		a.ServeHTTP(w, r)
 	}))
-	b := mcpHandler(newSDKServer(tools, 0))
-	tb := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b := crawltest.MCPHandler(crawltest.NewSDKServer(tools, 0))
+	tb := crawltest.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		once.Do(func() { close(bSeen) })
 		b.ServeHTTP(w, r)
 	}))
@@ -127,7 +92,7 @@ func TestPerHostScheduling(t *testing.T) {
 	}
 	lines = append(lines, tb.URL)
 	opt := Options{Candidates: writeCandidates(t, lines), Out: t.TempDir(), Concurrency: 3, PerHost: 1,
-		Probe: ProbeOptions{Timeout: 20 * time.Second, AllowAddr: loopback}}
+		Probe: probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +108,8 @@ func TestPerHostScheduling(t *testing.T) {
 // TestProgress: progress counts the reachable and unreachable servers, the
 // resumed ones included.
 func TestProgress(t *testing.T) {
-	good := streamableServer(t, genTools(2, "p"), 0, true)
-	cands := writeCandidates(t, []string{good.URL, serve(t, status(500)).URL})
+	good := crawltest.StreamableServer(t, crawltest.GenTools(2, "p"), 0, true)
+	cands := writeCandidates(t, []string{good.URL, crawltest.Serve(t, crawltest.Status(500)).URL})
 	out := t.TempDir()
 	var calls []string
 	opt := Options{Candidates: cands, Out: out, Probe: fleetProbe, Progress: func(r progress.Report) {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
@@ -24,17 +26,17 @@ type probeFlags struct {
 }
 
 func (f *probeFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&f.timeout, "timeout", crawl.DefaultTimeout, "deadline of the whole exchange with one server (connect, initialize, every page)")
-	fs.IntVar(&f.maxTools, "max-tools", crawl.DefaultMaxTools, "most tools kept from one server; more makes it unreachable")
-	fs.Int64Var(&f.maxBytes, "max-bytes", crawl.DefaultMaxBytes, "most response bytes read from one server")
-	fs.IntVar(&f.maxPages, "max-pages", crawl.DefaultMaxPages, "most tools/list pages requested from one server")
+	fs.DurationVar(&f.timeout, "timeout", probe.DefaultTimeout, "deadline of the whole exchange with one server (connect, initialize, every page)")
+	fs.IntVar(&f.maxTools, "max-tools", probe.DefaultMaxTools, "most tools kept from one server; more makes it unreachable")
+	fs.Int64Var(&f.maxBytes, "max-bytes", probe.DefaultMaxBytes, "most response bytes read from one server")
+	fs.IntVar(&f.maxPages, "max-pages", probe.DefaultMaxPages, "most tools/list pages requested from one server")
 }
 
-func (f *probeFlags) options() (crawl.ProbeOptions, error) {
+func (f *probeFlags) options() (probe.Options, error) {
 	if f.timeout <= 0 || f.maxTools <= 0 || f.maxBytes <= 0 || f.maxPages <= 0 {
-		return crawl.ProbeOptions{}, usageError{"--timeout, --max-tools, --max-bytes and --max-pages must be positive"}
+		return probe.Options{}, usageError{"--timeout, --max-tools, --max-bytes and --max-pages must be positive"}
 	}
-	return crawl.ProbeOptions{Timeout: f.timeout, MaxTools: f.maxTools, MaxBytes: f.maxBytes, MaxPages: f.maxPages}, nil
+	return probe.Options{Timeout: f.timeout, MaxTools: f.maxTools, MaxBytes: f.maxBytes, MaxPages: f.maxPages}, nil
 }
 
 // crawlOptions is what crawl's flags say: crawl.Options without what the
@@ -61,7 +63,7 @@ func parseCrawl(env *cmdEnv, args []string) (crawlOptions, error) {
 	noElapsed := fs.Bool("no-elapsed", false, "leave elapsed_ms out of "+release.ServersFile+", so that the bytes depend only on the answers")
 	progress := fs.Bool("progress", true, "draw a progress bar when stderr is a terminal")
 	allowPrivate := fs.Bool("allow-private", false, "also connect to loopback, private, link-local and every other special-purpose address (refused by default: a public candidate list must not reach into the crawling machine's network)")
-	maxMemory := fs.Int64("max-memory", crawl.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
+	maxMemory := fs.Int64("max-memory", probe.DefaultMaxMemory, "most response bytes held by all servers in flight together; more waits (the Go heap's soft limit is set to 4 times this unless GOMEMLIMIT is set)")
 	noPackages := fs.Bool("no-packages", false, "leave the packaged servers of the candidates out, on purpose: crawl the remotes only")
 	shard := fs.String("shard", "", "crawl only shard `K/N` (K from 0) of the servers, chosen by the SHA-256 of each server's identity, into a partial release for merge")
 	var pf probeFlags
@@ -116,7 +118,7 @@ func crawlRun(ctx context.Context, env *cmdEnv, o crawlOptions) error {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The budget counts the bytes read; their copies while answers
 		// are decoded are held near it by the runtime's soft limit.
-		debug.SetMemoryLimit(crawl.SoftLimitFactor * opt.MaxMemory)
+		debug.SetMemoryLimit(probe.SoftLimitFactor * opt.MaxMemory)
 	}
 	opt.Logger = env.logger(slog.LevelInfo)
 	if o.registry != nil {
@@ -128,7 +130,7 @@ func crawlRun(ctx context.Context, env *cmdEnv, o crawlOptions) error {
 			return fmt.Errorf("crawl: the registry lists no crawlable remote or package")
 		}
 		opt.CandidateList = list
-		opt.Source = release.Source{Registry: crawl.StripUserinfo(strings.TrimRight(o.registry.URL, "/")), UpdatedSince: o.registry.UpdatedSince}
+		opt.Source = release.Source{Registry: probe.StripUserinfo(strings.TrimRight(o.registry.URL, "/")), UpdatedSince: o.registry.UpdatedSince}
 	}
 	opt.Progress = env.console().crawlProgress(env.drawBars(o.progress))
 	_, err := crawl.Run(ctx, opt)
@@ -154,24 +156,24 @@ type packageFlags struct {
 
 func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
 	if crawling {
-		fs.IntVar(&f.concurrency, "package-concurrency", crawl.DefaultPackageConcurrency, "packaged servers installed or run at once, each in its own sandbox")
+		fs.IntVar(&f.concurrency, "package-concurrency", runners.DefaultPackageConcurrency, "packaged servers installed or run at once, each in its own sandbox")
 		fs.DurationVar(&f.metadataAge, "npm-metadata-max-age", 0, "start with npm packuments that earlier crawls cached if no older than this `DURATION` (0: none; a crawl reads the registry as of its start, and fetches each packument once)")
 	}
 	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
-	fs.Int64Var(&f.cacheMax, "package-cache-max", crawl.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
+	fs.Int64Var(&f.cacheMax, "package-cache-max", runners.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
 	fs.Int64Var(&f.memory, "sandbox-memory", sandbox.DefaultMemory, "most memory `BYTES` of one sandbox (an install or a server): its processes' resident memory and its tmpfs folders together; past it the sandbox is killed and the server recorded as memory")
 }
 
-func (f *packageFlags) options() (crawl.PackageOptions, error) {
+func (f *packageFlags) options() (runners.Options, error) {
 	if f.concurrency < 0 || f.cacheMax <= 0 || f.memory <= 0 {
-		return crawl.PackageOptions{}, usageError{"--package-concurrency, --package-cache-max and --sandbox-memory must be positive"}
+		return runners.Options{}, usageError{"--package-concurrency, --package-cache-max and --sandbox-memory must be positive"}
 	}
 	if f.metadataAge < 0 {
-		return crawl.PackageOptions{}, usageError{"--npm-metadata-max-age must not be negative"}
+		return runners.Options{}, usageError{"--npm-metadata-max-age must not be negative"}
 	}
-	if floor := crawl.MinSandboxMemory(crawl.DefaultPackageMax); f.memory < floor {
-		return crawl.PackageOptions{}, usageError{fmt.Sprintf("--sandbox-memory %d: at least %d bytes (%d MiB), the size of an install's folders", f.memory, floor, floor>>20)}
+	if floor := runners.MinSandboxMemory(runners.DefaultPackageMax); f.memory < floor {
+		return runners.Options{}, usageError{fmt.Sprintf("--sandbox-memory %d: at least %d bytes (%d MiB), the size of an install's folders", f.memory, floor, floor>>20)}
 	}
-	return crawl.PackageOptions{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,
+	return runners.Options{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,
 		MetadataMaxAge: f.metadataAge, Limits: sandbox.Limits{Memory: f.memory}}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/atlas-reproduce/atlas-reproduce/bench"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/pipeline"
 	"github.com/atlas-reproduce/atlas-reproduce/synth"
 )
@@ -59,7 +60,7 @@ func TestRunFunctionsNoFlags(t *testing.T) {
 		e, _, errOut := env()
 		out := filepath.Join(dir, "release")
 		o := crawlOptions{registry: &regOpt, opt: crawl.Options{Out: out, Concurrency: 2, PerHost: 1, AllowPrivate: true, NoPackages: true,
-			MaxMemory: 64 << 20, Probe: crawl.ProbeOptions{Timeout: 5 * time.Second, MaxTools: 10, MaxBytes: 1 << 20, MaxPages: 2}}}
+			MaxMemory: 64 << 20, Probe: probe.Options{Timeout: 5 * time.Second, MaxTools: 10, MaxBytes: 1 << 20, MaxPages: 2}}}
 		if err := crawlRun(ctx, e, o); err != nil {
 			t.Fatalf("%v; stderr %s", err, errOut)
 		}

@@ -9,7 +9,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
@@ -22,8 +23,8 @@ type scanOptions struct {
 	Target   string
 	Format   string // json or sarif
 	Lock     string
-	Probe    crawl.ProbeOptions
-	Packages crawl.PackageOptions
+	Probe    probe.Options
+	Packages runners.Options
 	// Config, when set, is a config scan (--config, --repo): the other
 	// fields are unused.
 	Config *scanConfigOptions
@@ -145,8 +146,8 @@ func parseScan(env *cmdEnv, args []string) (scanOptions, error) {
 	if so.Format != "json" && so.Format != "sarif" {
 		return so, usageError{fmt.Sprintf("--format %q: want json or sarif", so.Format)}
 	}
-	if crawl.IsPackageCoordinate(so.Target) {
-		if _, err := crawl.ParsePackageID(so.Target); err != nil {
+	if runners.IsPackageCoordinate(so.Target) {
+		if _, err := runners.ParsePackageID(so.Target); err != nil {
 			return so, usageError{err.Error()}
 		}
 	}
@@ -171,15 +172,15 @@ func runScanTarget(ctx context.Context, env *cmdEnv, o scanOptions) error {
 		}
 	}
 	// The user names the one server: a local one is a fair target.
-	po.AllowAddr = crawl.AnyAddr
+	po.AllowAddr = probe.AnyAddr
 	var id string
-	var r crawl.Result
-	if crawl.IsPackageCoordinate(o.Target) {
+	var r probe.Result
+	if runners.IsPackageCoordinate(o.Target) {
 		// No sandbox is a failure of the machine, not of the usage.
-		if id, r, err = crawl.ScanPackage(ctx, o.Target, po, o.Packages); err != nil {
+		if id, r, err = runners.ScanPackage(ctx, o.Target, po, o.Packages); err != nil {
 			return err
 		}
-	} else if id, r, err = crawl.Scan(ctx, o.Target, po); err != nil {
+	} else if id, r, err = probe.Scan(ctx, o.Target, po); err != nil {
 		return usageError{fmt.Sprintf("%s: %v", o.Target, err)}
 	}
 	if ctx.Err() != nil {
@@ -193,7 +194,7 @@ func runScanTarget(ctx context.Context, env *cmdEnv, o scanOptions) error {
 	out := bufio.NewWriterSize(env.stdout, 1<<16)
 	emit, sw := labelEmitter(o.Format, out)
 	origin := label.Origin{File: id, Line: 1}
-	doc := crawl.AppendToolsRecord(nil, id, r.Tools)
+	doc := probe.AppendToolsRecord(nil, id, r.Tools)
 	l := label.NewLabeller()
 	if sw != nil {
 		l.WithDefinitionHash(definitionHash()) // SARIF fingerprints
@@ -215,7 +216,7 @@ func runScanTarget(ctx context.Context, env *cmdEnv, o scanOptions) error {
 // serverSaid is the JSON-RPC error a server answered, for the message of
 // an unreachable one: its code and data say what it wants (the revisions
 // it speaks, say), which the SDK's text leaves out.
-func serverSaid(e *crawl.RPCError) string {
+func serverSaid(e *probe.RPCError) string {
 	if e == nil {
 		return ""
 	}

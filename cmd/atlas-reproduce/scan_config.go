@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/termtext"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/toolid"
@@ -62,8 +63,8 @@ type scanConfigOptions struct {
 	// of Now (the clock in use, a fixed instant in tests).
 	Suppressions string
 	Now          time.Time
-	Probe        crawl.ProbeOptions
-	Packages     *crawl.PackageOptions
+	Probe        probe.Options
+	Packages     *runners.Options
 }
 
 // configServer is one listed server: where it is written and what runs it.

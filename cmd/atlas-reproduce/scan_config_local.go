@@ -12,7 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
 )
@@ -132,16 +133,16 @@ func systemPath(p string) bool {
 // scan runs the command of full in the sandbox and lists its tools. The
 // error is why it could not be started at all (no sandbox on this
 // machine, a command that is not there).
-func (l *localRunner) scan(ctx context.Context, full agentconfig.Server, po crawl.ProbeOptions) (crawl.Result, error) {
+func (l *localRunner) scan(ctx context.Context, full agentconfig.Server, po probe.Options) (probe.Result, error) {
 	spec, err := l.spec(full)
 	if err != nil {
-		return crawl.Result{}, err
+		return probe.Result{}, err
 	}
 	sb, err := l.sandbox(ctx)
 	if err != nil {
-		return crawl.Result{}, errors.New("no sandbox to run it in: " + err.Error())
+		return probe.Result{}, errors.New("no sandbox to run it in: " + err.Error())
 	}
-	return crawl.ScanCommand(ctx, sb, spec, po), nil
+	return runners.ScanCommand(ctx, sb, spec, po), nil
 }
 
 // sameDir says a and b name one folder.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
@@ -58,7 +58,7 @@ func TestScanConfigLocalCommand(t *testing.T) {
 	scan := func(noLocal bool) map[string]any {
 		var out, errb bytes.Buffer
 		env := &cmdEnv{stdout: &out, stderr: &errb}
-		o := scanConfigOptions{Repo: repo, JSON: true, NoLocal: noLocal, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second}}
+		o := scanConfigOptions{Repo: repo, JSON: true, NoLocal: noLocal, Probe: probe.Options{Timeout: 60 * time.Second}}
 		if err := runScanConfig(context.Background(), env, o); err != nil {
 			t.Fatalf("%v\n%s", err, errb.String())
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -61,7 +61,7 @@ func TestScanConfigLockRoundTrip(t *testing.T) {
 		var out, errb bytes.Buffer
 		env := &cmdEnv{stdout: &out, stderr: &errb}
 		o := scanConfigOptions{Repo: repo, JSON: true, Lock: lock, Approve: approve, FailOn: fail,
-			Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+			Probe: probe.Options{Timeout: 20 * time.Second}}
 		err = runScanConfig(context.Background(), env, o)
 		return out.String(), errb.String(), err
 	}

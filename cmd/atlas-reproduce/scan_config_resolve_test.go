@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/ocitest"
@@ -50,8 +51,8 @@ func TestScanConfigNPMServers(t *testing.T) {
 	}
 	var out, errb bytes.Buffer
 	env := &cmdEnv{stdout: &out, stderr: &errb}
-	o := scanConfigOptions{Repo: repo, JSON: true, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second},
-		Packages: &crawl.PackageOptions{Cache: cache}}
+	o := scanConfigOptions{Repo: repo, JSON: true, Probe: probe.Options{Timeout: 60 * time.Second},
+		Packages: &runners.Options{Cache: cache}}
 	if err := runScanConfig(context.Background(), env, o); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
@@ -209,8 +210,8 @@ func scanRepoServer(t *testing.T, repo string) (scannedRow, []string) {
 	}
 	var out, errb bytes.Buffer
 	env := &cmdEnv{stdout: &out, stderr: &errb}
-	o := scanConfigOptions{Repo: repo, JSON: true, Probe: crawl.ProbeOptions{Timeout: 60 * time.Second},
-		Packages: &crawl.PackageOptions{Cache: cache}}
+	o := scanConfigOptions{Repo: repo, JSON: true, Probe: probe.Options{Timeout: 60 * time.Second},
+		Packages: &runners.Options{Cache: cache}}
 	if err := runScanConfig(context.Background(), env, o); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}

@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/atlas-reproduce/atlas-reproduce/label"
 	"github.com/atlas-reproduce/atlas-reproduce/label/classify"
@@ -62,7 +63,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // It returns the state to show and the labelled tools, and doc, the
 // server's tools/list result as a census record for the lock (nil when
 // the server was not scanned).
-func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (string, bool), po crawl.ProbeOptions, pko *crawl.PackageOptions, local *localRunner) (state string, tools []scannedTool, doc []byte) {
+func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (string, bool), po probe.Options, pko *runners.Options, local *localRunner) (state string, tools []scannedTool, doc []byte) {
 	switch {
 	case s.Disabled:
 		return "disabled", nil, nil
@@ -76,11 +77,11 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 	// query, a header): the state shown never holds a resolved value.
 	defer func() { state = scrubSecrets(state, s.raw, full) }()
 	var id string
-	var r crawl.Result
+	var r probe.Result
 	var err error
 	// The user configured this server: a local address is a fair target,
 	// and so is a registry on loopback for its package.
-	po.AllowAddr = crawl.AnyAddr
+	po.AllowAddr = probe.AnyAddr
 	switch coord := s.Target.Coordinate(); {
 	case s.Target.Kind == agentconfig.KindRemote:
 		base := http.DefaultTransport.(*http.Transport).Clone()
@@ -89,9 +90,9 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 			return "failed: " + perr.Error(), nil, nil
 		}
 		po.Transport = headerTransport{base: base, headers: full.Headers, host: u.Host}
-		id, r, err = crawl.Scan(ctx, full.URL, po)
+		id, r, err = probe.Scan(ctx, full.URL, po)
 	case coord != "" && pko != nil:
-		id, r, err = crawl.ScanPackageWith(ctx, coord, s.Target.Args, serverEnv(s.Target, full.Env), po, *pko)
+		id, r, err = runners.ScanPackageWith(ctx, coord, s.Target.Args, serverEnv(s.Target, full.Env), po, *pko)
 	case coord != "":
 		return "not scanned: no package options", nil, nil
 	case s.Target.Kind == agentconfig.KindLocal && (local == nil || local.Skip):
@@ -109,7 +110,7 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 			return "not resolved: " + rerr.Error(), nil, nil
 		}
 		s.Resolved = rt.Coordinate()
-		id, r, err = crawl.ScanPackageWith(ctx, s.Resolved, s.Target.Args, serverEnv(s.Target, full.Env), po, *pko)
+		id, r, err = runners.ScanPackageWith(ctx, s.Resolved, s.Target.Args, serverEnv(s.Target, full.Env), po, *pko)
 	}
 	if err != nil {
 		return "failed: " + err.Error(), nil, nil
@@ -117,7 +118,7 @@ func scanConfigured(ctx context.Context, s *configServer, lookup func(string) (s
 	if !r.Reachable {
 		return "unreachable (" + r.ErrorKind + ")", nil, nil
 	}
-	doc = crawl.AppendToolsRecord(nil, id, r.Tools)
+	doc = probe.AppendToolsRecord(nil, id, r.Tools)
 	err = label.NewLabeller().WithDefinitionHash(definitionHash()).Record(doc, func(t *label.ToolLabels) error {
 		name := ""
 		if t.Tool != nil {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -100,7 +100,7 @@ func TestScanConfigSARIF(t *testing.T) {
 		var out, errb bytes.Buffer
 		env := &cmdEnv{stdout: &out, stderr: &errb}
 		o := scanConfigOptions{Repo: ".", SARIF: format, JSON: !format, Lock: lock, Suppressions: "suppressions.yaml",
-			Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+			Now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Probe: probe.Options{Timeout: 20 * time.Second}}
 		if err := runScanConfig(context.Background(), env, o); err != nil {
 			t.Fatalf("%v\n%s", err, errb.String())
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -48,7 +48,7 @@ func TestScanConfigSuppressions(t *testing.T) {
 		var out, errb bytes.Buffer
 		env := &cmdEnv{stdout: &out, stderr: &errb}
 		o := scanConfigOptions{Repo: repo, JSON: asJSON, FailOn: fail, Suppressions: supFile, Now: now,
-			Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+			Probe: probe.Options{Timeout: 20 * time.Second}}
 		err := runScanConfig(context.Background(), env, o)
 		return out.String(), errb.String(), err
 	}

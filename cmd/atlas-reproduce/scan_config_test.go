@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/agentconfig"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -129,7 +129,7 @@ func TestScanConfigRemoteHeaderFromEnv(t *testing.T) {
 	scan := func() map[string]any {
 		var out bytes.Buffer
 		env := &cmdEnv{stdout: &out, stderr: &bytes.Buffer{}}
-		o := scanConfigOptions{Repo: dir, JSON: true, Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+		o := scanConfigOptions{Repo: dir, JSON: true, Probe: probe.Options{Timeout: 20 * time.Second}}
 		if err := runScanConfig(context.Background(), env, o); err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestScanConfigRemoteHeaderFromEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := &cmdEnv{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-		o := scanConfigOptions{Repo: dir, JSON: true, FailOn: f, Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+		o := scanConfigOptions{Repo: dir, JSON: true, FailOn: f, Probe: probe.Options{Timeout: 20 * time.Second}}
 		err = runScanConfig(context.Background(), env, o)
 		var v verdictError
 		if got := errors.As(err, &v); got != tc.fail {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
 
@@ -16,7 +16,7 @@ import (
 // which revision it negotiated.
 func TestScanNodeSDKServers(t *testing.T) {
 	testenv.NodePackages(t) // skips without them, fails with CI=true
-	sent, err := crawl.Declared(context.Background())
+	sent, err := probe.Declared(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/atlas-reproduce/atlas-reproduce/crawl"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -64,7 +64,7 @@ func TestScanRunFunction(t *testing.T) {
 	t.Cleanup(ts.Close)
 	var out, errb bytes.Buffer
 	env := &cmdEnv{stdout: &out, stderr: &errb}
-	o := scanOptions{Target: ts.URL + "/mcp", Format: "json", Probe: crawl.ProbeOptions{Timeout: 20 * time.Second}}
+	o := scanOptions{Target: ts.URL + "/mcp", Format: "json", Probe: probe.Options{Timeout: 20 * time.Second}}
 	if err := runScanOpts(context.Background(), env, o); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}

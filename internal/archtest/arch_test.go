@@ -47,6 +47,9 @@ func TestImportRules(t *testing.T) {
 		{"analysis imports no acquisition nor the MCP SDK", analysis, append(paths(acquisition), mcpSDK), "crawl"},
 		{"acquisition imports no analysis stage nor service", acquisition, append(paths(stages), paths(services)...), "cmd/atlas-reproduce"},
 		{"services import no pipeline nor acquisition", services, append(paths([]string{"pipeline/..."}), paths(acquisition)...), "cmd/atlas-reproduce"},
+		// The crawl's three rooms: the probe speaks MCP and knows nothing
+		// of how a packaged server is installed or where it runs.
+		{"the probe imports no runner, sandbox nor OCI root", []string{"crawl/probe/..."}, paths([]string{"crawl/runners/...", "internal/sandbox/...", "internal/ociroot/..."}), "crawl"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,8 +86,14 @@ func TestOnlyImporters(t *testing.T) {
 		{"golang.org/x/term", []string{module + "/cmd/atlas-reproduce"}},
 		// The deposition client is the command's: publish writes files only.
 		{module + "/publish/zenodo", []string{module + "/cmd/atlas-reproduce"}},
+		// The runners are the crawl's only way to the sandbox and the OCI
+		// root; cmd wires the sandbox command, the crawl's flags and the
+		// config scan's image tags, and npmtest starts npm in a sandbox.
+		{module + "/internal/sandbox", []string{module + "/cmd/atlas-reproduce", module + "/crawl/runners", module + "/internal/npmtest"}},
+		{module + "/internal/ociroot", []string{module + "/cmd/atlas-reproduce", module + "/crawl/runners"}},
 		// Test plumbing reaches no program: only tests import it.
-		{module + "/internal/testenv", []string{module + "/internal/npmtest"}},
+		{module + "/crawl/internal/crawltest", nil},
+		{module + "/internal/testenv", []string{module + "/crawl/internal/crawltest", module + "/internal/npmtest"}},
 		{module + "/internal/npmtest", nil},
 		{module + "/internal/jsonref", nil},
 	}

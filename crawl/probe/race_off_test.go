@@ -1,0 +1,5 @@
+//go:build !race
+
+package probe_test
+
+const raceEnabled = false
