@@ -63,7 +63,7 @@ cache=$out/cache
 mkdir -p "$cache"
 chown -R "$user" "$out"
 tsv=$out/measure.tsv
-printf 'phase\tindex\tpackage\twall_s\tcpu_s\tfetched_bytes\tconnections\tcache_bytes\n' >"$tsv"
+printf 'phase\tindex\tpackage\twall_s\tcpu_s\tfetched_bytes\tconnections\ttarballs\tcache_bytes\n' >"$tsv"
 
 mapfile -t pkgs < <(grep -v '^[[:space:]]*\(#\|$\)' "$list")
 echo "bench-packages: ${#pkgs[@]} packages, as $user, into $out" >&2
@@ -75,14 +75,15 @@ step() {
   t0=$(date +%s.%N) c0=$(cpu_ns)
   as_user "$cmd" || true
   t1=$(date +%s.%N) c1=$(cpu_ns)
-  local log=$out/$phase/$i.log fetched=0 conns=0
+  local log=$out/$phase/$i.log fetched=0 conns=0 tarballs=0
   if [ -f "$log" ]; then
     fetched=$(grep -o 'fetched_bytes=[0-9]*' "$log" | cut -d= -f2 || true)
     conns=$(grep -o 'connections=[0-9]*' "$log" | cut -d= -f2 || true)
+    tarballs=$(grep -o 'npm_tarballs=[0-9]*' "$log" | cut -d= -f2 || true)
   fi
-  printf '%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%s\n' "$phase" "$i" "$pkg" \
+  printf '%s\t%d\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t%s\n' "$phase" "$i" "$pkg" \
     "$(awk "BEGIN {print $t1 - $t0}")" "$(awk "BEGIN {print ($c1 - $c0) / 1e9}")" \
-    "${fetched:-0}" "${conns:-0}" "$(du -sb "$cache" | cut -f1)" >>"$tsv"
+    "${fetched:-0}" "${conns:-0}" "${tarballs:-0}" "$(du -sb "${measured_cache:-$cache}" | cut -f1)" >>"$tsv"
   tail -1 "$tsv" >&2
 }
 
@@ -99,6 +100,25 @@ for phase in cold warm; do
     step "$phase" "$i" "$pkg" "$(crawl "$phase" "$i")"
   done
 done
+
+# The census passes: the whole list in one crawl, as a census runs it
+# (the registry read as of the crawl's start, packages two at a time),
+# into a cache of its own: cold (empty), warm (every package installed),
+# and next month's (the store kept, every tenth package's folder removed,
+# so that it is resolved and laid out again: a changed package whose
+# dependencies the store mostly holds; its own new tarball aside).
+census=$out/census-cache
+mkdir -p "$census" "$out/census-cold" "$out/census-warm" "$out/census-next"
+chown -R "$user" "$census" "$out/census-cold" "$out/census-warm" "$out/census-next"
+grep -v '^[[:space:]]*\(#\|$\)' "$list" >"$out/cand/all.txt"
+measured_cache=$census
+for phase in census-cold census-warm census-next; do
+  if [ "$phase" = census-next ]; then
+    as_user "ls -d '$census'/npm-* | awk 'NR % 10 == 0' | xargs -r rm -rf"
+  fi
+  step "$phase" 0 all "$bin crawl --candidates '$out/cand/all.txt' --out '$out/$phase/0' --package-cache '$census' --package-cache-max 34359738368 --no-elapsed --timeout 2m 2>'$out/$phase/0.log'"
+done
+unset measured_cache
 
 # The direct runs: npm install in a throwaway folder (scripts off, as the
 # crawl's), then the TypeScript SDK's stdio client runs the entry with node.

@@ -90,8 +90,29 @@ def main():
         sys.exit(1)
     cache = max(int(r["cold"]["cache_bytes"]) for r in rows.values() if "cold" in r)
     avg = {k: v / n for k, v in tot.items()}
-    cold_h = REGISTRY_NPM * avg["cold_cpu"] / CORES / 3600
-    next_h = REGISTRY_NPM * (0.9 * avg["warm_cpu"] + 0.1 * avg["cold_cpu"]) / CORES / 3600
+    census = rows.get(0, {})
+    if all(p in census for p in ("census-cold", "census-warm", "census-next")):
+        # One crawl of the whole list: what a census pays, its fixed
+        # costs once.
+        lines += ["", "One crawl of the whole list, as a census runs it (packages two at a time):", "",
+                  "| pass | wall s | CPU s | CPU s a package | fetched MB | MB a package | tarballs | cache MB |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for p, what in (("census-cold", "cold (empty cache)"), ("census-warm", "warm (every package installed)"),
+                        ("census-next", "next month (store kept, a tenth of folders removed)")):
+            r = census[p]
+            lines.append(f"| {what} | {float(r['wall_s']):.0f} | {float(r['cpu_s']):.1f} | {float(r['cpu_s']) / n:.2f} | "
+                         f"{int(r['fetched_bytes']) / 1e6:.1f} | {int(r['fetched_bytes']) / n / 1e6:.2f} | {r.get('tarballs', '0')} | "
+                         f"{int(r['cache_bytes']) / 1e6:.0f} |")
+        cold_cpu = float(census["census-cold"]["cpu_s"]) / n
+        next_cpu = float(census["census-next"]["cpu_s"]) / n
+        cold_fetched = int(census["census-cold"]["fetched_bytes"]) / n
+        basis = "the census passes"
+    else:
+        cold_cpu, cold_fetched = avg["cold_cpu"], avg["fetched"]
+        next_cpu = 0.9 * avg["warm_cpu"] + 0.1 * avg["cold_cpu"]
+        basis = "the per-package averages (a changed package counted as wholly cold)"
+    cold_h = REGISTRY_NPM * cold_cpu / CORES / 3600
+    next_h = REGISTRY_NPM * next_cpu / CORES / 3600
     lines += [
         "",
         f"{n} packages. Averages per package: cold {avg['cold_wall']:.1f} s wall, {avg['cold_cpu']:.2f} CPU-s, "
@@ -102,10 +123,12 @@ def main():
         f"- records the same cold and warm: {same} of {n}" + (f" (**{differ} differ**)" if differ else ""),
         f"- tool lists equal to the direct run's, where it listed tools: {equal} of {direct_listed}"
         + (f" (**{unequal} differ**)" if unequal else ""),
-        f"- targets: cold ≤ 5 CPU-s a package: {'met' if avg['cold_cpu'] <= 5 else '**not met**'} ({avg['cold_cpu']:.2f}); "
+        f"- targets, one package a crawl: cold ≤ 5 CPU-s a package: {'met' if avg['cold_cpu'] <= 5 else '**not met**'} ({avg['cold_cpu']:.2f}); "
         f"cold ≤ 15 MB fetched: {'met' if avg['fetched'] <= 15e6 else '**not met**'} ({avg['fetched'] / 1e6:.1f}); "
         f"warm ≤ 1.5 CPU-s: {'met' if avg['warm_cpu'] <= 1.5 else '**not met**'} ({avg['warm_cpu']:.2f})",
-        f"- the registry's {REGISTRY_NPM:,} npm entries on one {CORES}-core machine, CPU-bound at these averages: "
+        f"- targets, the whole list in one crawl: cold ≤ 5 CPU-s a package: {'met' if cold_cpu <= 5 else '**not met**'} ({cold_cpu:.2f}); "
+        f"cold ≤ 15 MB fetched: {'met' if cold_fetched <= 15e6 else '**not met**'} ({cold_fetched / 1e6:.1f})",
+        f"- the registry's {REGISTRY_NPM:,} npm entries on one {CORES}-core machine, CPU-bound at {basis}: "
         f"cold {cold_h:.1f} h (target ≤ 12 h: {'met' if cold_h <= 12 else '**not met**'}); the next month's crawl, "
         f"store kept and a tenth changed, {next_h:.1f} h (target ≤ 2 h: {'met' if next_h <= 2 else '**not met**'})",
     ]
