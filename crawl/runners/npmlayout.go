@@ -335,7 +335,7 @@ func (l *npmLayout) unpack(ctx context.Context, p lockPackage, dest, algo string
 		// npm's install keeps files and folders, and drops the first
 		// path element ("package/"), links and devices.
 		rel, ok := cleanTarPath(hdr.Name)
-		if !ok || (hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA) {
+		if !ok || hdr.Typeflag != tar.TypeReg { // the reader reads the old TypeRegA as TypeReg
 			continue
 		}
 		// As npm pack does, npm's install takes a .gitignore for the
