@@ -433,11 +433,8 @@ func cleanTarPath(name string) (string, bool) {
 			return "", false
 		}
 	}
-	rel := path.Clean(rest)
-	if rel == "." {
-		return "", false
-	}
-	return rel, true
+	rel := path.Clean("/" + rest)[1:]
+	return rel, rel != ""
 }
 
 // tarballURL is where the crawl fetches a lockfile's resolved tarball:
