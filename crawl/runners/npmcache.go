@@ -79,6 +79,10 @@ type npmCache struct {
 	// order: mu, then storeMu.
 	storeMu    sync.Mutex
 	storeBytes int64
+	// storeKnown says storeBytes is the store's size: it is learnt (a
+	// walk of the whole store) only when the folders' apparent sizes
+	// pass the bound, the only time eviction needs it.
+	storeKnown bool
 }
 
 // installed is a package ready to run: its cache folder and the entry
@@ -188,15 +192,38 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	if err != nil {
 		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
 	}
+	lay := c.layout()
+	in, err := c.layOut(ctx, p, lay, pkgs, tmp, dir)
+	if err != nil {
+		// What the store took in for this install alone goes with it.
+		_ = os.RemoveAll(tmp)
+		freed := pruneUsed(c.store, filepath.Join(c.dir, manifestsDir), lay.usedList()) + lay.pruneUnpacked()
+		c.storeMu.Lock()
+		if c.storeKnown {
+			c.storeBytes -= freed
+		}
+		c.storeMu.Unlock()
+	}
+	return in, err
+}
+
+// layOut lays the resolved tree out in tmp (see npmLayout) and seals it
+// as the package folder dir.
+func (c *npmCache) layOut(ctx context.Context, p *Package, lay *npmLayout, pkgs []lockPackage, tmp, dir string) (installed, error) {
 	for _, f := range []string{"package-lock.json", "package.json", "skip.json"} {
 		if err := os.Remove(filepath.Join(tmp, f)); err != nil {
 			return installed{}, err
 		}
 	}
-	lay := c.layout()
-	err = lay.lay(ctx, tmp, pkgs)
+	err := lay.lay(ctx, tmp, pkgs)
+	if err == nil {
+		// Optional versions that failed part way are gone from tmp.
+		lay.added.Add(-lay.pruneUnpacked())
+	}
 	c.storeMu.Lock()
-	c.storeBytes += lay.added.Load()
+	if c.storeKnown {
+		c.storeBytes += lay.added.Load()
+	}
 	c.storeMu.Unlock()
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -434,7 +461,7 @@ func (c *npmCache) evict() {
 		used time.Time
 	}
 	var fs []folder
-	var total int64
+	var total, apparent int64
 	for _, e := range ents {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
@@ -455,12 +482,26 @@ func (c *npmCache) evict() {
 		}
 		fs = append(fs, folder{e.Name(), own, st.ModTime()})
 		total += own
+		apparent += max(m.Size, own)
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].used.Before(fs[j].used) })
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.storeMu.Lock()
 	defer c.storeMu.Unlock()
+	if !c.storeKnown && c.store != nil {
+		// The store holds no more than the folders link: while their
+		// files fit counted once a folder, the store's size is not
+		// needed (failed installs prune what they alone added).
+		if apparent <= c.max {
+			return
+		}
+		n, err := c.store.Size()
+		if err != nil {
+			return
+		}
+		c.storeBytes, c.storeKnown = n, true
+	}
 	total += c.storeBytes
 	for _, f := range fs {
 		if total <= c.max {
@@ -528,9 +569,6 @@ func (c *npmCache) prepare() error {
 		return fmt.Errorf("package store: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(c.dir, manifestsDir), 0o755); err != nil {
-		return fmt.Errorf("package store: %w", err)
-	}
-	if c.storeBytes, err = c.store.Size(); err != nil {
 		return fmt.Errorf("package store: %w", err)
 	}
 	c.confEnv = env

@@ -49,8 +49,9 @@ type npmLayout struct {
 	laid  atomic.Int64 // bytes laid out
 	added atomic.Int64 // bytes the store grew by
 
-	mu   sync.Mutex // guards used
-	used []string   // the manifests of the versions laid out
+	mu      sync.Mutex     // guards used and partial
+	used    []string       // the manifests of the versions laid out
+	partial []manifestFile // the files of tarballs whose unpacking failed
 }
 
 // manifestsDir holds, in the package cache, what the store holds of each
@@ -122,6 +123,13 @@ func (l *npmLayout) lay(ctx context.Context, root string, pkgs []lockPackage) er
 // any more, instead of walking the whole store.
 const usesFile = ".atlas-tarballs"
 
+// usedList is the manifests of the versions laid out so far.
+func (l *npmLayout) usedList() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.used)
+}
+
 // recordUse writes usesFile into root.
 func (l *npmLayout) recordUse(root string) error {
 	l.mu.Lock()
@@ -149,28 +157,48 @@ func pruneUsed(store *pkgStore, manifests string, used []string) (freed int64) {
 		if err != nil || json.Unmarshal(b, &m) != nil {
 			continue
 		}
-		whole := true
-		for _, f := range m.Files {
-			sum, err := hex.DecodeString(f.Sum)
-			if err != nil {
-				whole = false
-				continue
-			}
-			p := store.path(sum, f.Perm)
-			st, err := os.Lstat(p)
-			if err != nil {
-				whole = false
-				continue
-			}
-			if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 1 && os.Remove(p) == nil {
-				freed += st.Size()
-				whole = false
-			}
-		}
+		n, whole := pruneFiles(store, m.Files)
+		freed += n
 		if !whole {
 			_ = os.Remove(mf)
 		}
 	}
+	return freed
+}
+
+// pruneFiles removes the store's files of files that no folder links any
+// more, says how many bytes that freed, and whether the store still holds
+// every one of them.
+func pruneFiles(store *pkgStore, files []manifestFile) (freed int64, whole bool) {
+	whole = true
+	for _, f := range files {
+		sum, err := hex.DecodeString(f.Sum)
+		if err != nil {
+			whole = false
+			continue
+		}
+		p := store.path(sum, f.Perm)
+		st, err := os.Lstat(p)
+		if err != nil {
+			whole = false
+			continue
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink == 1 && os.Remove(p) == nil {
+			freed += st.Size()
+			whole = false
+		}
+	}
+	return freed, whole
+}
+
+// pruneUnpacked removes the store's files of tarballs whose unpacking
+// failed part way (no manifest names them) that no folder links any more:
+// call it once their folders are gone.
+func (l *npmLayout) pruneUnpacked() (freed int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	freed, _ = pruneFiles(l.store, l.partial)
+	l.partial = nil
 	return freed
 }
 
@@ -206,6 +234,9 @@ func (l *npmLayout) place(ctx context.Context, root string, p lockPackage) error
 	_ = os.RemoveAll(dest)
 	m, err := l.unpack(ctx, p, dest, algo, want)
 	if err != nil {
+		l.mu.Lock()
+		l.partial = append(l.partial, m.Files...)
+		l.mu.Unlock()
 		return fmt.Errorf("%s@%s: %w", strings.TrimPrefix(p.Path[strings.LastIndex(p.Path, "node_modules/"):], "node_modules/"), p.Version, err)
 	}
 	b, err := json.Marshal(m)

@@ -170,7 +170,13 @@ func TestNPMLayoutStore(t *testing.T) {
 			registry: regURL, max: max, fetches: 2}
 		err := l.lay(context.Background(), root, []lockPackage{{Path: "node_modules/tiny-x", Version: "1.0.0", Resolved: resolved, Integrity: integrity}})
 		if err != nil {
-			_ = os.RemoveAll(root) // as a failed install's folder is
+			// As a failed install: its folder goes, then what it alone
+			// put in the store.
+			_ = os.RemoveAll(root)
+			l.pruneUnpacked()
+			if n, err := store.Size(); err != nil || n != 0 {
+				t.Errorf("a failed layout left %d bytes in the store (%v)", n, err)
+			}
 		}
 		return root, err
 	}
