@@ -36,7 +36,7 @@ var runBench = parsed(parseBench, benchRun)
 
 // parseBench parses bench's command line.
 func parseBench(env *cmdEnv, args []string) (benchOptions, error) {
-	fs := newFlagSet(env, "bench", "bench [--data PATH [--data PATH ...] | --tools N --scales 1,4,10 --max-server-tools N] [--runs N] [--python-scales 1]")
+	fs := newFlagSet(env, "bench", synopsis("bench"))
 	var data []string
 	fs.Func("data", "census folder to time; repeat it for one table of several (default: synthesise one per scale)", func(s string) error {
 		if s == "" {

@@ -73,7 +73,7 @@ var runCandidates = parsed(parseCandidates, candidatesRun)
 
 // parseCandidates parses candidates' command line.
 func parseCandidates(env *cmdEnv, args []string) (candidatesOptions, error) {
-	fs := newFlagSet(env, "candidates", "candidates --registry URL --out FILE [--updated-since RFC3339] [--registry-timeout DURATION] [--registry-pages N]")
+	fs := newFlagSet(env, "candidates", synopsis("candidates"))
 	out := fs.String("out", "", "candidates `FILE` to write (JSON Lines in the layout of "+release.CandidatesFile+"); written whole or not at all")
 	var rf registryFlags
 	rf.register(fs)

@@ -27,7 +27,7 @@ var runClassify = parsed(parseClassify, classifyRun)
 
 // parseClassify parses classify's command line.
 func parseClassify(env *cmdEnv, args []string) (classifyOptions, error) {
-	fs := newFlagSet(env, "classify", "classify [--schema FILE|-] [--format json|sarif] [--sensitivity] < tools.jsonl")
+	fs := newFlagSet(env, "classify", synopsis("classify"))
 	schema := fs.String("schema", "", "classify one tool or input-schema `FILE` (a JSON document, possibly multi-line) instead of JSON Lines on stdin; - reads that one document from stdin")
 	format := fs.String("format", "json", "output `format`: json (one line per tool) or sarif (SARIF 2.1.0, one result per labelled property and class)")
 	sens := fs.Bool("sensitivity", false, "add to each tool's line a \"sensitivity\" key: the classes the non-normative variants camel_case, word_split and deep would add (json format only)")

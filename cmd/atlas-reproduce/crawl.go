@@ -54,7 +54,7 @@ var runCrawl = parsed(parseCrawl, crawlRun)
 
 // parseCrawl parses crawl's command line.
 func parseCrawl(env *cmdEnv, args []string) (crawlOptions, error) {
-	fs := newFlagSet(env, "crawl", "crawl (--candidates FILE | --registry URL [--updated-since RFC3339]) --out DIR [--concurrency N] [--per-host N] [--timeout DURATION] [--max-tools N] [--max-bytes N] [--max-pages N] [--max-memory N] [--no-elapsed] [--allow-private] [--fresh] [--shard K/N] [--package-concurrency N] [--package-cache DIR] [--package-cache-max N] [--sandbox-memory BYTES] [--no-packages]")
+	fs := newFlagSet(env, "crawl", synopsis("crawl"))
 	cands := fs.String("candidates", "", "candidates `FILE`: JSON Lines with a \"url\" or a \"package\" (the layout of "+release.CandidatesFile+"), or one URL or package coordinate (npm:NAME@VERSION) per line")
 	out := fs.String("out", "", "output `DIR`; it keeps the journal, and a rerun with the same DIR and flags resumes")
 	fresh := fs.Bool("fresh", false, "discard the journal in --out and crawl every server again (a journal begun with other flags is not resumed)")

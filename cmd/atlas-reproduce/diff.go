@@ -23,13 +23,7 @@ var runDiff = parsed(parseDiff, diff)
 
 // parseDiff parses diff's command line.
 func parseDiff(env *cmdEnv, args []string) (diffOptions, error) {
-	fs := newFlagSet(env, "diff", "diff [--json] [--out DIR] [--fail-on CLASSES] OLD NEW\n\n"+
-		"Prints, per class, bucket and tool-surface figure, both counts, both percentages and\n"+
-		"the change, as Markdown (default) or JSON. OLD and NEW are run output folders or\n"+
-		"report.json files (one of them may be - for standard input). With two folders, it\n"+
-		"also compares their tools.parquet tool by tool: servers and tools added and removed,\n"+
-		"tools changed (another definition_sha256), and the classes each tool gained or lost;\n"+
-		"the lists show the tools that gained a class first.")
+	fs := newFlagSet(env, "diff", synopsis("diff"))
 	asJSON := fs.Bool("json", false, "write JSON instead of Markdown")
 	out := fs.String("out", "", "write changes.parquet (one row per tool added, removed or changed) into `DIR`")
 	var failClasses classesFlag

@@ -69,11 +69,7 @@ var runEvaluate = parsed(parseEvaluate, runEvaluateOpts)
 
 // parseEvaluate parses evaluate's command line.
 func parseEvaluate(env *cmdEnv, args []string) (evaluateOptions, error) {
-	fs := newFlagSet(env, "evaluate", "evaluate --sample DIR --labels FILE... [--agree majority|any|all] [--out DIR] [--fail-under precision=0.5,...]\n\n"+
-		"Estimates, per class, the rules' precision, recall and F1 with 95% intervals, and the\n"+
-		"number of properties (or tools) that truly carry each class beside the rules' count,\n"+
-		"from a stratified sample (sample.jsonl, strata.json) and one labels file per rater;\n"+
-		"writes evaluation.json and evaluation.md. See docs/evaluate.md.")
+	fs := newFlagSet(env, "evaluate", synopsis("evaluate"))
 	dir := fs.String("sample", "", "the sample `DIR` (sample.jsonl and strata.json)")
 	var labels []string
 	fs.Func("labels", "a rater's labels `FILE` (labels-NAME.jsonl); repeatable, and the arguments after the flags are labels files too", func(s string) error {

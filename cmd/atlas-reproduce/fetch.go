@@ -71,12 +71,7 @@ var runFetch = parsed(parseFetch, fetchRun)
 
 // parseFetch parses fetch's command line.
 func parseFetch(env *cmdEnv, args []string) (fetchOptions, error) {
-	fs := newFlagSet(env, "fetch", "fetch --dest DIR [--record ID]... [flags]\n\n"+
-		"Downloads every file of each Zenodo record to DIR/<key>, resuming DIR/<key>.part\n"+
-		"and verifying size and MD5; a record's files get their names together once all\n"+
-		"verify. Without --record it fetches the two records of the frozen census snapshot\n"+
-		"and checks them against the published pins. The verified paths are printed on\n"+
-		"stdout, one per line.")
+	fs := newFlagSet(env, "fetch", synopsis("fetch"))
 	var o fetchOptions
 	o.flags.register(fs, "download into `DIR` (required)")
 	fs.BoolVar(&o.progress, "progress", true, "draw a progress bar per file when stderr is a terminal")

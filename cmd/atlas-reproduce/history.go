@@ -19,15 +19,7 @@ var runHistory = parsed(parseHistory, historyRun)
 
 // parseHistory parses history's command line.
 func parseHistory(env *cmdEnv, args []string) (historyOptions, error) {
-	fs := newFlagSet(env, "history", "history --out DATASET RUN_DIR... [--replace]\n\n"+
-		"Adds each run folder (run, reproduce) to the dataset folder DATASET as the partition of\n"+
-		"its release, DATASET/release=<id>/, holding the run's tools.parquet, properties.parquet,\n"+
-		"classes.parquet and report.json unchanged; then rebuilds, from every partition,\n"+
-		"history.parquet (one row per release and class, beside the release before as diff\n"+
-		"compares two runs), history.md and history.html (class shares over the releases and\n"+
-		"the tools added, removed and changed, as charts). A run names its release in its\n"+
-		"report.json (run --release-id, --release-date). Adding a run again changes nothing;\n"+
-		"another run of a release already in the dataset is refused unless --replace.")
+	fs := newFlagSet(env, "history", synopsis("history"))
 	out := fs.String("out", "", "the dataset `DIR` (created if missing; required)")
 	replace := fs.Bool("replace", false, "let a run take the place of another run of the same release id in the dataset")
 	if err := parseFlags(fs, args); err != nil {

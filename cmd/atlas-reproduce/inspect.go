@@ -16,7 +16,7 @@ var runInspect = parsed(parseInspect, inspect)
 
 // parseInspect parses inspect's command line.
 func parseInspect(env *cmdEnv, args []string) (inspectOptions, error) {
-	fs := newFlagSet(env, "inspect", "inspect --data PATH [--records N] [--top N]")
+	fs := newFlagSet(env, "inspect", synopsis("inspect"))
 	data := fs.String("data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
 	records := fs.Int("records", 1000, "records to read from the start of each file")
 	top := fs.Int("top", 40, "key paths to list per file, most frequent first")

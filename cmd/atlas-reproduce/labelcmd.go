@@ -30,12 +30,7 @@ var runLabel = parsed(parseLabel, runLabelOpts)
 
 // parseLabel parses label's command line.
 func parseLabel(env *cmdEnv, args []string) (labelOptions, error) {
-	fs := newFlagSet(env, "label", "label SAMPLE --rater NAME [--labels FILE] [--addr 127.0.0.1:PORT]\n\n"+
-		"Serves a labelling page for the sample folder SAMPLE on loopback and prints its URL:\n"+
-		"one item at a time with its tool's context, the five definitions in view, keys 1-5 to\n"+
-		"toggle the classes, Enter to save and move on. The rules' answer is never shown. Each\n"+
-		"answer is appended and synced to SAMPLE/labels-NAME.jsonl at once; run it again to\n"+
-		"resume. Stop it with Ctrl-C.")
+	fs := newFlagSet(env, "label", synopsis("label"))
 	rater := fs.String("rater", "", "the rater's `NAME` (letters, digits, '.', '_', '-'); the labels go to labels-NAME.jsonl")
 	labels := fs.String("labels", "", "the labels `FILE` (default SAMPLE/labels-NAME.jsonl)")
 	addr := fs.String("addr", "127.0.0.1:0", "loopback `ADDRESS` to listen on (port 0: any free port)")

@@ -17,7 +17,7 @@ var runMerge = parsed(parseMerge, merge)
 
 // parseMerge parses merge's command line.
 func parseMerge(env *cmdEnv, args []string) (mergeOptions, error) {
-	fs := newFlagSet(env, "merge", "merge --out DIR SHARD_DIR...")
+	fs := newFlagSet(env, "merge", synopsis("merge"))
 	out := fs.String("out", "", "output `DIR` of the merged release")
 	if err := parseFlags(fs, args); err != nil {
 		return mergeOptions{}, err

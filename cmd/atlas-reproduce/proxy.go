@@ -52,7 +52,7 @@ var runProxy = parsed(parseProxy, proxyRun)
 
 // parseProxy parses proxy's command line.
 func parseProxy(env *cmdEnv, args []string) (proxyOptions, error) {
-	fs := newFlagSet(env, "proxy", `proxy (--upstream URL | --upstream-cmd "COMMAND") [--listen ADDR | --stdio] [--hide CLASS] [--deny CLASS] [--allow-tool NAME] [--max-body BYTES] [--max-in-flight BYTES] [--max-conns N] [--max-sessions N] [--event-bytes BYTES] [--event-age DURATION] [--resume-wait DURATION] [--memory-limit BYTES]`)
+	fs := newFlagSet(env, "proxy", synopsis("proxy"))
 	upstream := fs.String("upstream", "", "MCP server `URL`: Streamable HTTP, or legacy SSE when the path ends in /sse")
 	upstreamCmd := fs.String("upstream-cmd", "", "stdio MCP server to start per session, as a shell-quoted `command` (e.g. \"npx -y @scope/server\"); nothing is expanded")
 	listen := fs.String("listen", proxy.DefaultAddr, "`address` to serve Streamable HTTP on at /mcp, with /healthz and /metrics (port 0 picks a free one; the bound address is printed on stderr)")

@@ -37,17 +37,7 @@ var runPublish = parsed(parsePublish, publishRun)
 // parsePublish parses publish's command line; the token comes from the
 // environment variable --token-env names, never from an argument.
 func parsePublish(env *cmdEnv, args []string) (publishOptions, error) {
-	fs := newFlagSet(env, "publish", "publish --data RELEASE --run RUN --out DIR [--name NAME] [--date YYYY-MM-DD] [--previous-doi DOI]\n"+
-		"        [--zenodo URL [--token-env NAME] [--concept ID | --draft ID] [--publish]]\n\n"+
-		"Writes a deposit of a census release in the form the frozen snapshot was published in:\n"+
-		"NAME-YYYYMMDD.zip (servers.jsonl.gz, server_tools.jsonl.gz, candidates_remotes.jsonl;\n"+
-		"the same bytes for the same files, whatever their mtimes or the time zone), SHA256SUMS,\n"+
-		"release.json, the run's report.json and classes.parquet (the published table a later\n"+
-		"`reproduce --record` is held to), .zenodo.json and CITATION.cff. The folder appears whole\n"+
-		"or not at all. With --zenodo it is uploaded through Zenodo's deposition API, the token\n"+
-		"read from the environment variable --token-env names and sent to that instance only,\n"+
-		"and left a draft unless --publish. An --out folder holding a deposit already is uploaded\n"+
-		"as it is only when it is the deposit of this --data and --run.")
+	fs := newFlagSet(env, "publish", synopsis("publish"))
 	data := fs.String("data", "", "the release: a `PATH` to a folder of census files (or of zips holding them), or a zip (required)")
 	run := fs.String("run", "", "the folder of a run over --data, whose report.json and classes.parquet are published (required)")
 	out := fs.String("out", "", "write the deposit into `DIR`, which must not exist or be empty (required)")

@@ -20,13 +20,7 @@ var runReproduce = parsed(parseReproduce, reproduce)
 
 // parseReproduce parses reproduce's command line.
 func parseReproduce(env *cmdEnv, args []string) (reproduceOptions, error) {
-	fs := newFlagSet(env, "reproduce", "reproduce --dest DIR --out DIR [--record ID]... [flags]\n\n"+
-		"Downloads the census snapshot records into DIR (resuming, MD5-checked, held to\n"+
-		"the published pins), runs the census over them with every SHA-256 verified, writes\n"+
-		"the outputs to the --out folder and prints report.md. Exits 1 unless the verdict is\n"+
-		"REPRODUCED, 3 when it could not run (docs/exit-codes.md). A record made by publish\n"+
-		"is verified against its own SHA256SUMS and held to its own published table\n"+
-		"(report.json, classes.parquet).")
+	fs := newFlagSet(env, "reproduce", synopsis("reproduce"))
 	var o reproduceOptions
 	o.fetch.register(fs, "download into `DIR` (required; files already there and verified are not fetched again)")
 	fs.StringVar(&o.out, "out", "", "output `DIR` (required)")

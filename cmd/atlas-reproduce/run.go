@@ -122,16 +122,7 @@ var runRun = parsed(parseRun, runCensusRun)
 
 // parseRun parses run's command line.
 func parseRun(env *cmdEnv, args []string) (runOptions, error) {
-	fs := newFlagSet(env, "run", "run --data PATH --out DIR [--sha256sums FILE] [--truth FILE] [--baseline DIR] [--release-id ID] [--release-date YYYY-MM-DD] [--require-reproduced] [--workers N] [--no-verify] [--skip-bad] [--max-line BYTES] [--memory-limit BYTES] [--huge-pages=false]\n\n"+
-		"The report's kind follows the inputs: the pinned snapshot gets a reproduction verdict\n"+
-		"(REPRODUCED or NOT REPRODUCED); a synthetic census with its truth.json is held to it;\n"+
-		"any other release (--sha256sums, release.json) gets a release report without a verdict.\n"+
-		"report.json (release_id, release_date) and each table's metadata name the release and the\n"+
-		"day it was taken: the snapshot's, a crawl's end, or --release-date when the inputs do not say.\n"+
-		"A deposit made by publish (its SHA256SUMS, release.json and report.json beside its zip)\n"+
-		"is verified against its own SHA256SUMS and held to its published table: REPRODUCED or\n"+
-		"NOT REPRODUCED, printed on stdout, shown in the reports and given as the exit status\n"+
-		"(docs/exit-codes.md), with or without --require-reproduced.")
+	fs := newFlagSet(env, "run", synopsis("run"))
 	var o runOptions
 	fs.StringVar(&o.data, "data", "", "`PATH`: a folder with the census files or the Zenodo zips, or a zip")
 	fs.StringVar(&o.out, "out", "", "output `DIR` (created if needed)")

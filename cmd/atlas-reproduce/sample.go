@@ -28,12 +28,7 @@ var runSample = parsed(parseSample, runSampleOpts)
 
 // parseSample parses sample's command line.
 func parseSample(env *cmdEnv, args []string) (sampleOptions, error) {
-	fs := newFlagSet(env, "sample", "sample --data PATH --out DIR [--unit property|tool] [--per-class N] [--negatives N] [--seed N]\n\n"+
-		"Draws a stratified random sample to label: --per-class properties (or, with --unit\n"+
-		"tool, tools) from each class the rules give and --negatives from those they give none,\n"+
-		"seeded and reproducible. PATH is a run folder (the census it read), a census release\n"+
-		"folder, or JSON Lines files, plain or gzipped (census records, tools, or tools/list\n"+
-		"results). Writes sample.jsonl and strata.json (docs/evaluate.md).")
+	fs := newFlagSet(env, "sample", synopsis("sample"))
 	data := fs.String("data", "", "`PATH`: a run folder, a census folder, or a JSON Lines file (.jsonl or .jsonl.gz)")
 	out := fs.String("out", "", "the sample `DIR` (created if needed)")
 	unit := fs.String("unit", "property", "what one item is: `property` or tool")

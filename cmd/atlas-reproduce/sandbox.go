@@ -15,11 +15,7 @@ var runSandbox = parsed(parseSandbox, sandboxCheck)
 
 // parseSandbox parses "sandbox check".
 func parseSandbox(env *cmdEnv, args []string) (sandboxOptions, error) {
-	fs := newFlagSet(env, "sandbox", "sandbox check\n\n"+
-		"Checks that packaged servers can run here: bwrap on PATH (and setpriv, for root),\n"+
-		"and unprivileged user namespaces allowed (bwrap makes one for each sandbox). Prints\n"+
-		"what is missing and how to allow it, or what a sandboxed program may do; exits 1\n"+
-		"when the sandbox does not work.")
+	fs := newFlagSet(env, "sandbox", synopsis("sandbox"))
 	if err := parseFlags(fs, args); err != nil {
 		return sandboxOptions{}, err
 	}

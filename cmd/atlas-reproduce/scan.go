@@ -49,18 +49,7 @@ func runScanOpts(ctx context.Context, env *cmdEnv, o scanOptions) error {
 // parseScan reads the scan command line.
 func parseScan(env *cmdEnv, args []string) (scanOptions, error) {
 	var so scanOptions
-	fs := newFlagSet(env, "scan", "scan [--format json|sarif] [--timeout DURATION] [--lock FILE] (URL | npm:NAME@VERSION | pypi:NAME@VERSION | oci:IMAGE:TAG | oci:IMAGE@sha256:DIGEST | mcpb:URL)\n"+
-		"       scan (--config [FILE] | --repo DIR) [--json | --format json|sarif] [--suppressions FILE] [--lock FILE [--approve]] [--fail-on LIST]\n\n"+
-		"A package coordinate is installed (npm scripts off, PyPI wheels only, an image pulled by\n"+
-		"digest, a bundle checked) and run over stdio in the sandbox the crawl uses (bubblewrap),\n"+
-		"never bare.\n"+
-		"With --lock, the first run writes the server's tools, their definition hashes and\n"+
-		"labels to FILE; a later run compares the server with FILE, prints what changed on\n"+
-		"standard error, and exits 1 when a tool changed, appeared or vanished.\n"+
-		"With --config or --repo, each configured server is scanned (remote ones probed with\n"+
-		"their headers, packages and local commands run in the sandbox, unpinned packages\n"+
-		"resolved first); --lock pins them all in one FILE, --approve accepts the changes,\n"+
-		"--format sarif writes SARIF located at each server's config line. See docs/scan.md.")
+	fs := newFlagSet(env, "scan", synopsis("scan"))
 	format := fs.String("format", "json", "output `format`: json (one line per tool; with --config, per server) or sarif (SARIF 2.1.0)")
 	lockPath := fs.String("lock", "", "pin the server's tools in `FILE`, or compare them with it when it exists")
 	var cf configFlag

@@ -31,7 +31,7 @@ var runServe = parsed(parseServe, serveRun)
 
 // parseServe parses serve's command line.
 func parseServe(env *cmdEnv, args []string) (serveOptions, error) {
-	fs := newFlagSet(env, "serve", "serve [--listen ADDR] [--max-body BYTES] [--max-tools N] [--max-in-flight BYTES] [--max-conns N] [--memory-limit BYTES] [--stdio]")
+	fs := newFlagSet(env, "serve", synopsis("serve"))
 	listen := fs.String("listen", serve.DefaultAddr, "`address` to listen on (port 0 picks a free one; the bound address is printed on stderr)")
 	maxBody := fs.Int64("max-body", serve.DefaultMaxBody, "largest request body in `bytes`; a larger one is answered 413")
 	maxTools := fs.Int("max-tools", serve.DefaultMaxTools, "most tools in one request (or MCP call); more are answered 413")

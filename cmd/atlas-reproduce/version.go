@@ -14,7 +14,7 @@ var runVersion = parsed(parseVersion, version)
 
 // parseVersion parses version's command line.
 func parseVersion(env *cmdEnv, args []string) (versionOptions, error) {
-	fs := newFlagSet(env, "version", "version")
+	fs := newFlagSet(env, "version", synopsis("version"))
 	if err := parseFlags(fs, args); err != nil {
 		return versionOptions{}, err
 	}
