@@ -2,7 +2,6 @@ package publish
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,7 +74,7 @@ func (d *Deposit) Verify() error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(d.Sums)) {
 		p := filepath.Join(d.Dir, name)
-		sum, err := fileSHA256(p)
+		sum, err := openreg.Sum(p, sha256.New())
 		if errors.Is(err, os.ErrNotExist) {
 			if census[name] {
 				continue // inside the zip, verified by the run
@@ -134,19 +133,6 @@ func (d *Deposit) UploadFiles() ([]string, error) {
 		return nil, fmt.Errorf("deposit %s: its %s lists %d zips, not one", d.Dir, SumsFile, len(zips))
 	}
 	return UploadFiles(zips[0]), nil
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := openreg.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // Verdict is a run held to a deposit's published table.

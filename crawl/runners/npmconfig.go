@@ -217,13 +217,6 @@ func (c npmConfig) tlsConfig() (*tls.Config, error) {
 	var pool *x509.CertPool
 	if c.CAFile != "" || len(c.CA) > 0 {
 		pool = x509.NewCertPool()
-		if c.CAFile != "" {
-			b, err := readCA(c.CAFile, "npm's cafile")
-			if err != nil {
-				return nil, err
-			}
-			pool.AppendCertsFromPEM(b)
-		}
 		for _, ca := range c.CA {
 			pool.AppendCertsFromPEM([]byte(ca))
 		}
@@ -233,8 +226,11 @@ func (c npmConfig) tlsConfig() (*tls.Config, error) {
 			pool = x509.NewCertPool()
 		}
 	}
-	if c.ExtraCA != "" {
-		b, err := readCA(c.ExtraCA, "NODE_EXTRA_CA_CERTS")
+	for _, f := range []struct{ file, what string }{{c.CAFile, "npm's cafile"}, {c.ExtraCA, "NODE_EXTRA_CA_CERTS"}} {
+		if f.file == "" {
+			continue
+		}
+		b, err := readCA(f.file, f.what)
 		if err != nil {
 			return nil, err
 		}

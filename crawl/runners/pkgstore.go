@@ -169,14 +169,7 @@ func storeHash(p string) ([]byte, error) {
 // caller evicts folders, then prunes.
 func (s *pkgStore) Prune() (int64, error) {
 	var freed int64
-	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
+	err := s.eachFile(func(p string, info fs.FileInfo) error {
 		if sys, ok := info.Sys().(*syscall.Stat_t); ok && sys.Nlink == 1 {
 			if err := os.Remove(p); err != nil {
 				return err
@@ -192,15 +185,23 @@ func (s *pkgStore) Prune() (int64, error) {
 // many packages link it.
 func (s *pkgStore) Size() (int64, error) {
 	var n int64
-	err := filepath.WalkDir(s.dir, func(_ string, d fs.DirEntry, err error) error {
+	err := s.eachFile(func(_ string, info fs.FileInfo) error {
+		n += info.Size()
+		return nil
+	})
+	return n, err
+}
+
+// eachFile calls fn with each of the store's files.
+func (s *pkgStore) eachFile(fn func(p string, info fs.FileInfo) error) error {
+	return filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
 		info, err := d.Info()
-		if err == nil {
-			n += info.Size()
+		if err != nil {
+			return err
 		}
-		return err
+		return fn(p, info)
 	})
-	return n, err
 }

@@ -8,7 +8,9 @@
 package openreg
 
 import (
+	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -125,3 +127,17 @@ type gunzipped struct {
 }
 
 func (g gunzipped) Close() error { return g.f.Close() }
+
+// Sum is the hex digest under h of the content of the regular file path,
+// read once.
+func Sum(path string, h hash.Hash) (string, error) {
+	f, err := Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

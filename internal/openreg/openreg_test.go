@@ -3,7 +3,10 @@
 package openreg
 
 import (
+	"crypto/md5"
+	"crypto/sha256"
 	"errors"
+	"hash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,5 +81,28 @@ func TestReadFileLimit(t *testing.T) {
 		if !tc.ok && !errors.As(err, &tl) {
 			t.Errorf("limit %d: err = %v, want a TooLargeError", tc.limit, err)
 		}
+	}
+}
+
+func TestSum(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		h    hash.Hash
+		want string
+	}{
+		{sha256.New(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+		{md5.New(), "900150983cd24fb0d6963f7d28e17f72"},
+	} {
+		if got, err := Sum(p, tc.h); err != nil || got != tc.want {
+			t.Errorf("Sum = %q, %v; want %q", got, err, tc.want)
+		}
+	}
+	var nr *NotRegularError
+	if _, err := Sum(dir, sha256.New()); !errors.As(err, &nr) {
+		t.Errorf("Sum of a folder: %v, want a NotRegularError", err)
 	}
 }

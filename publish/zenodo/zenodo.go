@@ -35,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/openreg"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/zenodohttp"
 )
 
@@ -150,7 +151,7 @@ func (c *Client) Deposit(ctx context.Context, u Upload) (*Deposited, error) {
 	}
 	sums := make(map[string]string, len(u.Files))
 	for _, f := range u.Files {
-		s, err := fileMD5(filepath.Join(u.Dir, f))
+		s, err := openreg.Sum(filepath.Join(u.Dir, f), md5.New())
 		if err != nil {
 			return nil, err
 		}
@@ -575,16 +576,3 @@ type scrubbed struct {
 
 func (s scrubbed) Error() string { return s.msg }
 func (s scrubbed) Unwrap() error { return s.err }
-
-func fileMD5(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := md5.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("%s: %w", p, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
