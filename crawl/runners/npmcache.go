@@ -169,8 +169,8 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 	cmd.Cmd.Stdout = io.Discard
 	cmd.Cmd.Stderr = &outtext.LimitedBuffer{B: &stderr, Max: 4 << 10}
 	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return installed{}, &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
+		if err := c.pastDeadline(ctx); err != nil {
+			return installed{}, err
 		}
 		msg := outtext.FirstLines(outtext.Steady(stderr.String()), 3)
 		if refused := c.proxy.Refused()[refusedBefore:]; len(refused) > 0 {
@@ -210,7 +210,7 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 // layOut lays the resolved tree out in tmp (see npmLayout) and seals it
 // as the package folder dir.
 func (c *npmCache) layOut(ctx context.Context, p *Package, lay *npmLayout, pkgs []lockPackage, tmp, dir string) (installed, error) {
-	for _, f := range []string{"package-lock.json", "package.json", "skip.json"} {
+	for _, f := range []string{"package-lock.json", "skip.json"} {
 		if err := os.Remove(filepath.Join(tmp, f)); err != nil {
 			return installed{}, err
 		}
@@ -226,8 +226,8 @@ func (c *npmCache) layOut(ctx context.Context, p *Package, lay *npmLayout, pkgs 
 	}
 	c.storeMu.Unlock()
 	if err != nil {
-		if ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return installed{}, &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
+		if err := c.pastDeadline(ctx); err != nil {
+			return installed{}, err
 		}
 		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
 	}
@@ -241,7 +241,16 @@ func (c *npmCache) layOut(ctx context.Context, p *Package, lay *npmLayout, pkgs 
 	return c.seal(tmp, dir, main)
 }
 
-// layout is one install's layer of the lockfile's tree from the store,
+// pastDeadline is the install record of an npm install that failed
+// because its time ran out, or nil when something else failed it.
+func (c *npmCache) pastDeadline(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
+	}
+	return nil
+}
+
+// layout is one install's layout of the lockfile's tree from the store,
 // fetching through the install's proxy with npm's TLS settings.
 func (c *npmCache) layout() *npmLayout {
 	c.clientOnce.Do(func() {
@@ -280,7 +289,7 @@ func (c *npmCache) installSpec(p *Package, out string) sandbox.Spec {
 		"--save-exact", "--omit=dev", "--no-update-notifier", "--loglevel=error", "--", p.Identifier + "@" + p.Version}
 	script := `node=$1 checks=$2 npm=$3; shift 3
 "$@" && "$node" -e "$checks" /install/package-lock.json "$npm" >/install/skip.json &&
-cp /install/package-lock.json /install/package.json /install/skip.json /out/`
+cp /install/package-lock.json /install/skip.json /out/`
 	npmRoot := filepath.Dir(filepath.Dir(c.npmCLI))
 	args := append([]string{"/bin/sh", "-c", script, "sh", c.node, npmChecks, npmRoot}, npmArgs...)
 	env := []string{

@@ -152,9 +152,8 @@ func pruneUsed(store *pkgStore, manifests string, used []string) (freed int64) {
 			continue
 		}
 		mf := filepath.Join(manifests, name)
-		b, err := os.ReadFile(mf)
-		var m tarballManifest
-		if err != nil || json.Unmarshal(b, &m) != nil {
+		m, err := readManifest(mf)
+		if err != nil {
 			continue
 		}
 		n, whole := pruneFiles(store, m.Files)
@@ -237,7 +236,8 @@ func (l *npmLayout) place(ctx context.Context, root string, p lockPackage) error
 		l.mu.Lock()
 		l.partial = append(l.partial, m.Files...)
 		l.mu.Unlock()
-		return fmt.Errorf("%s@%s: %w", strings.TrimPrefix(p.Path[strings.LastIndex(p.Path, "node_modules/"):], "node_modules/"), p.Version, err)
+		_, name := p.folder()
+		return fmt.Errorf("%s@%s: %w", name, p.Version, err)
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -264,16 +264,9 @@ func (l *npmLayout) place(ctx context.Context, root string, p lockPackage) error
 // returns errUnpacked when there is no manifest or the store misses one
 // of its files.
 func (l *npmLayout) linkManifest(mf, dest string) (err error) {
-	b, err := os.ReadFile(mf)
-	if errors.Is(err, fs.ErrNotExist) {
-		return errUnpacked
-	}
+	m, err := readManifest(mf)
 	if err != nil {
 		return err
-	}
-	var m tarballManifest
-	if err := json.Unmarshal(b, &m); err != nil {
-		return errUnpacked
 	}
 	var linked int64
 	defer func() {
@@ -304,6 +297,23 @@ func (l *npmLayout) linkManifest(mf, dest string) (err error) {
 		}
 	}
 	return nil
+}
+
+// readManifest reads manifest file mf; one missing or unreadable as a
+// manifest is errUnpacked.
+func readManifest(mf string) (tarballManifest, error) {
+	var m tarballManifest
+	b, err := os.ReadFile(mf)
+	if errors.Is(err, fs.ErrNotExist) {
+		return m, errUnpacked
+	}
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, errUnpacked
+	}
+	return m, nil
 }
 
 // grow counts n more bytes laid out, and fails past the package bound.
@@ -511,8 +521,7 @@ func binTarget(target string) (string, bool) {
 // linkBins makes node_modules/.bin/NAME links of p's bins, beside p, as
 // npm's install does.
 func linkBins(root string, p lockPackage) error {
-	i := strings.LastIndex(p.Path, "node_modules/")
-	nm, inNM := p.Path[:i+len("node_modules")], p.Path[i+len("node_modules/"):]
+	nm, inNM := p.folder()
 	binDir := filepath.Join(root, filepath.FromSlash(nm), ".bin")
 	for name, target := range p.Bin {
 		name = path.Base(strings.ReplaceAll(strings.ReplaceAll(name, "\\", "/"), ":", "/"))

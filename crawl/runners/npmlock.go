@@ -35,6 +35,13 @@ type lockPackage struct {
 	PeerDependencies     map[string]string `json:"peerDependencies"`
 }
 
+// folder splits p's path at its last node_modules: the folder p is in
+// (node_modules/a/node_modules) and p's package name there (@s/b).
+func (p lockPackage) folder() (nodeModules, name string) {
+	i := strings.LastIndex(p.Path, "node_modules/")
+	return p.Path[:i+len("node_modules")], p.Path[i+len("node_modules/"):]
+}
+
 // maxLockfile caps the lockfile read: one of thousands of dependencies is
 // a few MB.
 const maxLockfile = 64 << 20

@@ -3,7 +3,6 @@ package runners
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -102,11 +101,11 @@ func isTarballKey(key string) bool {
 }
 
 // contentPath is where cacache keeps the content of an integrity
-// ("sha512-BASE64"), or "" for one it cannot name.
+// ("sha512-BASE64 ..."), under its strongest hash as cacache picks it, or
+// "" for one it cannot name.
 func contentPath(cache, integrity string) string {
-	algo, b64, ok := strings.Cut(strings.Fields(integrity + " ")[0], "-")
-	raw, err := base64.StdEncoding.DecodeString(b64)
-	if !ok || err != nil || len(raw) < 3 || strings.ContainsAny(algo, "/.") {
+	algo, raw, err := parseIntegrity(integrity)
+	if err != nil || len(raw) < 3 {
 		return ""
 	}
 	h := hex.EncodeToString(raw)
