@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
@@ -127,7 +129,7 @@ func TestNPMRegistryBehindTestCA(t *testing.T) {
 				t.Fatal(err)
 			}
 			opt := Options{CandidateList: cands, Out: filepath.Join(t.TempDir(), "out"), AllowPrivate: true, OmitElapsed: true,
-				Probe: probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20}, Packages: runners.Options{Cache: cacheDir(t)}}
+				Probe: probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20}, Packages: runners.Options{Cache: crawltest.CacheDir(t)}}
 			sum, err := Run(context.Background(), opt)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), url) {

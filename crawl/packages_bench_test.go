@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
@@ -56,13 +58,13 @@ func BenchmarkCrawlPackages(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		var cache string
 		for b.Loop() {
-			cache = cacheDir(b)
+			cache = crawltest.CacheDir(b)
 			crawlOnce(b, cache)
 		}
 		report(b, cache)
 	})
 	b.Run("warm", func(b *testing.B) {
-		cache := cacheDir(b)
+		cache := crawltest.CacheDir(b)
 		crawlOnce(b, cache)
 		for b.Loop() {
 			crawlOnce(b, cache)

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
@@ -106,7 +108,7 @@ for (let i = 0; i < 6; i++) cp.spawn(process.execPath, ["-e", "const b = Buffer.
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := cacheDir(t)
+	cache := crawltest.CacheDir(t)
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
 		// The memory bomb never answers: the deadline leaves it time to
 		// reach the bound on a busy machine.
@@ -191,7 +193,7 @@ func TestPackagesShareDownloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
-		Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: cacheDir(t), Concurrency: 1}}
+		Probe: probe.Options{Timeout: crawlTimeout}, Packages: runners.Options{Cache: crawltest.CacheDir(t), Concurrency: 1}}
 	sum, err := Run(context.Background(), opt)
 	if err != nil || sum.Reachable != 2 {
 		t.Fatalf("%+v, %v", sum, err)

@@ -129,7 +129,7 @@ func TestCrawlPackages(t *testing.T) {
 		t.Fatalf("the remote and the package of one entry: %+v %+v", cands[0], cands[1])
 	}
 
-	cache := cacheDir(t)
+	cache := crawltest.CacheDir(t)
 	opt := Options{CandidateList: cands, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,
 		Probe:    probe.Options{Timeout: crawlTimeout, MaxBytes: 4 << 20},
 		Packages: runners.Options{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}}}
@@ -224,17 +224,6 @@ func TestCrawlPackages(t *testing.T) {
 	if fetched.Load() != before {
 		t.Errorf("the warm crawl fetched %d tarballs again", fetched.Load()-before)
 	}
-}
-
-// cacheDir is a temporary package cache the sandbox's user can reach (a
-// test run as root makes its folders 0700).
-func cacheDir(t testing.TB) string {
-	t.Helper()
-	d := t.TempDir()
-	if err := os.Chmod(filepath.Dir(d), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // serverLine is a servers.jsonl.gz record with the names of its tools.

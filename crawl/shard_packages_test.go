@@ -38,7 +38,7 @@ func TestShardsOfPackages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := cacheDir(t)
+	cache := crawltest.CacheDir(t)
 	crawlTo := func(sh Shard, conc int) string {
 		t.Helper()
 		opt := Options{CandidateList: cands, Source: release.Source{Registry: reg.URL}, Out: t.TempDir(), AllowPrivate: true, OmitElapsed: true,

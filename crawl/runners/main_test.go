@@ -3,8 +3,6 @@ package runners
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,17 +13,6 @@ import (
 
 // TestMain fails the package's tests when a goroutine is left behind.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// cacheDir is a temporary package cache the sandbox's user can reach (a
-// test run as root makes its folders 0700).
-func cacheDir(t testing.TB) string {
-	t.Helper()
-	d := t.TempDir()
-	if err := os.Chmod(filepath.Dir(d), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
 
 // ran is what one package's probe found, with the names of its tools.
 type ran struct {

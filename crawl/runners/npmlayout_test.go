@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
 
@@ -52,7 +54,7 @@ func TestNPMLayoutMatchesNPM(t *testing.T) {
 	}, nil)
 	npmtest.Use(t, reg.URL)
 
-	cache := cacheDir(t)
+	cache := crawltest.CacheDir(t)
 	for id, rec := range runAll(t, Options{Cache: cache}, crawlTimeout, 4<<20, "npm:tiny-top@1.0.0") {
 		if !rec.Reachable {
 			t.Fatalf("%s: %s: %s", id, rec.ErrorKind, rec.Error)

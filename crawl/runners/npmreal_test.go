@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/testenv"
 )
@@ -60,7 +62,7 @@ func TestNPMRealPackages(t *testing.T) {
 	for _, p := range realPackages {
 		ids = append(ids, p.id)
 	}
-	got := runAll(t, Options{Cache: cacheDir(t)}, 2*time.Minute, 16<<20, ids...)
+	got := runAll(t, Options{Cache: crawltest.CacheDir(t)}, 2*time.Minute, 16<<20, ids...)
 	for _, p := range realPackages {
 		rec, ok := got[p.id]
 		switch {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+
 	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
 )
 
@@ -27,7 +29,7 @@ func TestNPMStoreShared(t *testing.T) {
 	})
 	npmtest.Use(t, url)
 	ids := []string{"npm:tiny-a@1.0.0", "npm:tiny-b@2.0.0"}
-	cache := cacheDir(t)
+	cache := crawltest.CacheDir(t)
 	crawl := func() map[string][]string {
 		// One install at a time (one Set probes its packages in turn):
 		// two npm processes resolving the common dependency at once may
@@ -144,7 +146,7 @@ func TestNPMPackumentsOnceACrawl(t *testing.T) {
 		{Name: "tiny-d", Version: "4.0.0", Prelude: "serve();", Dependencies: dep},
 	}, nil)
 	npmtest.Use(t, reg.URL)
-	cache := cacheDir(t)
+	cache := crawltest.CacheDir(t)
 	crawl := func(maxAge time.Duration, ids ...string) {
 		t.Helper()
 		for id, rec := range runAll(t, Options{Cache: cache, Concurrency: 1, MetadataMaxAge: maxAge}, crawlTimeout, 4<<20, ids...) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
 )
 
 // Loopback servers for the tests: well-behaved ones built with the SDK's
@@ -87,6 +89,22 @@ var sdkServers struct {
 	all []*mcp.Server
 }
 
+// Main runs a test binary's tests (call it from TestMain and exit with
+// its result), then fails them when a goroutine is left behind:
+// goleak.VerifyTestMain, with the tracked SDK servers' sessions closed
+// first.
+func Main(m *testing.M) int {
+	code := m.Run()
+	closeSDKSessions()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: Errors on successful test run: %v\n", err)
+			code = 1
+		}
+	}
+	return code
+}
+
 // Track notes s among sdkServers.
 func Track(s *mcp.Server) {
 	sdkServers.Lock()
@@ -96,7 +114,9 @@ func Track(s *mcp.Server) {
 	}
 }
 
-func CloseSDKSessions() {
+// closeSDKSessions closes the sessions of the tracked SDK servers, which
+// would otherwise outlive the tests as goroutines.
+func closeSDKSessions() {
 	sdkServers.Lock()
 	defer sdkServers.Unlock()
 	for _, s := range sdkServers.all {

@@ -72,3 +72,14 @@ func CountingListener(t testing.TB) (net.Listener, *atomic.Int64) {
 	t.Cleanup(func() { listener.Close() })
 	return listener, connections
 }
+
+// CacheDir is a temporary package cache the sandbox's user can reach (a
+// test run as root makes its folders 0700).
+func CacheDir(t testing.TB) string {
+	t.Helper()
+	d := t.TempDir()
+	if err := os.Chmod(filepath.Dir(d), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
