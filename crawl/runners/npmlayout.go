@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/atlas-reproduce/atlas-reproduce/internal/outset"
 	"github.com/klauspost/compress/gzip"
 	"golang.org/x/sync/errgroup"
 )
@@ -243,21 +244,7 @@ func (l *npmLayout) place(ctx context.Context, root string, p lockPackage) error
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(l.manifests, ".manifest-")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(b)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), mf)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
+	return outset.WriteFile(mf, b, 0o600)
 }
 
 // linkManifest links the files manifest file mf lists into dest. It
