@@ -106,6 +106,9 @@ type Summary struct {
 	ByPackageType map[PackageTypeKey]int
 	// PackagesLeftOut counts the package candidates NoPackages left out.
 	PackagesLeftOut int
+	// ReusedRecords counts the packaged servers whose record was taken
+	// from an earlier run (runners.Options.ReuseRecords).
+	ReusedRecords int
 }
 
 // ProtocolKey is a protocol version and the generation it was negotiated
@@ -230,6 +233,7 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.MemoryPeak = opt.Probe.Budget.Peak()
+	sum.ReusedRecords = int(pr.Reused())
 	rel := opt.release(began, src, sum)
 	if opt.Shard.Count > 0 {
 		rel.Shard = &release.Shard{Index: opt.Shard.Index, Count: opt.Shard.Count, CandidatesSHA256: candidatesSHA256(cands), Servers: len(ts)}
@@ -245,6 +249,9 @@ func Run(ctx context.Context, opt Options) (*Summary, error) {
 		// Never in the release: a warm crawl fetches less, and its
 		// records are the same.
 		log.Info("crawl: package registries", "fetched_bytes", b, "connections", c, "npm_tarballs", pr.NPMTarballs())
+	}
+	if opt.Packages.ReuseRecords && len(pkgTodo) > 0 {
+		log.Info("crawl: packaged servers' records reused (--reuse-package-records)", "reused", sum.ReusedRecords, "of", len(pkgTodo))
 	}
 	if leftOut > 0 {
 		log.Info("crawl: package candidates left out (--no-packages)", "packages", leftOut)

@@ -2,6 +2,8 @@ package crawl
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
@@ -79,10 +81,25 @@ func preparePackages(ctx context.Context, opt *Options, ts []target, todo []int)
 		return nil, nil
 	}
 	p := probe.NewProber(opt.Probe)
+	opt.Packages.Conditions = recordConditions(opt)
 	pr, err := runners.New(ctx, p, &opt.Packages, packageTargets(ts, todo))
 	if err != nil {
 		p.Close()
 		return nil, err
 	}
 	return pr, nil
+}
+
+// recordConditions are the crawl's options that can change a record, in
+// words: a record is reused only under the same (see
+// runners.Options.ReuseRecords).
+func recordConditions(opt *Options) string {
+	o := opt.releaseOptions()
+	var b strings.Builder
+	for _, f := range optionFlags {
+		if f.record {
+			fmt.Fprintf(&b, "%s %s\n", f.flag, f.value(o))
+		}
+	}
+	return b.String()
 }

@@ -31,6 +31,7 @@ var optionFlags = []optionFlag{
 	{"--max-memory", func(o release.Options) string { return byteSize(o.MaxMemory) }, false},
 	{"--package-concurrency", func(o release.Options) string { return fmt.Sprint(o.PackageConcurrency) }, false},
 	{"--shard", func(o release.Options) string { return o.Shard }, false},
+	{"--reuse-package-records", func(o release.Options) string { return onOff(o.ReusePackageRecords) }, false},
 }
 
 func onOff(v bool) string {

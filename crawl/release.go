@@ -59,6 +59,7 @@ func (opt *Options) releaseOptions() release.Options {
 		MaxMemory: opt.MaxMemory, AllowPrivate: opt.AllowPrivate, OmitElapsed: opt.OmitElapsed,
 		PackageConcurrency: opt.Packages.Concurrency, Shard: opt.Shard.String(),
 		NoPackages: opt.NoPackages, SandboxMemory: sandboxMemory(opt),
+		ReusePackageRecords: opt.Packages.ReuseRecords && opt.Packages.Concurrency > 0,
 	}
 }
 

@@ -152,11 +152,13 @@ type packageFlags struct {
 	cacheMax    int64
 	memory      int64
 	metadataAge time.Duration
+	reuse       bool
 }
 
 func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
 	if crawling {
 		fs.IntVar(&f.concurrency, "package-concurrency", runners.DefaultPackageConcurrency, "packaged servers installed or run at once, each in its own sandbox")
+		fs.BoolVar(&f.reuse, "reuse-package-records", false, "take a packaged server's record from the package cache when the same install of it ran before under the same conditions (this program, the runtime, its arguments, environment and bounds, the record options), instead of running it again; timeouts always run again (docs/packages.md)")
 		fs.DurationVar(&f.metadataAge, "npm-metadata-max-age", 0, "start with npm packuments that earlier crawls cached if no older than this `DURATION` (0: none; a crawl reads the registry as of its start, and fetches each packument once)")
 	}
 	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
@@ -175,5 +177,5 @@ func (f *packageFlags) options() (runners.Options, error) {
 		return runners.Options{}, usageError{fmt.Sprintf("--sandbox-memory %d: at least %d bytes (%d MiB), the size of an install's folders", f.memory, floor, floor>>20)}
 	}
 	return runners.Options{Concurrency: f.concurrency, Cache: f.cache, CacheMax: f.cacheMax,
-		MetadataMaxAge: f.metadataAge, Limits: sandbox.Limits{Memory: f.memory}}, nil
+		MetadataMaxAge: f.metadataAge, Limits: sandbox.Limits{Memory: f.memory}, ReuseRecords: f.reuse}, nil
 }

@@ -121,9 +121,7 @@ func (*mcpbRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Result 
 	env = imageEnv(env, packageEnv(pkg))
 	spec := sandbox.Spec{Args: append(argv, packageArgs(pkg)...), Env: env, Dir: bundleMount, Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: dir, Sandbox: bundleMount}}, mounts...)}
-	r := pr.p.Command(ctx, sandboxed(pr.sb, spec))
-	r.Runner = info
-	return needsConfig(pkg, r)
+	return pr.runServer(ctx, in, spec, info, pkg)
 }
 
 func hexHash(s string) string {

@@ -83,7 +83,5 @@ func (*npmRunner) run(ctx context.Context, s *Set, pkg *Package) probe.Result {
 	args := append([]string{s.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
 	spec := sandbox.Spec{Args: args, Env: packageEnv(pkg), Limits: s.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pkgMount}}, s.nodeMount...)}
-	r := s.p.Command(ctx, sandboxed(s.sb, spec))
-	r.Runner = &probe.RunnerInfo{Runner: RegistryNPM, Argv: args, Resolved: pkg.Identifier + "@" + pkg.Version}
-	return needsConfig(pkg, r)
+	return s.runServer(ctx, in, spec, &probe.RunnerInfo{Runner: RegistryNPM, Argv: args, Resolved: pkg.Identifier + "@" + pkg.Version}, pkg)
 }

@@ -86,10 +86,11 @@ type npmCache struct {
 }
 
 // installed is a package ready to run: its cache folder and the entry
-// point's path inside it.
+// point's path inside it. id names this install of the folder, so that
+// what was recorded of it (see reuse.go) is never taken for another's.
 type installed struct {
-	key, dir, main string
-	cached         bool
+	key, dir, main, id string
+	cached             bool
 }
 
 // installError is an install that failed; the package becomes a record
@@ -134,18 +135,21 @@ func (c *npmCache) release(key string) {
 	c.mu.Unlock()
 }
 
-func readComplete(dir string) (string, error) {
+// readComplete reads the mark of a whole folder: its entry point and
+// the id of its install ("" for a folder sealed before marks had one).
+func readComplete(dir string) (main, id string, err error) {
 	b, err := os.ReadFile(filepath.Join(dir, completeFile))
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	var m struct {
 		Main string `json:"main"`
+		ID   string `json:"id"`
 	}
 	if err := json.Unmarshal(b, &m); err != nil || m.Main == "" {
-		return "", errors.New("incomplete")
+		return "", "", errors.New("incomplete")
 	}
-	return m.Main, nil
+	return m.Main, m.ID, nil
 }
 
 // install runs npm in an install sandbox (sandboxStep) and renames its
@@ -523,6 +527,7 @@ func (c *npmCache) evict() {
 		if os.RemoveAll(filepath.Join(c.dir, f.key)) != nil {
 			continue
 		}
+		_ = os.Remove(c.recordPath(f.key))
 		total -= f.own
 		if c.store != nil {
 			// Files only this folder linked go with it: those of the

@@ -103,9 +103,7 @@ func (r *ociRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Result
 	dir := path.Clean("/" + f.Config.WorkingDir)
 	spec := sandbox.Spec{Args: argv, Env: imageEnv(f.Config.Env, packageEnv(pkg)), RootFS: filepath.Join(in.dir, in.main),
 		Dir: dir, Limits: pr.limits}
-	res := pr.p.Command(ctx, sandboxed(pr.sb, spec))
-	res.Runner = info
-	return needsConfig(pkg, res)
+	return pr.runServer(ctx, in, spec, info, pkg)
 }
 
 // imageArgv is what docker run IMAGE ARGS runs: the entrypoint, then the

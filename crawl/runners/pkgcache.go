@@ -2,6 +2,7 @@ package runners
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -37,10 +38,10 @@ func (c *npmCache) hold(key string, fill func(dir string) (installed, error)) (i
 	fl.Lock()
 	defer fl.Unlock()
 	dir := filepath.Join(c.dir, key)
-	if main, err := readComplete(dir); err == nil {
+	if main, id, err := readComplete(dir); err == nil {
 		now := time.Now()
 		_ = os.Chtimes(filepath.Join(dir, completeFile), now, now)
-		return installed{key: key, dir: dir, main: main, cached: true}, nil
+		return installed{key: key, dir: dir, main: main, id: id, cached: true}, nil
 	}
 	in, err := fill(dir)
 	if err != nil {
@@ -89,12 +90,13 @@ func (c *npmCache) seal(tmp, dir, main string) (installed, error) {
 	if size > c.maxPackage {
 		return installed{}, &installError{fmt.Errorf("installed package takes %d bytes, more than the %d allowed", size, c.maxPackage)}
 	}
-	mark, _ := json.Marshal(map[string]any{"main": main, "size": size, "own": own})
+	id := rand.Text()
+	mark, _ := json.Marshal(map[string]any{"main": main, "size": size, "own": own, "id": id})
 	if err := os.WriteFile(filepath.Join(tmp, completeFile), mark, 0o644); err != nil {
 		return installed{}, err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return installed{}, err
 	}
-	return installed{dir: dir, main: main}, nil
+	return installed{dir: dir, main: main, id: id}, nil
 }

@@ -219,9 +219,7 @@ func (r *pypiRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Resul
 	env := append(packageEnv(pkg), "VIRTUAL_ENV="+venv, "PATH="+path.Join(venv, "bin")+":/usr/local/bin:/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1")
 	spec := sandbox.Spec{Args: argv, Env: imageEnv(nil, env), Limits: pr.limits,
 		Mounts: append([]sandbox.Mount{{Host: in.dir, Sandbox: pypiMount}}, py.mounts...)}
-	res := pr.p.Command(ctx, sandboxed(pr.sb, spec))
-	res.Runner = &probe.RunnerInfo{Runner: RegistryPyPI, Argv: argv, Resolved: pkg.Identifier + "==" + pkg.Version}
-	return needsConfig(pkg, res)
+	return pr.runServer(ctx, in, spec, &probe.RunnerInfo{Runner: RegistryPyPI, Argv: argv, Resolved: pkg.Identifier + "==" + pkg.Version}, pkg)
 }
 
 // install makes a venv of the python3 and has its pip install the

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
@@ -49,6 +50,12 @@ type Options struct {
 	// Sandbox runs the servers; nil means sandbox.Find's. Without one,
 	// a crawl with a runnable package refuses to start.
 	Sandbox *sandbox.Sandbox
+	// ReuseRecords takes a server's record from an earlier run of the
+	// same install under the same conditions, instead of running it
+	// again (see reuse.go); Conditions names the crawl's options that
+	// can change a record, which are part of those conditions.
+	ReuseRecords bool
+	Conditions   string
 }
 
 func (o *Options) defaults() error {
@@ -93,6 +100,12 @@ type Set struct {
 	// outside /usr.
 	nodeMount []sandbox.Mount
 	python    *pythonRuntime
+	// reuse, conditionsOf and runtimes serve runServer's reuse of
+	// records; reused counts the records reused.
+	reuse        bool
+	conditionsOf string
+	runtimes     fileSums
+	reused       atomic.Int64
 }
 
 // New prepares the runners of pkgs, which p probes. A machine without a
@@ -101,7 +114,8 @@ func New(ctx context.Context, p *probe.Prober, opt *Options, pkgs []*Package) (*
 	if err := opt.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Set{p: p, limits: opt.Limits, runners: map[string]Runner{}, no: map[string]string{}}
+	s := &Set{p: p, limits: opt.Limits, runners: map[string]Runner{}, no: map[string]string{},
+		reuse: opt.ReuseRecords, conditionsOf: opt.Conditions}
 	for _, pkg := range pkgs {
 		if _, made := s.runners[pkg.RegistryType]; !runnable(pkg) || made {
 			continue

@@ -107,6 +107,10 @@ type Options struct {
 	// SandboxMemory is the memory bound of one package sandbox, where
 	// packages were crawled: a server past it is recorded as memory.
 	SandboxMemory int64 `json:"sandbox_memory,omitempty"`
+	// ReusePackageRecords says packaged servers' records were taken from
+	// earlier runs of the same installs under the same conditions where
+	// the package cache kept one (the crawl's log says how many).
+	ReusePackageRecords bool `json:"reuse_package_records,omitempty"`
 }
 
 // Client is the client side of initialize.

@@ -1,0 +1,117 @@
+package crawl
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/internal/crawltest"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
+	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/npmtest"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/release"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/sandbox"
+)
+
+// TestCrawlReusesRecords: with --reuse-package-records, a crawl takes a
+// packaged server's record from the last run of the same install under
+// the same conditions, and runs the server again whenever one of them
+// changed. The servers answer differently at every run (a random tool
+// name, a random exit message), so a record taken from the cache is told
+// from a new run by its bytes alone.
+func TestCrawlReusesRecords(t *testing.T) {
+	npmtest.NeedSandbox(t)
+	npmURL, _ := npmtest.Registry(t, []npmtest.Package{
+		{Name: "tiny-dice", Version: "1.0.0", Prelude: `notes.push("roll_" + Math.random().toString(36).slice(2), "argv_" + process.argv.slice(2).join("_")); serve();`},
+		{Name: "tiny-exit", Version: "1.0.0", Prelude: `console.error("gone " + Math.random().toString(36).slice(2)); process.exit(2);`},
+	})
+	npmtest.Use(t, npmURL)
+	level := "1"
+	pkgs := func() []Candidate {
+		return []Candidate{
+			{Line: 1, Package: &runners.Package{RegistryType: "npm", Identifier: "tiny-dice", Version: "1.0.0", Transport: probe.TransportStdio,
+				PackageArguments: []runners.Argument{{Type: "named", Name: "--level", Default: &level}}}},
+			{Line: 2, Package: &runners.Package{RegistryType: "npm", Identifier: "tiny-exit", Version: "1.0.0", Transport: probe.TransportStdio}},
+		}
+	}
+	cache := crawltest.CacheDir(t)
+	opt := Options{OmitElapsed: true, Probe: probe.Options{Timeout: crawlTimeout},
+		Packages: runners.Options{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}, ReuseRecords: true}}
+	// crawl runs one crawl into a new folder and returns the dice's tool
+	// names and the exit's error, with how many records it reused.
+	crawl := func(what string) (dice []string, exit string, reused int) {
+		t.Helper()
+		opt.CandidateList, opt.Out = pkgs(), t.TempDir()
+		sum, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		s := readServers(t, opt.Out)
+		d, e := s["npm:tiny-dice@1.0.0"], s["npm:tiny-exit@1.0.0"]
+		if !d.Reachable || len(d.tools) < 5 || e.ErrorKind != probe.KindExited || !strings.Contains(e.Error, "gone ") {
+			t.Fatalf("%s: dice %v %v (%s: %s), exit %s: %s", what, d.Reachable, d.tools, d.ErrorKind, d.Error, e.ErrorKind, e.Error)
+		}
+		rel, err := release.Read(opt.Out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel.Options.ReusePackageRecords != opt.Packages.ReuseRecords {
+			t.Errorf("%s: release.json says reuse_package_records %v", what, rel.Options.ReusePackageRecords)
+		}
+		return d.tools, e.Error, sum.ReusedRecords
+	}
+
+	dice, exit, reused := crawl("first crawl")
+	if reused != 0 {
+		t.Fatalf("the first crawl reused %d records from an empty cache", reused)
+	}
+	if d, e, n := crawl("second crawl"); n != 2 || !slices.Equal(d, dice) || e != exit {
+		t.Fatalf("second crawl: reused %d, dice %v exit %q; want 2, the first crawl's %v %q", n, d, e, dice, exit)
+	}
+
+	// Without the flag every server runs, and what it answers is new; it
+	// is what the next crawl reuses.
+	opt.Packages.ReuseRecords = false
+	if d, e, n := crawl("crawl without reuse"); n != 0 || slices.Equal(d, dice) || e == exit {
+		t.Fatalf("crawl without reuse: reused %d, dice %v exit %q; want new answers", n, d, e)
+	} else {
+		dice, exit = d, e
+	}
+	opt.Packages.ReuseRecords = true
+	if d, e, n := crawl("crawl after one without reuse"); n != 2 || !slices.Equal(d, dice) || e != exit {
+		t.Fatalf("crawl after one without reuse: reused %d, dice %v exit %q; want 2, %v %q", n, d, e, dice, exit)
+	}
+
+	// The entry's arguments changed (same version): the dice runs again,
+	// the exit, whose conditions are the same, does not.
+	level = "2"
+	d, e, n := crawl("changed arguments")
+	if n != 1 || slices.Equal(d, dice) || e != exit || !slices.Contains(d, "argv_--level_2") {
+		t.Fatalf("changed arguments: reused %d, dice %v exit %q; want 1, a new dice with --level 2, the first exit", n, d, e)
+	}
+	dice = d
+
+	// A record option changed: both run again.
+	opt.Probe.Timeout = crawlTimeout + 1e9
+	if d, e, n := crawl("changed timeout"); n != 0 || slices.Equal(d, dice) || e == exit {
+		t.Fatalf("changed timeout: reused %d, dice %v exit %q; want both run again", n, d, e)
+	} else {
+		dice, exit = d, e
+	}
+
+	// The folder installed again (evicted, or torn): its record is not
+	// that install's.
+	folders, _ := filepath.Glob(filepath.Join(cache, "npm-tiny-dice-*"))
+	if len(folders) != 1 {
+		t.Fatalf("dice folders in the cache: %v", folders)
+	}
+	if err := os.RemoveAll(folders[0]); err != nil {
+		t.Fatal(err)
+	}
+	if d, e, n := crawl("reinstalled"); n != 1 || slices.Equal(d, dice) || e != exit {
+		t.Fatalf("reinstalled: reused %d, dice %v exit %q; want 1, a new dice, the last exit", n, d, e)
+	}
+}
