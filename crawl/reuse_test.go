@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ import (
 func TestCrawlReusesRecords(t *testing.T) {
 	npmtest.NeedSandbox(t)
 	npmURL, _ := npmtest.Registry(t, []npmtest.Package{
-		{Name: "tiny-dice", Version: "1.0.0", Prelude: `notes.push("roll_" + Math.random().toString(36).slice(2), "argv_" + process.argv.slice(2).join("_")); serve();`},
+		{Name: "tiny-dice", Version: "1.0.0", Prelude: `notes.push("roll_" + Math.random().toString(36).slice(2), "argv_" + process.argv.slice(2).join("_"), "<b>&amp;</b>"); serve();`},
 		{Name: "tiny-exit", Version: "1.0.0", Prelude: `console.error("gone " + Math.random().toString(36).slice(2)); process.exit(2);`},
 	})
 	npmtest.Use(t, npmURL)
@@ -41,7 +42,9 @@ func TestCrawlReusesRecords(t *testing.T) {
 	opt := Options{OmitElapsed: true, Probe: probe.Options{Timeout: crawlTimeout},
 		Packages: runners.Options{Cache: cache, Limits: sandbox.Limits{Memory: 4 << 30}, ReuseRecords: true}}
 	// crawl runs one crawl into a new folder and returns the dice's tool
-	// names and the exit's error, with how many records it reused.
+	// names and the exit's error, with how many records it reused; files
+	// are the release's record files.
+	var files [2][]byte
 	crawl := func(what string) (dice []string, exit string, reused int) {
 		t.Helper()
 		opt.CandidateList, opt.Out = pkgs(), t.TempDir()
@@ -53,6 +56,13 @@ func TestCrawlReusesRecords(t *testing.T) {
 		d, e := s["npm:tiny-dice@1.0.0"], s["npm:tiny-exit@1.0.0"]
 		if !d.Reachable || len(d.tools) < 5 || e.ErrorKind != probe.KindExited || !strings.Contains(e.Error, "gone ") {
 			t.Fatalf("%s: dice %v %v (%s: %s), exit %s: %s", what, d.Reachable, d.tools, d.ErrorKind, d.Error, e.ErrorKind, e.Error)
+		}
+		for i, name := range []string{"servers.jsonl.gz", "server_tools.jsonl.gz"} {
+			b, err := os.ReadFile(filepath.Join(opt.Out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[i] = b
 		}
 		rel, err := release.Read(opt.Out)
 		if err != nil {
@@ -68,8 +78,16 @@ func TestCrawlReusesRecords(t *testing.T) {
 	if reused != 0 {
 		t.Fatalf("the first crawl reused %d records from an empty cache", reused)
 	}
+	first := files
 	if d, e, n := crawl("second crawl"); n != 2 || !slices.Equal(d, dice) || e != exit {
 		t.Fatalf("second crawl: reused %d, dice %v exit %q; want 2, the first crawl's %v %q", n, d, e, dice, exit)
+	}
+	// The reused records are the first crawl's byte for byte (a tool's
+	// "<b>&amp;</b>" as the server sent it, not HTML-escaped).
+	for i := range files {
+		if !bytes.Equal(files[i], first[i]) {
+			t.Fatalf("second crawl's records differ from the first's:\n%s\n%s", files[i], first[i])
+		}
 	}
 
 	// Without the flag every server runs, and what it answers is new; it

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -171,11 +172,15 @@ func (c *npmCache) keptRecord(in installed, cond string) (probe.Result, bool) {
 // server again.
 func (c *npmCache) keepRecord(in installed, cond string, r probe.Result) {
 	r.Runner = nil
-	b, err := json.Marshal(keptRecord{Install: in.id, Conditions: cond, Result: r})
-	if err != nil {
+	// The answer's raw JSON is kept byte for byte: compact already, and
+	// not HTML-escaped, as the release writes it.
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(keptRecord{Install: in.id, Conditions: cond, Result: r}) != nil {
 		return
 	}
 	if err := os.MkdirAll(filepath.Join(c.dir, recordsDir), 0o700); err == nil {
-		_ = outset.WriteFile(c.recordPath(in.key), b, 0o600)
+		_ = outset.WriteFile(c.recordPath(in.key), b.Bytes(), 0o600)
 	}
 }
