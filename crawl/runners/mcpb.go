@@ -201,7 +201,7 @@ func (pr *Set) bundleCommand(m *bundleManifest) (argv, env []string, mounts []sa
 func (pr *Set) fetchBundle(ctx context.Context, pkg *Package, tmp string) (string, error) {
 	u, err := url.Parse(pkg.Identifier)
 	if err != nil {
-		return "", &installError{err}
+		return "", &installError{err: err}
 	}
 	allow := pr.p.Options().AllowAddr
 	switch u.Scheme {
@@ -210,10 +210,10 @@ func (pr *Set) fetchBundle(ctx context.Context, pkg *Package, tmp string) (strin
 		ip, perr := netip.ParseAddr(strings.Trim(u.Hostname(), "[]"))
 		loopback := u.Hostname() == "localhost" || (perr == nil && ip.IsLoopback())
 		if !loopback || allow == nil || !allow(netip.MustParseAddr("127.0.0.1")) {
-			return "", &installError{fmt.Errorf("%s: %w", pkg.Identifier, errPlainBundle)}
+			return "", &installError{err: fmt.Errorf("%s: %w", pkg.Identifier, errPlainBundle)}
 		}
 	default:
-		return "", &installError{fmt.Errorf("%s: a bundle is fetched over HTTPS, not %q", pkg.Identifier, u.Scheme)}
+		return "", &installError{err: fmt.Errorf("%s: a bundle is fetched over HTTPS, not %q", pkg.Identifier, u.Scheme)}
 	}
 	client := &http.Client{Transport: pr.p.Transport(), CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if len(via) >= 5 {
@@ -226,19 +226,19 @@ func (pr *Set) fetchBundle(ctx context.Context, pkg *Package, tmp string) (strin
 	}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, pkg.Identifier, nil)
 	if err != nil {
-		return "", &installError{err}
+		return "", &installError{err: err}
 	}
 	req.Header.Set("User-Agent", pr.p.Options().UserAgent)
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", &installError{fmt.Errorf("fetching the bundle: %w", err)}
+		return "", &installError{err: fmt.Errorf("fetching the bundle: %w", err)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", &installError{fmt.Errorf("fetching the bundle: %s", resp.Status)}
+		return "", &installError{err: fmt.Errorf("fetching the bundle: %s", resp.Status)}
 	}
 	if resp.ContentLength > pr.cache.maxPackage {
-		return "", &installError{fmt.Errorf("the bundle is %d bytes, over the package bound of %d", resp.ContentLength, pr.cache.maxPackage)}
+		return "", &installError{err: fmt.Errorf("the bundle is %d bytes, over the package bound of %d", resp.ContentLength, pr.cache.maxPackage)}
 	}
 	file := filepath.Join(tmp, "bundle.mcpb")
 	f, err := os.Create(file)
@@ -251,17 +251,17 @@ func (pr *Set) fetchBundle(ctx context.Context, pkg *Package, tmp string) (strin
 		err = cerr
 	}
 	if err != nil {
-		return "", &installError{fmt.Errorf("fetching the bundle: %w", err)}
+		return "", &installError{err: fmt.Errorf("fetching the bundle: %w", err)}
 	}
 	if n > pr.cache.maxPackage {
-		return "", &installError{fmt.Errorf("the bundle is over the package bound of %d bytes", pr.cache.maxPackage)}
+		return "", &installError{err: fmt.Errorf("the bundle is over the package bound of %d bytes", pr.cache.maxPackage)}
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if pkg.FileSHA256 != "" && sum != pkg.FileSHA256 {
-		return "", &installError{fmt.Errorf("fileSha256 mismatch: the entry says %s, the bundle is %s; not run", pkg.FileSHA256, sum)}
+		return "", &installError{err: fmt.Errorf("fileSha256 mismatch: the entry says %s, the bundle is %s; not run", pkg.FileSHA256, sum)}
 	}
 	if err := unpackBundle(file, filepath.Join(tmp, "bundle"), pr.cache.maxPackage); err != nil {
-		return "", &installError{err}
+		return "", &installError{err: err}
 	}
 	if err := os.Remove(file); err != nil {
 		return "", err

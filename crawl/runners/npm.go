@@ -2,6 +2,7 @@ package runners
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -75,9 +76,20 @@ func (r *npmRunner) prepare(ctx context.Context, s *Set) error {
 // run installs an npm package with npm and runs its entry point with the
 // machine's node.
 func (*npmRunner) run(ctx context.Context, s *Set, pkg *Package) probe.Result {
+	key, cond := s.cache.key(pkg), s.installConditions()
+	if s.reuse {
+		if r, ok := s.cache.keptFailure(key, cond); ok {
+			s.reused.Add(1)
+			return r
+		}
+	}
 	in, err := s.cache.acquire(ctx, pkg)
 	if err != nil {
-		return acquireError(ctx, err)
+		r := acquireError(ctx, err)
+		if ie := (*installError)(nil); errors.As(err, &ie) && ie.settled && ctx.Err() == nil {
+			s.cache.keepFailure(key, cond, r)
+		}
+		return r
 	}
 	defer s.cache.release(in.key)
 	args := append([]string{s.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)

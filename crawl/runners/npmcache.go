@@ -95,7 +95,16 @@ type installed struct {
 
 // installError is an install that failed; the package becomes a record
 // of kind install.
-type installError struct{ err error }
+type installError struct {
+	err error
+	// settled says the same install would fail the same way as long as
+	// the registry answers the same: a version or dependency that does
+	// not exist or does not resolve, a dependency outside the registry,
+	// a package past the bound, no entry point. Such a failure is kept
+	// for reuse (see reuse.go); a deadline, a network error or a memory
+	// bound is not.
+	settled bool
+}
 
 func (e *installError) Error() string { return e.err.Error() }
 func (e *installError) Unwrap() error { return e.err }
@@ -121,10 +130,10 @@ var (
 // until release.
 func (c *npmCache) acquire(ctx context.Context, p *Package) (installed, error) {
 	if !npmName.MatchString(p.Identifier) || len(p.Identifier) > 214 {
-		return installed{}, &installError{fmt.Errorf("%q is not an npm package name", p.Identifier)}
+		return installed{}, &installError{err: fmt.Errorf("%q is not an npm package name", p.Identifier)}
 	}
 	if !npmVersion.MatchString(p.Version) {
-		return installed{}, &installError{fmt.Errorf("%q is not an exact npm version", p.Version)}
+		return installed{}, &installError{err: fmt.Errorf("%q is not an exact npm version", p.Version)}
 	}
 	return c.hold(c.key(p), func(dir string) (installed, error) { return c.install(ctx, p, dir) })
 }
@@ -177,12 +186,14 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 			return installed{}, err
 		}
 		msg := outtext.FirstLines(outtext.Steady(stderr.String()), 3)
-		if refused := c.proxy.Refused()[refusedBefore:]; len(refused) > 0 {
+		refused := c.proxy.Refused()[refusedBefore:]
+		if len(refused) > 0 {
 			// Installs run side by side: these are the refusals while
 			// this one ran.
 			msg += fmt.Sprintf(" (the registry-only proxy refused meanwhile: %s)", strings.Join(refused, ", "))
 		}
-		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v: %s", p.Identifier, p.Version, err, msg)}
+		return installed{}, &installError{err: fmt.Errorf("npm install %s@%s: %v: %s", p.Identifier, p.Version, err, msg),
+			settled: settledNPMError(stderr.String(), len(refused) > 0)}
 	}
 	var skip []string
 	b, err := readInRoot(tmp, "skip.json", maxLockfile)
@@ -190,11 +201,11 @@ func (c *npmCache) install(ctx context.Context, p *Package, dir string) (install
 		err = json.Unmarshal(b, &skip)
 	}
 	if err != nil {
-		return installed{}, &installError{fmt.Errorf("npm install %s@%s: npm's checks: %v", p.Identifier, p.Version, err)}
+		return installed{}, &installError{err: fmt.Errorf("npm install %s@%s: npm's checks: %v", p.Identifier, p.Version, err)}
 	}
 	pkgs, err := readLockfile(tmp, skip)
 	if err != nil {
-		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
+		return installed{}, &installError{err: fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
 	}
 	lay := c.layout()
 	in, err := c.layOut(ctx, p, lay, pkgs, tmp, dir)
@@ -233,11 +244,11 @@ func (c *npmCache) layOut(ctx context.Context, p *Package, lay *npmLayout, pkgs 
 		if err := c.pastDeadline(ctx); err != nil {
 			return installed{}, err
 		}
-		return installed{}, &installError{fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
+		return installed{}, &installError{err: fmt.Errorf("npm install %s@%s: %v", p.Identifier, p.Version, err)}
 	}
 	main, err := entryPoint(tmp, p.Identifier)
 	if err != nil {
-		return installed{}, &installError{err}
+		return installed{}, &installError{err: err, settled: true}
 	}
 	if err := lay.recordUse(tmp); err != nil {
 		return installed{}, err
@@ -245,11 +256,33 @@ func (c *npmCache) layOut(ctx context.Context, p *Package, lay *npmLayout, pkgs 
 	return c.seal(tmp, dir, main)
 }
 
+// npmErrorCode is the code npm names a failure by ("npm error code E404").
+var npmErrorCode = regexp.MustCompile(`(?m)^npm (?:error|ERR!) code (E[A-Z0-9]+)$`)
+
+// settledNPMError says npm's failure, from its stderr, is one the same
+// install meets again while the registry answers the same (see
+// installError.settled); refused says the registry-only proxy refused a
+// host meanwhile, the cause of an E403 for a dependency outside the
+// registry.
+func settledNPMError(stderr string, refused bool) bool {
+	m := npmErrorCode.FindStringSubmatch(stderr)
+	if m == nil {
+		return false
+	}
+	switch m[1] {
+	case "E404", "ETARGET", "ENOVERSIONS", "ERESOLVE", "EUNSUPPORTEDPROTOCOL":
+		return true
+	case "E403":
+		return refused
+	}
+	return false
+}
+
 // pastDeadline is the install record of an npm install that failed
 // because its time ran out, or nil when something else failed it.
 func (c *npmCache) pastDeadline(ctx context.Context) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return &installError{fmt.Errorf("npm install did not finish within %v", c.timeout)}
+		return &installError{err: fmt.Errorf("npm install did not finish within %v", c.timeout)}
 	}
 	return nil
 }

@@ -75,14 +75,14 @@ func (r *ociRunner) run(ctx context.Context, pr *Set, pkg *Package) probe.Result
 		if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("resolving the image did not finish within %v: %w", pr.cache.timeout, err)
 		}
-		return acquireError(ctx, &installError{err})
+		return acquireError(ctx, &installError{err: err})
 	}
 	h := sha256.Sum256([]byte(im.Digest + " " + r.opt.Platform.String()))
 	key := "oci-" + hex.EncodeToString(h[:12])
 	in, err := pr.cache.acquireDir(ctx, key, func(ctx context.Context, tmp string) (string, error) {
 		f, err := im.Flatten(ctx, filepath.Join(tmp, rootfsDir), sandbox.MountPoints)
 		if err != nil {
-			return "", &installError{err}
+			return "", &installError{err: err}
 		}
 		b, _ := json.Marshal(f)
 		return rootfsDir, os.WriteFile(filepath.Join(tmp, imageFile), b, 0o644)

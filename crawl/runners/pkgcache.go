@@ -72,7 +72,7 @@ func (c *npmCache) fillDir(ctx context.Context, dir string, fill func(ctx contex
 	main, err := fill(ctx, tmp)
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() == context.DeadlineExceeded {
-			return installed{}, &installError{fmt.Errorf("the install did not finish within %v: %v", c.timeout, err)}
+			return installed{}, &installError{err: fmt.Errorf("the install did not finish within %v: %v", c.timeout, err)}
 		}
 		return installed{}, err
 	}
@@ -88,7 +88,7 @@ func (c *npmCache) seal(tmp, dir, main string) (installed, error) {
 		return installed{}, err
 	}
 	if size > c.maxPackage {
-		return installed{}, &installError{fmt.Errorf("installed package takes %d bytes, more than the %d allowed", size, c.maxPackage)}
+		return installed{}, &installError{err: fmt.Errorf("installed package takes %d bytes, more than the %d allowed", size, c.maxPackage), settled: true}
 	}
 	id := rand.Text()
 	mark, _ := json.Marshal(map[string]any{"main": main, "size": size, "own": own, "id": id})

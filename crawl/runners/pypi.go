@@ -249,9 +249,9 @@ func (r *pypiRunner) install(ctx context.Context, pr *Set, pkg *Package, out str
 	cmd.Cmd.Stderr = &outtext.LimitedBuffer{B: &stderr, Max: 16 << 10}
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return "", &installError{fmt.Errorf("pip install did not finish: %v", ctx.Err())}
+			return "", &installError{err: fmt.Errorf("pip install did not finish: %v", ctx.Err())}
 		}
-		return "", &installError{pipError(pkg, err, stderr.String())}
+		return "", &installError{err: pipError(pkg, err, stderr.String())}
 	}
 	if err := stripModes(out); err != nil {
 		return "", err
@@ -313,7 +313,7 @@ func consoleScript(venv string, pkg *Package) (string, error) {
 		b, err := readInRoot(venv, rel, maxEntryPoints)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				return "", &installError{fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)}
+				return "", &installError{err: fmt.Errorf("%s: %w", filepath.ToSlash(rel), err)}
 			}
 			break
 		}
@@ -331,7 +331,7 @@ func consoleScript(venv string, pkg *Package) (string, error) {
 	}
 	pick := func(s string) (string, error) {
 		if err := plainScriptName(s); err != nil {
-			return "", &installError{fmt.Errorf("%s: %w", pkg.Identifier, err)}
+			return "", &installError{err: fmt.Errorf("%s: %w", pkg.Identifier, err)}
 		}
 		return s, nil
 	}
@@ -344,10 +344,10 @@ func consoleScript(venv string, pkg *Package) (string, error) {
 		return pick(scripts[0])
 	}
 	if len(scripts) > 1 {
-		return "", &installError{fmt.Errorf("%s has %d console scripts (%s) and none is named like it", pkg.Identifier, len(scripts), strings.Join(scripts, ", "))}
+		return "", &installError{err: fmt.Errorf("%s has %d console scripts (%s) and none is named like it", pkg.Identifier, len(scripts), strings.Join(scripts, ", "))}
 	}
 	if len(dists) == 0 {
-		return "", &installError{errors.New("pip installed no distribution")}
+		return "", &installError{err: errors.New("pip installed no distribution")}
 	}
 	return "-m " + strings.ReplaceAll(want, "-", "_"), nil
 }

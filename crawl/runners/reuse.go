@@ -31,16 +31,20 @@ import (
 // sandbox spec (argv, environment, mounts, bounds) and the crawl's record
 // options (Options.Conditions). Only outcomes the server's code decides
 // are kept: a listing, an exit, a protocol failure, a bound passed; never
-// a timeout, which the machine's load can cause.
+// a timeout, which the machine's load can cause. An npm install that
+// failed in a settled way (installError.settled) is kept the same way,
+// under the install's own conditions, until the folder is installed.
 
 // recordsDir holds, in the package cache, the last kept outcome of each
 // cache folder, one file each named by the folder's key.
 const recordsDir = ".records"
 
-// keptRecord is a run's outcome as recordsDir keeps it.
+// keptRecord is a run's outcome as recordsDir keeps it, or an npm
+// install's settled failure.
 type keptRecord struct {
 	// Install is the id of the install of the folder that ran
-	// (installed.id): a folder installed again runs again.
+	// (installed.id): a folder installed again runs again. It is empty
+	// for a failed install, which has no folder.
 	Install string `json:"install"`
 	// Conditions is the hash of the run's conditions (Set.conditions).
 	Conditions string       `json:"conditions"`
@@ -148,6 +152,38 @@ func (f *fileSums) sum(path string) string {
 	}
 	f.sums[path] = s
 	return s
+}
+
+// installConditions is the hash of what an npm install's outcome
+// depends on besides the registry's answers: this program, node, npm's
+// version, the registry and npm's TLS settings, the bounds, and the
+// crawl's record options.
+func (pr *Set) installConditions() string {
+	c := pr.cache
+	npmPackage := filepath.Join(filepath.Dir(filepath.Dir(c.npmCLI)), "package.json")
+	b, _ := json.Marshal(struct {
+		Crawl, Program, Node, NPM, Registry string
+		TLS                                 []string
+		MaxPackage, Memory                  int64
+	}{pr.conditionsOf, pr.runtimes.sum(exePath()), pr.runtimes.sum(pr.node), pr.runtimes.sum(npmPackage), c.registry,
+		c.confEnv, c.maxPackage, c.memory})
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// keptFailure is the settled failure kept of key's install under cond,
+// unless the folder has been installed since.
+func (c *npmCache) keptFailure(key, cond string) (probe.Result, bool) {
+	if _, _, err := readComplete(filepath.Join(c.dir, key)); err == nil {
+		return probe.Result{}, false
+	}
+	return c.keptRecord(installed{key: key}, cond)
+}
+
+// keepFailure keeps r, the record of key's install that failed in a
+// settled way (installError.settled), under cond.
+func (c *npmCache) keepFailure(key, cond string, r probe.Result) {
+	c.keepRecord(installed{key: key}, cond, r)
 }
 
 func (c *npmCache) recordPath(key string) string {

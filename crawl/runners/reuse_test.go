@@ -32,3 +32,31 @@ func TestDecidedByServer(t *testing.T) {
 		}
 	}
 }
+
+// TestSettledNPMError: npm failures the same install meets again while
+// the registry answers the same are settled; the machine's and the
+// network's are not.
+func TestSettledNPMError(t *testing.T) {
+	for _, c := range []struct {
+		stderr  string
+		refused bool
+		settled bool
+	}{
+		{"npm error code E404\nnpm error 404 Not Found - GET http://127.0.0.1/tiny-nowhere\n", false, true},
+		{"npm error code ETARGET\nnpm error notarget No matching version found for x@^9.\n", false, true},
+		{"npm error code ERESOLVE\nnpm error ERESOLVE unable to resolve dependency tree\n", false, true},
+		{"npm ERR! code EUNSUPPORTEDPROTOCOL\n", false, true},
+		// A dependency outside the registry, refused by the crawl's proxy.
+		{"npm error code E403\nnpm error 403 403 Forbidden - GET https://codeload.github.com/x/y/tar.gz/z\n", true, true},
+		{"npm error code E403\nnpm error 403 Forbidden - GET https://registry.example/x\n", false, false},
+		{"npm error code ECONNRESET\nnpm error network aborted\n", false, false},
+		{"npm error code ETIMEDOUT\n", false, false},
+		{"npm error code E500\n", false, false},
+		{"Killed\n", false, false},
+		{"some text\nnpm error code E404 in the middle of a line\n", false, false},
+	} {
+		if got := settledNPMError(c.stderr, c.refused); got != c.settled {
+			t.Errorf("%q (refused %v): settled %v, want %v", c.stderr, c.refused, got, c.settled)
+		}
+	}
+}
