@@ -4,7 +4,9 @@
 # same cache), as a normal user, each also installed in a throwaway folder
 # and run directly with node for the tool list the TypeScript SDK's client
 # gets. Writes OUT/measure.tsv and OUT/packages.md (docs/bench-packages.md
-# says what each figure means).
+# says what each figure means). Then the census passes: the whole list in
+# one crawl, cold, warm, next month's, and next month's with the records
+# of unchanged installs reused. BENCH_PASSES=census runs those alone.
 #
 # usage: bench/packages.sh BIN OUT [LIST]
 set -euo pipefail
@@ -92,7 +94,12 @@ crawl() {
   echo "$bin crawl --candidates '$out/cand/$i.txt' --out '$out/$phase/$i' --package-cache '$cache' --package-cache-max 34359738368 --npm-metadata-max-age 24h --no-elapsed --timeout 2m 2>'$out/$phase/$i.log'"
 }
 
-for phase in cold warm; do
+passes=${BENCH_PASSES:-all}
+per_package=(cold warm)
+if [ "$passes" = census ]; then
+  per_package=()
+fi
+for phase in "${per_package[@]}"; do
   i=0
   for pkg in "${pkgs[@]}"; do
     i=$((i + 1))
@@ -104,26 +111,37 @@ done
 # The census passes: the whole list in one crawl, as a census runs it
 # (the registry read as of the crawl's start, packages two at a time),
 # into a cache of its own: cold (empty), warm (every package installed),
-# and next month's (the store kept, every tenth package's folder removed,
-# so that it is resolved and laid out again: a changed package whose
-# dependencies the store mostly holds; its own new tarball aside).
+# next month's (the store kept, every tenth package's folder removed, so
+# that it is resolved and laid out again: a changed package whose
+# dependencies the store mostly holds; its own new tarball aside), and
+# next month's again with another tenth removed and the records of the
+# unchanged installs reused (--reuse-package-records).
 census=$out/census-cache
-mkdir -p "$census" "$out/census-cold" "$out/census-warm" "$out/census-next"
-chown -R "$user" "$census" "$out/census-cold" "$out/census-warm" "$out/census-next"
+mkdir -p "$census" "$out/census-cold" "$out/census-warm" "$out/census-next" "$out/census-reuse"
+chown -R "$user" "$census" "$out/census-cold" "$out/census-warm" "$out/census-next" "$out/census-reuse"
 grep -v '^[[:space:]]*\(#\|$\)' "$list" >"$out/cand/all.txt"
 measured_cache=$census
-for phase in census-cold census-warm census-next; do
-  if [ "$phase" = census-next ]; then
-    as_user "ls -d '$census'/npm-* | awk 'NR % 10 == 0' | xargs -r rm -rf"
-  fi
-  step "$phase" 0 all "$bin crawl --candidates '$out/cand/all.txt' --out '$out/$phase/0' --package-cache '$census' --package-cache-max 34359738368 --no-elapsed --timeout 2m 2>'$out/$phase/0.log'"
+for phase in census-cold census-warm census-next census-reuse; do
+  flags=""
+  case $phase in
+  census-next) as_user "ls -d '$census'/npm-* | awk 'NR % 10 == 0' | xargs -r rm -rf" ;;
+  census-reuse)
+    as_user "ls -d '$census'/npm-* | awk 'NR % 10 == 5' | xargs -r rm -rf"
+    flags=--reuse-package-records
+    ;;
+  esac
+  step "$phase" 0 all "$bin crawl --candidates '$out/cand/all.txt' --out '$out/$phase/0' --package-cache '$census' --package-cache-max 34359738368 --no-elapsed --timeout 2m $flags 2>'$out/$phase/0.log'"
 done
 unset measured_cache
 
 # The direct runs: npm install in a throwaway folder (scripts off, as the
 # crawl's), then the TypeScript SDK's stdio client runs the entry with node.
 i=0
-for pkg in "${pkgs[@]}"; do
+direct=("${pkgs[@]}")
+if [ "$passes" = census ]; then
+  direct=()
+fi
+for pkg in "${direct[@]}"; do
   i=$((i + 1))
   spec=${pkg#npm:}
   name=${spec%@*}
