@@ -69,6 +69,7 @@ func (s *Sandbox) args(spec Spec) ([]string, error) {
 		"--unshare-user", "--uid", uid, "--gid", uid,
 		"--unshare-ipc", "--unshare-pid", "--unshare-uts", "--hostname", Hostname, "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
+		"--seccomp", "6", // the filter's pipe (launch)
 	}
 	if s.disableUserns {
 		args = append(args, "--disable-userns", "--assert-userns-disabled")

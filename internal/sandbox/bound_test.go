@@ -149,3 +149,73 @@ func TestSandboxNoAddressSpaceLimit(t *testing.T) {
 		t.Errorf("got %q (stderr %q), want the refused connection alone", got, stderr.String())
 	}
 }
+
+// TestSandboxMemoryCountsMemfd: memfd files count in the memory bound.
+// Four of 200 MiB each, under a file size limit of 256 MiB, are in no
+// process's resident set and in no folder; without their count a bound
+// of 512 MiB would hold 800 MiB.
+func TestSandboxMemoryCountsMemfd(t *testing.T) {
+	s, _ := need(t)
+	python := usrPython(t)
+	py := `import os, time
+b = b"\1" * (1 << 20)
+fds = []
+for j in range(4):
+    fd = os.memfd_create("held")
+    for i in range(200):
+        os.write(fd, b)
+    fds.append(fd)
+print("held 800 MiB", flush=True)
+time.sleep(60)`
+	c := s.Command(t.Context(), Spec{Args: []string{python, "-c", py}, Limits: Limits{Memory: 512 << 20, TmpSize: 64 << 20, FileSize: 256 << 20}})
+	var stdout, stderr bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &stdout, &stderr
+	err := c.Run()
+	if !errors.Is(err, ErrMemory) || strings.Contains(stdout.String(), "held") {
+		t.Fatalf("err %v, output %q %q: the memfd files were not counted", err, stdout.String(), stderr.String())
+	}
+	if p := c.PeakMemory(); p < 512<<20 {
+		t.Errorf("peak %d MiB, want past the bound of 512", p>>20)
+	}
+	assertGone(t, c)
+}
+
+// TestSandboxRefusesSysVIPC: System V shared memory, semaphores and
+// message queues cannot be made in the sandbox (they would outlive their
+// processes, outside the memory bound); POSIX shared memory, a file of
+// /dev/shm, can.
+func TestSandboxRefusesSysVIPC(t *testing.T) {
+	s, _ := need(t)
+	python := usrPython(t)
+	py := `import ctypes, os
+from multiprocessing import shared_memory
+libc = ctypes.CDLL(None, use_errno=True)
+for name, call in (("shmget", lambda: libc.shmget(0, 1 << 20, 0o1600)), ("semget", lambda: libc.semget(0, 1, 0o1600)), ("msgget", lambda: libc.msgget(0, 0o1600))):
+    ctypes.set_errno(0)
+    r = call()
+    print(name, r, ctypes.get_errno())
+m = shared_memory.SharedMemory(create=True, size=1 << 20)
+print("posix shm", m.size >= 1 << 20)
+m.close(); m.unlink()`
+	c := s.Command(t.Context(), Spec{Args: []string{python, "-c", py}})
+	var stdout, stderr bytes.Buffer
+	c.Cmd.Stdout, c.Cmd.Stderr = &stdout, &stderr
+	err := c.Run()
+	got := stdout.String() + stderr.String()
+	for _, want := range []string{"shmget -1 1\n", "semget -1 1\n", "msgget -1 1\n", "posix shm True\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q: %q (%v)", want, got, err)
+		}
+	}
+}
+
+// usrPython is the distribution's python3, which the sandbox shows with
+// /usr (a python3 of the user's own, under the home, it does not).
+func usrPython(t *testing.T) string {
+	t.Helper()
+	const python = "/usr/bin/python3"
+	if _, err := os.Stat(python); err != nil {
+		testenv.Missing(t, "%s, which the sandbox shows, runs the test program: %v (apt-get install -y python3)", python, err)
+	}
+	return python
+}

@@ -55,7 +55,7 @@ func Check(ctx context.Context) Report {
 	}
 	l := Limits{}
 	l.defaults()
-	userns := "nested user namespaces: allowed (bwrap here has no --disable-userns; seccomp is not applied)"
+	userns := "nested user namespaces: allowed (bwrap here has no --disable-userns)"
 	if s.disableUserns {
 		userns = "nested user namespaces: refused (--disable-userns)"
 	}
@@ -64,7 +64,8 @@ func Check(ctx context.Context) Report {
 		userns,
 		"network: none, a loopback of its own (an install step shares the host's, through a proxy to the package registry only)",
 		"files: /usr read-only, the package read-only, a private home and /tmp on tmpfs; nothing else of the host",
-		fmt.Sprintf("memory: %d MiB for its processes' resident memory and its tmpfs folders together (--sandbox-memory); no address-space limit", l.Memory>>20),
+		fmt.Sprintf("memory: %d MiB for its processes' resident memory, its tmpfs folders and its memfd files together (--sandbox-memory); no address-space limit", l.Memory>>20),
+		"System V IPC: refused (shmget, semget and msgget fail with EPERM, by seccomp): its objects would outlive every process, outside the memory bound",
 		fmt.Sprintf("processes: %d (threads count), CPU %v per process, files up to %d MiB, home, /tmp and /dev/shm %d MiB each, root and /dev read-only", l.Procs, l.CPU, l.FileSize>>20, l.TmpSize>>20),
 		"limits: set from the host before the program runs; nothing else runs inside",
 		"end: every process of the sandbox is killed with its PID namespace",

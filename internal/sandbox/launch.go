@@ -10,15 +10,16 @@ import (
 )
 
 // launch starts bwrap and holds the sandbox before its program runs: bwrap
-// reads its arguments from one pipe, names the sandbox's first process on
-// a second and waits on a third. Between the two, the host sets that
+// reads its arguments from one pipe (and its seccomp filter, seccomp.go,
+// from a fourth), names the sandbox's first process on a second and waits
+// on a third. Between the two, the host sets that
 // process's limits (Sandbox.setLimits), which every process of the sandbox
 // inherits. So nothing runs inside before the program, and no program of
 // an image root (its /etc/ld.so.preload, its loader) sees the sandbox
 // unbounded.
 func (c *Cmd) launch() error {
-	var ends [6]*os.File // args, info and block: read and write ends
-	for i := 0; i < 6; i += 2 {
+	var ends [8]*os.File // args, info, block and seccomp: read and write ends
+	for i := 0; i < 8; i += 2 {
 		r, w, err := os.Pipe()
 		if err != nil {
 			closeAll(ends[:i])
@@ -26,10 +27,17 @@ func (c *Cmd) launch() error {
 		}
 		ends[i], ends[i+1] = r, w
 	}
-	argsR, argsW, infoR, infoW, blockR, blockW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
-	c.Cmd.ExtraFiles = []*os.File{argsR, infoW, blockR}
-	err := c.Cmd.Start()
-	closeAll([]*os.File{argsR, infoW, blockR})
+	argsR, argsW, infoR, infoW, blockR, blockW, filterR, filterW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5], ends[6], ends[7]
+	// The filter is a few hundred bytes: the pipe holds it whole.
+	_, err := filterW.Write(c.sb.filter)
+	filterW.Close()
+	if err != nil {
+		closeAll([]*os.File{argsR, argsW, infoR, infoW, blockR, blockW, filterR})
+		return err
+	}
+	c.Cmd.ExtraFiles = []*os.File{argsR, infoW, blockR, filterR}
+	err = c.Cmd.Start()
+	closeAll([]*os.File{argsR, infoW, blockR, filterR})
 	if err != nil {
 		closeAll([]*os.File{argsW, infoR, blockW})
 		return err

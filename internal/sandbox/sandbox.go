@@ -120,6 +120,8 @@ type Sandbox struct {
 	hostUID int
 	// disableUserns says bwrap can refuse nested user namespaces.
 	disableUserns bool
+	// filter is the seccomp program every sandbox runs under (seccomp.go).
+	filter []byte
 }
 
 // Find looks for bwrap and setpriv, and checks, by running
@@ -138,7 +140,11 @@ func find(ctx context.Context) (*Sandbox, []string) {
 	if !isLinux {
 		return nil, []string{"bubblewrap runs only on Linux; packaged servers run only in a sandbox"}
 	}
-	s := &Sandbox{hostUID: os.Getuid()}
+	filter, err := seccompProgram()
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	s := &Sandbox{hostUID: os.Getuid(), filter: filter}
 	var probs []string
 	type tool struct {
 		name, pkg string
@@ -269,7 +275,7 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec) *Cmd {
 	for _, a := range bargs {
 		data = append(append(data, a...), 0)
 	}
-	// The pipes Start makes are the program's descriptors 3, 4 and 5.
+	// The pipes Start makes are the program's descriptors 3, 4, 5 and 6.
 	args := append([]string{"--args", "3", "--info-fd", "4", "--block-fd", "5", "--"}, spec.Args...)
 	name := s.bwrap
 	if s.hostUID != os.Getuid() {

@@ -95,6 +95,37 @@ func rss(pid int) int64 {
 	return n * pageSize
 }
 
+// memfdBytes is what the memfd files that pids hold open take, each file
+// once: a memfd (memfd_create) is memory no process's resident set shows
+// until it is mapped, and no folder of the sandbox holds. Each is capped by
+// the file size limit alone, and a process may make many. A mapped memfd
+// counts in the resident set as well, so a file may count twice: the
+// bound errs on the side of the host.
+func memfdBytes(pids []int) int64 {
+	var sum int64
+	seen := map[[2]uint64]bool{}
+	for _, p := range pids {
+		dir := "/proc/" + strconv.Itoa(p) + "/fd/"
+		fds, _ := os.ReadDir(dir)
+		for _, fd := range fds {
+			target, err := os.Readlink(dir + fd.Name())
+			if err != nil || !strings.HasPrefix(target, "/memfd:") {
+				continue
+			}
+			var st unix.Stat_t
+			if unix.Stat(dir+fd.Name(), &st) != nil {
+				continue
+			}
+			key := [2]uint64{st.Dev, st.Ino}
+			if !seen[key] {
+				seen[key] = true
+				sum += st.Blocks * 512
+			}
+		}
+	}
+	return sum
+}
+
 // initProc is the sandbox's PID namespace init, held by a pidfd so that
 // its end is seen even once its id is reused.
 type initProc struct{ fd int }

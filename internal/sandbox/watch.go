@@ -7,8 +7,9 @@ const watchEvery = 20 * time.Millisecond
 
 // watch sums the memory the sandbox holds, the resident memory of its
 // processes (bwrap's descendants: the PID namespace's init adopts its
-// orphans, so none escapes the tree) and the bytes of its memory-backed
-// folders, and kills the sandbox when they pass the bound. This is the
+// orphans, so none escapes the tree), the bytes of its memory-backed
+// folders and of the memfd files its processes hold open, and kills the
+// sandbox when they pass the bound. This is the
 // bound where no delegated cgroup is at hand: a process can pass it by
 // what it takes within one period. The folders' sizes add up within the
 // bound (args), so they alone never pass it.
@@ -35,6 +36,7 @@ func (c *Cmd) sample() {
 	for _, p := range pids {
 		sum += rss(p)
 	}
+	sum += memfdBytes(pids)
 	c.mu.Lock()
 	for _, p := range pids {
 		c.pids[p] = true
