@@ -196,7 +196,9 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			})
 			continue
 		}
-		g.Go(func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
+		g.Go(func() error {
+			return labelled(gctx, "side-files", func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
+		})
 	}
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
