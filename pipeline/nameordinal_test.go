@@ -100,9 +100,9 @@ func BenchmarkNameOrdinals(b *testing.B) {
 		batch.Name.AppendNullable([]byte(fmt.Sprintf("get_resource_%d", i%8)), true)
 		batch.Line = append(batch.Line, int64(i))
 	}
-	var n nameOrdinals
+	n := nameOrdinals{seeds: newNameSeeds()}
 	b.ReportAllocs()
 	for b.Loop() {
-		n.add(&batch)
+		n.add(&batch, nil)
 	}
 }

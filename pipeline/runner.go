@@ -415,8 +415,9 @@ func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.Fi
 		return nil, err
 	}
 	defer tables.close()
-	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
-	sink := newSinkStage(tables)
+	seeds := newNameSeeds()
+	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool, seeds)
+	sink := newSinkStage(tables, seeds)
 	sink.limit = limit
 
 	counted := &countingReader{r: st}
