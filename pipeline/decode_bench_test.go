@@ -19,7 +19,7 @@ func BenchmarkDecodeTool(b *testing.B) {
 		}
 		recs = append(recs, rec)
 	}
-	s := newDecodeStage("bench", false, false, 1, newRowsPool(1))
+	s := newDecodeStage("bench", false, false, 1, newRowsPool(1), newNameSeeds())
 	ws := s.workers[0]
 	ws.rows = new(chunkRows)
 	b.ReportAllocs()

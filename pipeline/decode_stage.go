@@ -28,6 +28,9 @@ type chunkRows struct {
 	keys      []aggregate.ServerKey
 	hasServer []bool
 	surface   []uint8
+	// nameKeys are the tools' name-ordinal keys (nameKeyer), computed by
+	// the worker so that the sink only counts them.
+	nameKeys [][2]uint64
 	// firstOrdinal is the ordinal of the chunk's first tool, set by the
 	// sink, which sees the chunks in order.
 	firstOrdinal int64
@@ -38,7 +41,7 @@ type chunkRows struct {
 func (r *chunkRows) reset() {
 	r.tools.Reset()
 	r.props.Reset()
-	r.keys, r.hasServer, r.surface = r.keys[:0], r.hasServer[:0], r.surface[:0]
+	r.keys, r.hasServer, r.surface, r.nameKeys = r.keys[:0], r.hasServer[:0], r.surface[:0], r.nameKeys[:0]
 }
 
 // rowsPool recycles chunkRows between the decode stage and the table
@@ -76,6 +79,7 @@ type decodeStage struct {
 	// noSens skips the non-normative sensitivity variants.
 	noSens  bool
 	hasher  *aggregate.Hasher
+	seeds   nameSeeds
 	pool    *rowsPool
 	workers []*decodeWorker
 }
@@ -94,6 +98,7 @@ type decodeWorker struct {
 	// the tools of a chunk together (see settle); waitRows and waitTexts
 	// are the rows and remembered texts waiting for them.
 	batch     toolid.Batch
+	names     nameKeyer
 	waitRows  []waitRow
 	waitTexts []waitText
 	// results keeps what each tool text the decoder remembers gave, their
@@ -109,8 +114,8 @@ type decodeWorker struct {
 	key  aggregate.ServerKey
 }
 
-func newDecodeStage(file string, skipBad, noSens bool, workers int, pool *rowsPool) *decodeStage {
-	s := &decodeStage{file: file, skipBad: skipBad, noSens: noSens, hasher: aggregate.NewHasher(), pool: pool}
+func newDecodeStage(file string, skipBad, noSens bool, workers int, pool *rowsPool, seeds nameSeeds) *decodeStage {
+	s := &decodeStage{file: file, skipBad: skipBad, noSens: noSens, hasher: aggregate.NewHasher(), seeds: seeds, pool: pool}
 	for range workers {
 		dec := census.NewDecoder()
 		dec.RememberTools()
@@ -130,6 +135,7 @@ func (s *decodeStage) chunk(_ context.Context, w int, c *linepool.Chunk) (*chunk
 	if err != nil {
 		return nil, err
 	}
+	rows.nameKeys = ws.names.keys(&s.seeds, &rows.tools, rows.nameKeys[:0])
 	return rows, nil
 }
 

@@ -16,19 +16,26 @@ import (
 // pair at the table's average load, where a Go map took 46). The digest is of the values as tools.parquet stores them,
 // nulls apart, as the diff reads them back.
 type nameOrdinals struct {
-	seeds [2]maphash.Seed
+	seeds nameSeeds
 	count ordinalTable
-	key   []byte // the digested bytes of one tool, reused
-	init  bool
+	keys  nameKeyer // for a batch whose keys were not computed
 }
 
-// add fills b.NameOrdinal for the batch's tools.
-func (n *nameOrdinals) add(b *tables.ToolsBatch) {
-	if !n.init {
-		n.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-		n.init = true
-	}
-	b.NameOrdinal = b.NameOrdinal[:0]
+// nameSeeds are the two maphash seeds of a run's (server id, name) keys.
+// The workers compute each tool's key with them (nameKeyer) and the sink
+// only counts the keys: the hashing, per value, is off its one goroutine.
+type nameSeeds [2]maphash.Seed
+
+func newNameSeeds() nameSeeds { return nameSeeds{maphash.MakeSeed(), maphash.MakeSeed()} }
+
+// nameKeyer computes the name-ordinal keys of a batch's tools; each
+// worker has its own (it reuses a buffer).
+type nameKeyer struct {
+	key []byte // the digested bytes of one tool, reused
+}
+
+// keys appends the key of each of b's tools to dst and returns it.
+func (n *nameKeyer) keys(seeds *nameSeeds, b *tables.ToolsBatch, dst [][2]uint64) [][2]uint64 {
 	for i := range b.Len() {
 		server, hasServer := b.ServerIDOf(i)
 		name, hasName := b.Name.Value(i)
@@ -40,7 +47,19 @@ func (n *nameOrdinals) add(b *tables.ToolsBatch) {
 		key = binary.LittleEndian.AppendUint64(key, uint64(len(name)))
 		key = append(append(key, server...), name...)
 		n.key = key
-		k := [2]uint64{maphash.Bytes(n.seeds[0], key), maphash.Bytes(n.seeds[1], key)}
+		dst = append(dst, [2]uint64{maphash.Bytes(seeds[0], key), maphash.Bytes(seeds[1], key)})
+	}
+	return dst
+}
+
+// add fills b.NameOrdinal for the batch's tools, whose keys, computed
+// with n.seeds, are keys (nil: computed here).
+func (n *nameOrdinals) add(b *tables.ToolsBatch, keys [][2]uint64) {
+	if keys == nil && b.Len() > 0 {
+		keys = n.keys.keys(&n.seeds, b, nil)
+	}
+	b.NameOrdinal = b.NameOrdinal[:0]
+	for _, k := range keys {
 		b.NameOrdinal = append(b.NameOrdinal, n.count.next(k))
 	}
 }

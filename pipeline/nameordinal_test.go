@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,6 +92,39 @@ func TestNameOrdinalAndMetadata(t *testing.T) {
 	}
 }
 
+// TestNameKeysFromWorkers: the keys a worker computes with the run's seeds
+// number the tools as the sink's own would, chunk after chunk, nulls and
+// the (server, name) boundary apart ("ab"+"c" is not "a"+"bc").
+func TestNameKeysFromWorkers(t *testing.T) {
+	type tool struct {
+		server, name string
+		hasS, hasN   bool
+	}
+	chunks := [][]tool{
+		{{"a", "x", true, true}, {"a", "x", true, true}, {"a", "y", true, true}, {"", "x", false, true}},
+		{{"ab", "c", true, true}, {"a", "bc", true, true}, {"a", "x", true, true}, {"a", "", true, false}, {"a", "", true, true}},
+		{{"", "", false, false}, {"", "", false, false}, {"a", "", true, false}, {"ab", "c", true, true}},
+	}
+	want := [][]int64{{0, 1, 0, 0}, {0, 0, 2, 0, 0}, {0, 1, 1, 1}}
+	seeds := newNameSeeds()
+	sink, own := nameOrdinals{seeds: seeds}, nameOrdinals{seeds: seeds}
+	var worker nameKeyer
+	for ci, c := range chunks {
+		var b tables.ToolsBatch
+		for i, tl := range c {
+			b.AppendServerID([]byte(tl.server), tl.hasS)
+			b.Name.AppendNullable([]byte(tl.name), tl.hasN)
+			b.Line = append(b.Line, int64(i))
+		}
+		sink.add(&b, worker.keys(&seeds, &b, nil))
+		fromWorker := slices.Clone(b.NameOrdinal)
+		own.add(&b, nil)
+		if !slices.Equal(fromWorker, want[ci]) || !slices.Equal(b.NameOrdinal, want[ci]) {
+			t.Errorf("chunk %d: ordinals from the workers' keys %v, from the sink's own %v, want %v", ci, fromWorker, b.NameOrdinal, want[ci])
+		}
+	}
+}
+
 // BenchmarkNameOrdinals numbers the tools of a batch as the sink does: a
 // server's tools in a run, server ids of a crawl's length.
 func BenchmarkNameOrdinals(b *testing.B) {
@@ -100,9 +134,9 @@ func BenchmarkNameOrdinals(b *testing.B) {
 		batch.Name.AppendNullable([]byte(fmt.Sprintf("get_resource_%d", i%8)), true)
 		batch.Line = append(batch.Line, int64(i))
 	}
-	var n nameOrdinals
+	n := nameOrdinals{seeds: newNameSeeds()}
 	b.ReportAllocs()
 	for b.Loop() {
-		n.add(&batch)
+		n.add(&batch, nil)
 	}
 }

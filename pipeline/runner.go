@@ -196,7 +196,9 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			})
 			continue
 		}
-		g.Go(func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
+		g.Go(func() error {
+			return labelled(gctx, "side-files", func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
+		})
 	}
 	if err := g.Wait(); err != nil {
 		if ctx.Err() != nil {
@@ -413,8 +415,9 @@ func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.Fi
 		return nil, err
 	}
 	defer tables.close()
-	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool)
-	sink := newSinkStage(tables)
+	seeds := newNameSeeds()
+	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool, seeds)
+	sink := newSinkStage(tables, seeds)
 	sink.limit = limit
 
 	counted := &countingReader{r: st}

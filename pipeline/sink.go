@@ -21,8 +21,10 @@ type sinkStage struct {
 	limit     *memoryLimit
 }
 
-func newSinkStage(tables *tablesStage) *sinkStage {
-	return &sinkStage{servers: aggregate.New(), tables: tables}
+// newSinkStage makes the sink of a run whose workers compute the tools'
+// name keys with seeds.
+func newSinkStage(tables *tablesStage, seeds nameSeeds) *sinkStage {
+	return &sinkStage{servers: aggregate.New(), tables: tables, names: nameOrdinals{seeds: seeds}}
 }
 
 // chunk is the pipeline's sink function.
@@ -33,7 +35,7 @@ func (s *sinkStage) chunk(rows *chunkRows) error {
 		}
 	}
 	rows.firstOrdinal = s.ordinal
-	s.names.add(&rows.tools)
+	s.names.add(&rows.tools, rows.nameKeys)
 	s.defs.add(rows)
 	s.ordinal += int64(rows.tools.Len())
 	s.limit.update(s.defs.bytes() + s.names.bytes())

@@ -35,7 +35,7 @@ func TestToolMemoSameRows(t *testing.T) {
 	for _, noSens := range []bool{false, true} {
 		t.Run(fmt.Sprint("noSens=", noSens), func(t *testing.T) {
 			pool := newRowsPool(2)
-			s := newDecodeStage("x.jsonl", false, noSens, 2, pool)
+			s := newDecodeStage("x.jsonl", false, noSens, 2, pool, newNameSeeds())
 			memo, plain := s.workers[0], s.workers[1]
 			plain.dec = census.NewDecoder()
 			memo.rows, plain.rows = pool.get(), pool.get()

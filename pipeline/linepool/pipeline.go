@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 
@@ -138,7 +139,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 
 	g.Go(func() error {
 		defer close(chunks)
-		return split(ctx, r, cfg, pool, tokens, chunks)
+		return labelled(ctx, "split", func() error { return split(ctx, r, cfg, pool, tokens, chunks) })
 	})
 
 	var workers sync.WaitGroup
@@ -146,19 +147,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 		workers.Add(1)
 		g.Go(func() error {
 			defer workers.Done()
-			for c := range chunks {
-				val, err := work(ctx, w, c)
-				release(pool, cfg, c)
-				if err != nil {
-					return err
-				}
-				select {
-				case results <- result[R]{c.Seq, val}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			return nil
+			return labelled(ctx, "work", func() error { return workLoop(ctx, w, chunks, results, pool, cfg, work) })
 		})
 	}
 	go func() {
@@ -167,27 +156,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	}()
 
 	g.Go(func() error {
-		pending := map[int64]R{}
-		var next int64
-		for res := range results {
-			pending[res.seq] = res.val
-			for {
-				v, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if err := sink(v); err != nil {
-					return err
-				}
-				<-tokens
-			}
-		}
-		if len(pending) != 0 && ctx.Err() == nil {
-			return errors.New("pipeline: results lost out of order")
-		}
-		return nil
+		return labelled(ctx, "sink", func() error { return sinkLoop(ctx, results, sink, tokens) })
 	})
 	err := g.Wait()
 	// The closer goroutine ends once the workers have: wait for it too, so
@@ -198,6 +167,59 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 		release(pool, cfg, c)
 	}
 	return err
+}
+
+// labelled runs fn with the goroutine labelled stage=name, so that a CPU
+// profile of a run (go tool pprof -tagfocus stage=sink) splits the
+// pipeline's one-goroutine stages from its parallel one.
+func labelled(ctx context.Context, name string, fn func() error) error {
+	var err error
+	pprof.Do(ctx, pprof.Labels("stage", name), func(context.Context) { err = fn() })
+	return err
+}
+
+// workLoop is one worker: it works on chunks until they run out.
+func workLoop[R any](ctx context.Context, w int, chunks <-chan *Chunk, results chan<- result[R], pool *bufPool, cfg Config,
+	work func(ctx context.Context, worker int, c *Chunk) (R, error)) error {
+	for c := range chunks {
+		val, err := work(ctx, w, c)
+		release(pool, cfg, c)
+		if err != nil {
+			return err
+		}
+		select {
+		case results <- result[R]{c.Seq, val}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// sinkLoop hands the results to sink in chunk order, each chunk's token
+// given back once it is sunk.
+func sinkLoop[R any](ctx context.Context, results <-chan result[R], sink func(R) error, tokens <-chan struct{}) error {
+	pending := map[int64]R{}
+	var next int64
+	for res := range results {
+		pending[res.seq] = res.val
+		for {
+			v, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if err := sink(v); err != nil {
+				return err
+			}
+			<-tokens
+		}
+	}
+	if len(pending) != 0 && ctx.Err() == nil {
+		return errors.New("pipeline: results lost out of order")
+	}
+	return nil
 }
 
 // bufPool holds the chunk buffers not in use, as many as can be in
