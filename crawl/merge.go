@@ -245,6 +245,9 @@ func byteSize(n int64) string {
 // recordOptions are o without the options that never change a record.
 func recordOptions(o release.Options) release.Options {
 	o.Concurrency, o.PerHost, o.MaxMemory, o.PackageConcurrency, o.Shard = 0, 0, 0, 0, ""
+	// Reuse takes a record only where a run under the same conditions
+	// made it: it changes where a record comes from, not what it says.
+	o.ReusePackageRecords = false
 	return o
 }
 
