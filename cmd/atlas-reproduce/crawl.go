@@ -158,12 +158,12 @@ type packageFlags struct {
 func (f *packageFlags) register(fs *flag.FlagSet, crawling bool) {
 	if crawling {
 		fs.IntVar(&f.concurrency, "package-concurrency", runners.DefaultPackageConcurrency, "packaged servers installed or run at once, each in its own sandbox")
-		fs.BoolVar(&f.reuse, "reuse-package-records", false, "take a packaged server's record from the package cache when the same install of it ran before under the same conditions (this program, the runtime, its arguments, environment and bounds, the record options), instead of running it again; timeouts always run again (docs/packages.md)")
+		fs.BoolVar(&f.reuse, "reuse-package-records", false, "take a packaged server's record from the package cache when the same install of it ran before under the same conditions (this program, the runtime, its arguments, environment and bounds, the record options), instead of running it again, and an npm install that failed in a settled way (a missing dependency or version) instead of trying it again; timeouts always run again (docs/packages.md)")
 		fs.DurationVar(&f.metadataAge, "npm-metadata-max-age", 0, "start with npm packuments that earlier crawls cached if no older than this `DURATION` (0: none; a crawl reads the registry as of its start, and fetches each packument once)")
 	}
 	fs.StringVar(&f.cache, "package-cache", "", "`DIR` of installed packages (default atlas-reproduce/packages in the user's cache folder)")
 	fs.Int64Var(&f.cacheMax, "package-cache-max", runners.DefaultPackageCacheMax, "most bytes of installed packages kept in the cache; the least recently used go first")
-	fs.Int64Var(&f.memory, "sandbox-memory", sandbox.DefaultMemory, "most memory `BYTES` of one sandbox (an install or a server): its processes' resident memory and its tmpfs folders together; past it the sandbox is killed and the server recorded as memory")
+	fs.Int64Var(&f.memory, "sandbox-memory", sandbox.DefaultMemory, "most memory `BYTES` of one sandbox (an install or a server): its processes' resident memory, its tmpfs folders and its memfd files together; past it the sandbox is killed and the server recorded as memory")
 }
 
 func (f *packageFlags) options() (runners.Options, error) {

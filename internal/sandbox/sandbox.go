@@ -7,9 +7,10 @@
 // the caller names; a read-only root and /dev; a private writable home,
 // /tmp and /dev/shm on size-capped tmpfs; no other file of the machine;
 // limits on CPU time, processes and file size; one bound on the memory of
-// the sandbox, its processes' resident memory and its tmpfs folders
-// together; and a PID namespace whose init dies with its parent, so that
-// every process of the sandbox ends with it.
+// the sandbox, its processes' resident memory, its tmpfs folders and its
+// memfd files together; no System V IPC objects (seccomp.go); and a PID
+// namespace whose init dies with its parent, so that every process of the
+// sandbox ends with it.
 //
 // Nothing runs inside the sandbox before the program: bwrap holds its
 // first process while the host sets its limits (prlimit(2)), and sets the
@@ -63,7 +64,7 @@ const RootUser = 65534
 const (
 	DefaultCPU = 60 * time.Second
 	// DefaultMemory bounds the memory of one sandbox, its processes'
-	// resident memory and its tmpfs folders together: two sandboxes at
+	// resident memory, tmpfs folders and memfd files together: two sandboxes at
 	// once (the default concurrency) and the crawl fit a 24 GiB machine
 	// with room to spare.
 	DefaultMemory   = 4 << 30
