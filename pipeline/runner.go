@@ -197,7 +197,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 			continue
 		}
 		g.Go(func() error {
-			return labelled(gctx, "side-files", func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
+			return linepool.Labelled(gctx, "side-files", func() error { return countRecords(gctx, f, opt.MaxLine, &inputs[i]) })
 		})
 	}
 	if err := g.Wait(); err != nil {

@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime/pprof"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/atlas-reproduce/atlas-reproduce/pipeline/linepool"
 	"github.com/atlas-reproduce/atlas-reproduce/report/tables"
 )
 
@@ -40,24 +40,16 @@ func startTables(ctx context.Context, toolsF, propsF io.Writer, pool *rowsPool, 
 	g, gctx := errgroup.WithContext(ctx)
 	s := &tablesStage{ctx: gctx, g: g, tools: make(chan *chunkRows, tableQueue), props: make(chan *chunkRows, tableQueue)}
 	g.Go(func() error {
-		return labelled(gctx, "tools-table", func() error {
+		return linepool.Labelled(gctx, "tools-table", func() error {
 			return drain(s.tools, pool, func(r *chunkRows) error { return tw.Append(&r.tools) }, tw.Close, toolsBuf)
 		})
 	})
 	g.Go(func() error {
-		return labelled(gctx, "props-table", func() error {
+		return linepool.Labelled(gctx, "props-table", func() error {
 			return drain(s.props, pool, func(r *chunkRows) error { return pw.Append(&r.props, &r.tools, r.firstOrdinal) }, pw.Close, propsBuf)
 		})
 	})
 	return s, nil
-}
-
-// labelled runs fn with the goroutine labelled stage=name, as linepool
-// labels its own stages, so that a CPU profile splits the run by stage.
-func labelled(ctx context.Context, name string, fn func() error) error {
-	var err error
-	pprof.Do(ctx, pprof.Labels("stage", name), func(context.Context) { err = fn() })
-	return err
 }
 
 // drain writes every chunk of ch, then finishes the file. It stops at the

@@ -139,7 +139,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 
 	g.Go(func() error {
 		defer close(chunks)
-		return labelled(ctx, "split", func() error { return split(ctx, r, cfg, pool, tokens, chunks) })
+		return Labelled(ctx, "split", func() error { return split(ctx, r, cfg, pool, tokens, chunks) })
 	})
 
 	var workers sync.WaitGroup
@@ -147,7 +147,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 		workers.Add(1)
 		g.Go(func() error {
 			defer workers.Done()
-			return labelled(ctx, "work", func() error { return workLoop(ctx, w, chunks, results, pool, cfg, work) })
+			return Labelled(ctx, "work", func() error { return workLoop(ctx, w, chunks, results, pool, cfg, work) })
 		})
 	}
 	go func() {
@@ -156,7 +156,7 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	}()
 
 	g.Go(func() error {
-		return labelled(ctx, "sink", func() error { return sinkLoop(ctx, results, sink, tokens) })
+		return Labelled(ctx, "sink", func() error { return sinkLoop(ctx, results, sink, tokens) })
 	})
 	err := g.Wait()
 	// The closer goroutine ends once the workers have: wait for it too, so
@@ -169,10 +169,12 @@ func Run[R any](ctx context.Context, r io.Reader, cfg Config,
 	return err
 }
 
-// labelled runs fn with the goroutine labelled stage=name, so that a CPU
+// Labelled runs fn with the goroutine labelled stage=name, so that a CPU
 // profile of a run (go tool pprof -tagfocus stage=sink) splits the
-// pipeline's one-goroutine stages from its parallel one.
-func labelled(ctx context.Context, name string, fn func() error) error {
+// pipeline's one-goroutine stages from its parallel one. The stages of
+// the run around the pipeline (its table writers) label themselves with
+// it too.
+func Labelled(ctx context.Context, name string, fn func() error) error {
 	var err error
 	pprof.Do(ctx, pprof.Labels("stage", name), func(context.Context) { err = fn() })
 	return err
