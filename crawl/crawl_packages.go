@@ -2,8 +2,7 @@ package crawl
 
 import (
 	"context"
-	"fmt"
-	"strings"
+	"encoding/json"
 
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/probe"
 	"github.com/atlas-reproduce/atlas-reproduce/crawl/runners"
@@ -90,16 +89,10 @@ func preparePackages(ctx context.Context, opt *Options, ts []target, todo []int)
 	return pr, nil
 }
 
-// recordConditions are the crawl's options that can change a record, in
-// words: a record is reused only under the same (see
-// runners.Options.ReuseRecords).
+// recordConditions are the crawl's options that can change a record, as
+// merge holds shards to them (recordOptions): a record is reused only
+// under the same (see runners.Options.ReuseRecords).
 func recordConditions(opt *Options) string {
-	o := opt.releaseOptions()
-	var b strings.Builder
-	for _, f := range optionFlags {
-		if f.record {
-			fmt.Fprintf(&b, "%s %s\n", f.flag, f.value(o))
-		}
-	}
-	return b.String()
+	b, _ := json.Marshal(recordOptions(opt.releaseOptions()))
+	return string(b)
 }
