@@ -18,6 +18,9 @@ import (
 type npmRunner struct {
 	npm, node string // the programs found on PATH
 	prx       *sandbox.Proxy
+	// installCond is the hash of the conditions of every install of the
+	// crawl (Set.installConditions), the same for each package.
+	installCond string
 }
 
 // pkgMount is where the installed package is seen in the sandbox.
@@ -70,26 +73,27 @@ func (r *npmRunner) prepare(ctx context.Context, s *Set) error {
 	r.prx = proxy
 	c := s.cache
 	c.node, c.npmCLI, c.mounts, c.hide, c.registry, c.proxy, c.conf = s.node, cli, mounts, gitPaths(), conf.Registry, proxy, conf
+	r.installCond = s.installConditions()
 	return nil
 }
 
 // run installs an npm package with npm and runs its entry point with the
 // machine's node.
-func (*npmRunner) run(ctx context.Context, s *Set, pkg *Package) probe.Result {
-	key, cond := s.cache.key(pkg), s.installConditions()
+func (r *npmRunner) run(ctx context.Context, s *Set, pkg *Package) probe.Result {
+	key, cond := s.cache.key(pkg), r.installCond
 	if s.reuse {
-		if r, ok := s.cache.keptFailure(key, cond); ok {
+		if kept, ok := s.cache.keptFailure(key, cond); ok {
 			s.reused.Add(1)
-			return r
+			return kept
 		}
 	}
 	in, err := s.cache.acquire(ctx, pkg)
 	if err != nil {
-		r := acquireError(ctx, err)
+		failed := acquireError(ctx, err)
 		if ie := (*installError)(nil); errors.As(err, &ie) && ie.settled && ctx.Err() == nil {
-			s.cache.keepFailure(key, cond, r)
+			s.cache.keepFailure(key, cond, failed)
 		}
-		return r
+		return failed
 	}
 	defer s.cache.release(in.key)
 	args := append([]string{s.node, path.Join(pkgMount, in.main)}, packageArgs(pkg)...)
