@@ -78,19 +78,22 @@ func benchTools(b *testing.B, data []byte) ([]benchTool, int64) {
 // BenchmarkAnalyzerTool reads: enough lines for a profile, little memory.
 const benchCensusPrefix = 16 << 20
 
+// benchInputs are the texts the benchmarks below read: the real corpus,
+// and the first 16 MB of ATLAS_BENCH_DIR's census when that is set.
+var benchInputs = []struct {
+	name string
+	data func(b *testing.B) []byte
+}{
+	{"real", func(b *testing.B) []byte { return realcorpus.MustRead(b) }},
+	{"census", func(b *testing.B) []byte { return realcorpus.BenchCensus(b, benchCensusPrefix) }},
+}
+
 // BenchmarkAnalyzerTool runs the three variants over every tool of the
 // real corpus, as the run does once per distinct tool text, and over the
 // first 16 MB of the census in ATLAS_BENCH_DIR when that is set (the dense
 // census of BENCH.md: every definition distinct).
 func BenchmarkAnalyzerTool(b *testing.B) {
-	inputs := []struct {
-		name string
-		data func(b *testing.B) []byte
-	}{
-		{"real", func(b *testing.B) []byte { return realcorpus.MustRead(b) }},
-		{"census", func(b *testing.B) []byte { return realcorpus.BenchCensus(b, benchCensusPrefix) }},
-	}
-	for _, in := range inputs {
+	for _, in := range benchInputs {
 		b.Run(in.name, func(b *testing.B) {
 			tools, size := benchTools(b, in.data(b))
 			var a sensitivity.Analyzer
@@ -113,14 +116,7 @@ func BenchmarkAnalyzerTool(b *testing.B) {
 // the run reads each tape just after its decoder wrote it: the figures are
 // for comparing the two walks, not for the run's cost.
 func BenchmarkBeyond(b *testing.B) {
-	inputs := []struct {
-		name string
-		data func(b *testing.B) []byte
-	}{
-		{"real", func(b *testing.B) []byte { return realcorpus.MustRead(b) }},
-		{"census", func(b *testing.B) []byte { return realcorpus.BenchCensus(b, benchCensusPrefix) }},
-	}
-	for _, in := range inputs {
+	for _, in := range benchInputs {
 		b.Run(in.name, func(b *testing.B) {
 			tools, size := benchTools(b, in.data(b))
 			var w sensitivity.Deep
