@@ -184,15 +184,8 @@ func TestRelay(t *testing.T) {
 // number literal) and whose list comes in two pages; its error answer
 // passes as it came.
 func TestPythonUpstream(t *testing.T) {
-	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"))
-	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"), "--dump").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raws []string
-	if err := json.Unmarshal(out, &raws); err != nil {
-		t.Fatal(err)
-	}
+	script := filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py")
+	url, raws := testenv.PythonMCPServer(t, script), testenv.PythonMCPServerTools(t, script)
 	for _, down := range []string{"http", "stdio"} {
 		t.Run(down, func(t *testing.T) {
 			p := newProxy(t, Upstream{URL: url}, Policy{})

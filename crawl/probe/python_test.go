@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,15 +18,8 @@ import (
 // stdlib-only Python one that insists on its session id and protocol-version
 // header, and whose tools must come back byte for byte, compacted.
 func TestPythonServer(t *testing.T) {
-	url := testenv.PythonMCPServer(t, filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"))
-	out, err := exec.Command(testenv.Python3(t), filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py"), "--dump").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raws []string
-	if err := json.Unmarshal(out, &raws); err != nil {
-		t.Fatal(err)
-	}
+	script := filepath.Join(testenv.Root(), "crawl", "testdata", "mcp_server.py")
+	url, raws := testenv.PythonMCPServer(t, script), testenv.PythonMCPServerTools(t, script)
 	p := probe.NewProber(probe.Options{Timeout: 20 * time.Second, AllowAddr: crawltest.Loopback})
 	defer p.Close()
 	r := p.Probe(context.Background(), crawltest.MustURL(t, url))

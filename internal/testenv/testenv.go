@@ -7,6 +7,7 @@ package testenv
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,21 @@ func PythonMCPServer(t testing.TB, script string) string {
 		t.Fatalf("python server did not start: %q %v %v; stderr: %s", line, err, serr, stderr.String())
 	}
 	return fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+}
+
+// PythonMCPServerTools is the tools the script of PythonMCPServer serves,
+// each as its raw JSON text, as its --dump prints them.
+func PythonMCPServerTools(t testing.TB, script string) []string {
+	t.Helper()
+	out, err := exec.Command(Python3(t), script, "--dump").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raws []string
+	if err := json.Unmarshal(out, &raws); err != nil {
+		t.Fatal(err)
+	}
+	return raws
 }
 
 // Deps returns the packages outside the standard library among the
