@@ -23,6 +23,7 @@ import (
 	"github.com/atlas-reproduce/atlas-reproduce/aggregate"
 	"github.com/atlas-reproduce/atlas-reproduce/evaluate"
 	"github.com/atlas-reproduce/atlas-reproduce/hashverify"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/cpuquota"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/defaults"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/gunzip"
 	"github.com/atlas-reproduce/atlas-reproduce/internal/hugeheap"
@@ -97,6 +98,11 @@ type Options struct {
 	// (internal/hugeheap): once per process, for MemoryRoom bytes (or
 	// DefaultMemoryRoom) and a quarter more for the lasting structures.
 	HugePages bool
+	// FitCPUQuota lowers GOMAXPROCS, once per process, to a CPU quota of
+	// one CPU or less (internal/cpuquota), below the runtime's own floor
+	// of two: under such a quota a second P costs CPU and wins no time.
+	// Workers' default follows it.
+	FitCPUQuota bool
 	// Hold, when set, is called with the finished report before it is
 	// written, to hold it to a published table (a deposit's): what it
 	// sets (report.Report.Deposit) appears in report.json, .md and .html.
@@ -125,6 +131,10 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 		room := opt.MemoryRoom
 		defaults.Set(&room, DefaultMemoryRoom)
 		huge = hugeheap.Prepare(room + room/4)
+	}
+	var cpu cpuquota.Result
+	if opt.FitCPUQuota {
+		cpu = cpuquota.Fit()
 	}
 	defaults.Set(&opt.Workers, runtime.GOMAXPROCS(0))
 	manifest, manifestName := opt.Manifest, opt.ManifestName
@@ -283,7 +293,7 @@ func Run(ctx context.Context, opt Options) (*report.Report, error) {
 	defaults.Logger(opt.Logger).Info(release.ToolsFile+": run finished",
 		"tools", r.Tools, "servers", r.Servers, "elapsed", el.Round(10*time.Millisecond),
 		"json_mb", math.Round(float64(main.jsonBytes)/1e5)/10, "mb_per_s", math.Round(float64(main.jsonBytes)/1e6/el.Seconds()),
-		"workers", opt.Workers, "huge_pages", huge.Advised, "report", r.Kind, "verdict", verdict, "out", opt.Out)
+		"workers", opt.Workers, "gomaxprocs", runtime.GOMAXPROCS(0), "cpu_quota", cpu.Quota, "huge_pages", huge.Advised, "report", r.Kind, "verdict", verdict, "out", opt.Out)
 	return r, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/atlas-reproduce/atlas-reproduce/bench"
+	"github.com/atlas-reproduce/atlas-reproduce/internal/cpuquota"
 )
 
 func parseInts(s string) ([]int, error) {
@@ -98,7 +99,13 @@ func benchRun(ctx context.Context, env *cmdEnv, o benchOptions) error {
 	if isa != "" {
 		isa = " (" + isa + ")"
 	}
-	fmt.Fprintf(env.stdout, "%s%s, %d cores (GOMAXPROCS %d), %s; medians of %d runs\n\n", bench.CPUModel(), isa, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), opt.Runs)
+	// The header's GOMAXPROCS is the one the runs use: fitted to a CPU
+	// quota as run fits itself, where there is one.
+	quota := ""
+	if q := cpuquota.Fit(); q.Quota > 0 {
+		quota = fmt.Sprintf(", CPU quota %.2f", q.Quota)
+	}
+	fmt.Fprintf(env.stdout, "%s%s, %d cores (GOMAXPROCS %d%s), %s; medians of %d runs\n\n", bench.CPUModel(), isa, runtime.NumCPU(), runtime.GOMAXPROCS(0), quota, runtime.Version(), opt.Runs)
 	bench.WriteHeadline(env.stdout, rows)
 	fmt.Fprintln(env.stdout)
 	bench.WriteTable(env.stdout, rows)

@@ -29,6 +29,7 @@ type runFlags struct {
 	eval      string
 	memRoom   memoryRoom
 	hugePages bool
+	fitQuota  bool
 }
 
 // memoryRoom is run's --memory-limit: the working room of its soft
@@ -75,13 +76,14 @@ func (f *runFlags) register(fs interface {
 	f.memRoom.bytes = pipeline.DefaultMemoryRoom
 	fs.Var(&f.memRoom, "memory-limit", "working room in `bytes` of the run's soft memory limit, which is this plus what the run's lasting tallies hold, raised as they grow (0: no limit; GOMEMLIMIT, when set, stands unless this flag is given)")
 	fs.BoolVar(&f.hugePages, "huge-pages", true, "where the kernel gives transparent huge pages only when asked (mode madvise), ask for them for the run's heap: fewer page faults and TLB misses, less CPU (false: leave the heap to the kernel's default)")
+	fs.BoolVar(&f.fitQuota, "fit-cpu-quota", true, "under a CPU quota of one CPU or less (a container's, a CI job's), run on one core where Go's default is two: the second costs CPU and wins no time (false: Go's default; GOMAXPROCS, when set, stands either way)")
 	fs.StringVar(&f.eval, "evaluation", "", "add \"How good are these labels\" to the report from evaluate's evaluation.json `FILE`")
 	fs.StringVar(&f.baseline, "baseline", "", "set a release beside the previous run in `DIR` (its report.json and tools.parquet), class by class and tool by tool")
 }
 
 func (f *runFlags) options(env *cmdEnv, data, out string) (pipeline.Options, error) {
 	opt := pipeline.Options{Data: data, Out: out, NoVerify: f.noVerify, Workers: f.workers, SkipBad: f.skipBad, MaxLine: f.maxLine, NoSensitivity: f.noSens,
-		TruthFile: f.truth, Baseline: f.baseline, Logger: env.logger(slog.LevelInfo), MemoryRoom: f.memRoom.room(), HugePages: f.hugePages}
+		TruthFile: f.truth, Baseline: f.baseline, Logger: env.logger(slog.LevelInfo), MemoryRoom: f.memRoom.room(), HugePages: f.hugePages, FitCPUQuota: f.fitQuota}
 	if f.sums != "" {
 		if f.noVerify {
 			return opt, usageError{"--sha256sums and --no-verify contradict each other"}
