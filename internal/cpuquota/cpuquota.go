@@ -5,9 +5,9 @@
 // rounded up, but never below two. Under a quota of one CPU a census run
 // with two Ps spends its quota on two threads at once, is throttled for the
 // rest of each period, and pays for the hand-offs between them: measured
-// under a cgroup quota of one CPU, the run takes 7–17% more CPU, and as
-// much more wall time, with two Ps than with one (BENCH.md, "Under a CPU
-// quota"). Fit gives such a process one P.
+// under a cgroup quota of one CPU, one P saves 2–17% of the run's CPU,
+// and as much of its wall time, on bench's five censuses (BENCH.md,
+// "Under a CPU quota"). Fit gives such a process one P.
 //
 // The quota is read by go.uber.org/automaxprocs, which knows cgroup v1 and
 // v2 and where each is mounted.
