@@ -16,9 +16,7 @@ import (
 // pair at the table's average load, where a Go map took 46). The digest is of the values as tools.parquet stores them,
 // nulls apart, as the diff reads them back.
 type nameOrdinals struct {
-	seeds nameSeeds
 	count ordinalTable
-	keys  nameKeyer // for a batch whose keys were not computed
 }
 
 // nameSeeds are the two maphash seeds of a run's (server id, name) keys.
@@ -53,11 +51,8 @@ func (n *nameKeyer) keys(seeds *nameSeeds, b *tables.ToolsBatch, dst [][2]uint64
 }
 
 // add fills b.NameOrdinal for the batch's tools, whose keys, computed
-// with n.seeds, are keys (nil: computed here).
+// by a nameKeyer with the run's one nameSeeds, are keys.
 func (n *nameOrdinals) add(b *tables.ToolsBatch, keys [][2]uint64) {
-	if keys == nil && b.Len() > 0 {
-		keys = n.keys.keys(&n.seeds, b, nil)
-	}
 	b.NameOrdinal = b.NameOrdinal[:0]
 	for _, k := range keys {
 		b.NameOrdinal = append(b.NameOrdinal, n.count.next(k))

@@ -92,9 +92,10 @@ func TestNameOrdinalAndMetadata(t *testing.T) {
 	}
 }
 
-// TestNameKeysFromWorkers: the keys a worker computes with the run's seeds
-// number the tools as the sink's own would, chunk after chunk, nulls and
-// the (server, name) boundary apart ("ab"+"c" is not "a"+"bc").
+// TestNameKeysFromWorkers: the keys workers compute with the run's seeds,
+// each worker with its own keyer (and its reused buffer), number the tools
+// alike, chunk after chunk, nulls and the (server, name) boundary apart
+// ("ab"+"c" is not "a"+"bc").
 func TestNameKeysFromWorkers(t *testing.T) {
 	type tool struct {
 		server, name string
@@ -107,8 +108,8 @@ func TestNameKeysFromWorkers(t *testing.T) {
 	}
 	want := [][]int64{{0, 1, 0, 0}, {0, 0, 2, 0, 0}, {0, 1, 1, 1}}
 	seeds := newNameSeeds()
-	sink, own := nameOrdinals{seeds: seeds}, nameOrdinals{seeds: seeds}
-	var worker nameKeyer
+	var sink, own nameOrdinals
+	var worker, other nameKeyer
 	for ci, c := range chunks {
 		var b tables.ToolsBatch
 		for i, tl := range c {
@@ -118,9 +119,9 @@ func TestNameKeysFromWorkers(t *testing.T) {
 		}
 		sink.add(&b, worker.keys(&seeds, &b, nil))
 		fromWorker := slices.Clone(b.NameOrdinal)
-		own.add(&b, nil)
+		own.add(&b, other.keys(&seeds, &b, nil))
 		if !slices.Equal(fromWorker, want[ci]) || !slices.Equal(b.NameOrdinal, want[ci]) {
-			t.Errorf("chunk %d: ordinals from the workers' keys %v, from the sink's own %v, want %v", ci, fromWorker, b.NameOrdinal, want[ci])
+			t.Errorf("chunk %d: ordinals from one worker's keys %v, from another's %v, want %v", ci, fromWorker, b.NameOrdinal, want[ci])
 		}
 	}
 }
@@ -134,9 +135,13 @@ func BenchmarkNameOrdinals(b *testing.B) {
 		batch.Name.AppendNullable([]byte(fmt.Sprintf("get_resource_%d", i%8)), true)
 		batch.Line = append(batch.Line, int64(i))
 	}
-	n := nameOrdinals{seeds: newNameSeeds()}
+	var n nameOrdinals
+	var keyer nameKeyer
+	seeds := newNameSeeds()
+	var keys [][2]uint64
 	b.ReportAllocs()
 	for b.Loop() {
-		n.add(&batch, nil)
+		keys = keyer.keys(&seeds, &batch, keys[:0])
+		n.add(&batch, keys)
 	}
 }

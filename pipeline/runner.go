@@ -425,9 +425,8 @@ func runTools(ctx context.Context, opt Options, limit *memoryLimit, f *source.Fi
 		return nil, err
 	}
 	defer tables.close()
-	seeds := newNameSeeds()
-	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool, seeds)
-	sink := newSinkStage(tables, seeds)
+	decode := newDecodeStage(f.Name, opt.SkipBad, opt.NoSensitivity, opt.Workers, pool, newNameSeeds())
+	sink := newSinkStage(tables)
 	sink.limit = limit
 
 	counted := &countingReader{r: st}

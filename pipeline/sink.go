@@ -21,10 +21,10 @@ type sinkStage struct {
 	limit     *memoryLimit
 }
 
-// newSinkStage makes the sink of a run whose workers compute the tools'
-// name keys with seeds.
-func newSinkStage(tables *tablesStage, seeds nameSeeds) *sinkStage {
-	return &sinkStage{servers: aggregate.New(), tables: tables, names: nameOrdinals{seeds: seeds}}
+// newSinkStage makes the sink of a run; its workers compute the tools'
+// name keys (nameKeyer), which the sink counts.
+func newSinkStage(tables *tablesStage) *sinkStage {
+	return &sinkStage{servers: aggregate.New(), tables: tables}
 }
 
 // chunk is the pipeline's sink function.
